@@ -1,0 +1,94 @@
+import Foundation
+
+/// Reads a site's catalog and manifests, checking every pin. Manifests are cached in the
+/// data directory by hash, so an unchanged manifest is never downloaded twice.
+struct SiteClient: Sendable {
+    let source: any SiteSource
+    let cache: URL
+    let scratch: URL
+
+    /// The largest catalog accepted (nothing pins its length).
+    static let catalogLimit: Int64 = 4 << 20
+
+    /// Fetches and checks the catalog.
+    func catalog() async throws(MapLoaderError) -> Catalog {
+        let data = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
+        let catalog: Catalog
+        do {
+            catalog = try JSONCoding.decode(Catalog.self, from: data)
+        } catch {
+            throw .invalidMetadata(what: source.describe(SiteLayout.catalog), detail: error.description)
+        }
+        guard catalog.formatVersion == Manifest.currentFormat else {
+            throw .invalidMetadata(what: source.describe(SiteLayout.catalog),
+                                   detail: "format \(catalog.formatVersion) is not supported by this maploader; upgrade it")
+        }
+        guard catalog.entry(catalog.current) != nil else {
+            throw .invalidMetadata(what: source.describe(SiteLayout.catalog),
+                                   detail: "current version \(catalog.current) is not among its versions")
+        }
+        return catalog
+    }
+
+    /// Fetches (or reads from cache) the manifest of `version`, checked against the catalog's pin.
+    func manifest(_ version: String, in catalog: Catalog) async throws(MapLoaderError) -> Manifest {
+        guard let entry = catalog.entry(version) else {
+            throw .versionUnavailable(installed: version, current: catalog.current)
+        }
+        let cached = cache.appendingPathComponent(entry.sha256 + ".json")
+        var data = try? Data(contentsOf: cached)
+        if let bytes = data, bytes.count != entry.size || FileHashing.sha256(of: bytes) != entry.sha256 {
+            data = nil
+        }
+        if data == nil {
+            let fetched = try await source.fetchData(entry.manifest, limit: .exactly(entry.size), scratch: scratch)
+            let actual = FileHashing.sha256(of: fetched)
+            guard actual == entry.sha256 else {
+                throw .integrityFailed(what: source.describe(entry.manifest),
+                                       detail: "SHA-256 is \(actual.prefix(12))…, the catalog pins \(entry.sha256.prefix(12))…")
+            }
+            try? FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
+            try? fetched.write(to: cached, options: .atomic)
+            data = fetched
+        }
+        let manifest: Manifest
+        do {
+            manifest = try JSONCoding.decode(Manifest.self, from: data!)
+        } catch {
+            throw .invalidMetadata(what: source.describe(entry.manifest), detail: error.description)
+        }
+        if let problem = ManifestValidation.problem(in: manifest) ?? (manifest.version == version ? nil : "it names version \(manifest.version)") {
+            throw .invalidMetadata(what: source.describe(entry.manifest), detail: problem)
+        }
+        return manifest
+    }
+}
+
+/// Structural checks of a manifest beyond what decoding catches.
+enum ManifestValidation {
+    /// The first problem found, or `nil` when the manifest is sound.
+    static func problem(in manifest: Manifest) -> String? {
+        guard manifest.formatVersion == Manifest.currentFormat else {
+            return "format \(manifest.formatVersion) is not supported by this maploader"
+        }
+        var groupIDs = Set<String>()
+        for group in manifest.groups {
+            guard PackageNode.isValidID(group.id) else { return "group id '\(group.id)' is malformed" }
+            guard groupIDs.insert(group.id).inserted else { return "group '\(group.id)' is defined twice" }
+        }
+        var ids = Set<String>()
+        for node in manifest.root.allNodes {
+            guard PackageNode.isValidID(node.id) else { return "package id '\(node.id)' is malformed" }
+            guard ids.insert(node.id).inserted else { return "package '\(node.id)' appears twice" }
+            if let children = node.children, children.isEmpty { return "package '\(node.id)' has an empty children list" }
+            for (group, artifact) in node.artifacts ?? [:] {
+                guard groupIDs.contains(group) else { return "package '\(node.id)' has an artifact for unknown group '\(group)'" }
+                guard artifact.size >= 0, artifact.unpackedSize >= 0, artifact.files >= 0,
+                      artifact.sha256.count == 64, artifact.treeHash.count == 64 else {
+                    return "artifact \(node.id)/\(group) has malformed sizes or hashes"
+                }
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,13 @@
+/// Where things live on a site, relative to its root URL.
+public enum SiteLayout {
+    /// The catalog.
+    public static let catalog = "catalog.json"
+    /// The catalog's detached signature.
+    public static let catalogSignature = "catalog.json.sig"
+
+    /// The manifest of `version`.
+    public static func manifest(_ version: String) -> String { "versions/\(version)/manifest.json" }
+
+    /// The content-addressed blob with this SHA-256.
+    public static func blob(_ sha256: String) -> String { "blobs/sha256/\(sha256.prefix(2))/\(sha256)" }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Synchronization
+
+/// Fans events out to the delegate and to every open stream, in order.
+final class EventHub: Sendable {
+    private struct WeakDelegate {
+        weak var value: (any MapLoaderDelegate)?
+    }
+
+    private let delegate = Mutex(WeakDelegate())
+    private let streams = Mutex([UUID: AsyncStream<MapLoaderEvent>.Continuation]())
+
+    func setDelegate(_ newValue: (any MapLoaderDelegate)?) {
+        delegate.withLock { $0.value = newValue }
+    }
+
+    /// A new stream that receives every event from now on.
+    func stream() -> AsyncStream<MapLoaderEvent> {
+        let (stream, continuation) = AsyncStream<MapLoaderEvent>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        let id = UUID()
+        streams.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.streams.withLock { $0.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func emit(_ event: MapLoaderEvent) {
+        for continuation in streams.withLock({ Array($0.values) }) { continuation.yield(event) }
+        guard let target = delegate.withLock({ $0.value }) else { return }
+        switch event {
+        case .progress(let progress): target.mapLoader(didUpdateProgress: progress)
+        case .installed(let ids): target.mapLoader(didInstallPackages: ids)
+        case .uninstalled(let ids): target.mapLoader(didUninstallPackages: ids)
+        case .updateChecked(let check): target.mapLoader(didFindUpdate: check)
+        case .updated(let report): target.mapLoader(didUpdate: report)
+        case .failed(let operation, let error): target.mapLoader(didFail: operation, error: error)
+        case .connectionLost(let url, let reason, _): target.mapLoaderDidLoseConnection(url: url, reason: reason)
+        case .connectionFound(let url): target.mapLoaderDidFindConnection(url: url)
+        default: break
+        }
+        target.mapLoader(didReceive: event)
+    }
+
+    /// Ends every stream (the loader is going away).
+    func finish() {
+        for continuation in streams.withLock({ Array($0.values) }) { continuation.finish() }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// The kind of operation an event belongs to.
+public enum MapLoaderOperation: String, Sendable, Hashable, Codable {
+    case list, install, uninstall, selectGroup, deselectGroup, checkForUpdate, update, verify, repair
+}
+
+/// The phase of a running operation, in the order they happen.
+public enum OperationPhase: String, Sendable, Hashable, Codable {
+    /// Reading the catalog and manifest and planning.
+    case resolve
+    /// Fetching archives and patches.
+    case download
+    /// Checking hashes of downloaded and produced bytes.
+    case verify
+    /// Unpacking full archives.
+    case extract
+    /// Applying patches.
+    case patch
+    /// Switching to the new generation.
+    case commit
+}
+
+/// How far a running operation has come.
+public struct OperationProgress: Sendable, Hashable, Codable {
+    /// The operation.
+    public var operation: MapLoaderOperation
+    /// Its current phase.
+    public var phase: OperationPhase
+    /// Bytes done in this phase.
+    public var completedBytes: Int64
+    /// Bytes this phase will take in all (0 when unknown).
+    public var totalBytes: Int64
+    /// Items (archives, patches, groups) done in this phase.
+    public var completedItems: Int
+    /// Items in this phase.
+    public var totalItems: Int
+    /// What is being worked on, e.g. `de-berlin/base`.
+    public var item: String?
+
+    /// A progress value.
+    public init(operation: MapLoaderOperation, phase: OperationPhase, completedBytes: Int64 = 0, totalBytes: Int64 = 0,
+                completedItems: Int = 0, totalItems: Int = 0, item: String? = nil) {
+        self.operation = operation
+        self.phase = phase
+        self.completedBytes = completedBytes
+        self.totalBytes = totalBytes
+        self.completedItems = completedItems
+        self.totalItems = totalItems
+        self.item = item
+    }
+
+    /// Completed fraction of the phase, 0…1 (by bytes when known, else by items).
+    public var fraction: Double {
+        if totalBytes > 0 { return min(1, Double(completedBytes) / Double(totalBytes)) }
+        if totalItems > 0 { return min(1, Double(completedItems) / Double(totalItems)) }
+        return 0
+    }
+}
+
+/// Everything a ``MapLoader`` reports, in order. The same values reach the
+/// ``MapLoaderDelegate`` and every ``MapLoader/events()`` stream.
+public enum MapLoaderEvent: Sendable, Hashable {
+    /// An operation left the queue and began.
+    case started(MapLoaderOperation)
+    /// Progress of the running operation.
+    case progress(OperationProgress)
+    /// What an install or update will do for one group, and why.
+    case planned(GroupStep)
+    /// A request failed; it is retried after `retryIn` seconds.
+    case connectionLost(url: String, reason: String, retryIn: Double)
+    /// A request succeeded again after a loss.
+    case connectionFound(url: String)
+    /// Packages were installed (all groups committed together).
+    case installed([String])
+    /// Packages were removed.
+    case uninstalled([String])
+    /// The data-group selection changed.
+    case groupsChanged(selected: [String])
+    /// An update check finished.
+    case updateChecked(UpdateCheck)
+    /// An update was committed.
+    case updated(UpdateReport)
+    /// Installed files were re-hashed.
+    case verified(VerifyReport)
+    /// An operation finished successfully.
+    case finished(MapLoaderOperation)
+    /// An operation failed; nothing was changed.
+    case failed(MapLoaderOperation, MapLoaderError)
+}

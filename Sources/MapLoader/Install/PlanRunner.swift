@@ -1,0 +1,153 @@
+import Foundation
+
+extension MapLoader {
+    /// Carries out `plan` on top of the installed `state`: fetches, verifies and unpacks what changes,
+    /// hard-links what does not, and commits the new generation in one switch. On any
+    /// failure the live generation is untouched and the half-built one is removed.
+    /// - Parameter manifestSHA: the pinned hash of the manifest of `plan.version`, recorded in the new state.
+    func execute(_ plan: Plan, from state: InstalledState, manifestSHA: String?,
+                 operation: MapLoaderOperation) async throws -> UpdateReport {
+        let started = Date()
+        for step in plan.steps where step.action != .keep { hub.emit(.planned(step)) }
+        if plan.peakBytes > 0, let available = store.availableSpace(), plan.peakBytes > available {
+            throw MapLoaderError.insufficientSpace(needed: plan.peakBytes, available: available, path: store.root.path)
+        }
+        let builder = try store.beginGeneration()
+        do {
+            var transfer = Transfer(total: plan.downloadBytes)
+            var installed: [String: [String: InstalledGroup]] = [:]
+            var done: [GroupStep] = []
+            let work = plan.steps.filter { $0.action == .install || $0.action == .update }
+            for step in plan.steps {
+                switch step.action {
+                case .remove:
+                    done.append(step)
+                case .keep:
+                    try builder.carryOver(package: step.package, group: step.group)
+                    installed[step.package, default: [:]][step.group] = state.packages[step.package]?[step.group]
+                    done.append(step)
+                case .install, .update:
+                    let index = (work.firstIndex(of: step) ?? 0) + 1
+                    let (group, carried) = try await produce(step, item: index, of: work.count, into: builder,
+                                                             operation: operation, transfer: &transfer)
+                    installed[step.package, default: [:]][step.group] = group
+                    done.append(carried)
+                }
+            }
+            progress(operation, .commit)
+            let next = InstalledState(version: installed.isEmpty ? nil : plan.version,
+                                      manifest: installed.isEmpty ? nil : manifestSHA,
+                                      generation: builder.number, committed: Date(), packages: installed)
+            try builder.commit(next)
+            for blob in transfer.fetched { try? FileManager.default.removeItem(at: blob) }
+            return UpdateReport(fromVersion: state.version, toVersion: next.version, steps: done,
+                                downloadedBytes: transfer.downloaded, committed: true,
+                                seconds: Date().timeIntervalSince(started))
+        } catch {
+            try? FileManager.default.removeItem(at: builder.directory)
+            throw error
+        }
+    }
+
+    /// Produces one group's target files in the new generation: by patch chain when the
+    /// plan says so (falling back to the full archive on any failure), else by archive.
+    private func produce(_ step: GroupStep, item: Int, of items: Int, into builder: GenerationBuilder,
+                         operation: MapLoaderOperation, transfer: inout Transfer) async throws -> (InstalledGroup, GroupStep) {
+        guard let artifact = step.artifact else {
+            throw MapLoaderError.invalidMetadata(what: step.name, detail: "no artifact to install")
+        }
+        var step = step
+        if step.method == .delta {
+            do {
+                let files = try await applyChain(step, item: item, of: items, into: builder, operation: operation,
+                                                 transfer: &transfer)
+                return (InstalledGroup(artifact: artifact.sha256, treeHash: artifact.treeHash, files: files.count,
+                                       size: files.reduce(0) { $0 + $1.size }), step)
+            } catch let error as MapLoaderError where error != .cancelled {
+                if case .insufficientSpace = error { throw error }
+                step.method = .full
+                step.chain = []
+                step.patches = []
+                step.downloadBytes = artifact.size
+                step.reason = "patch failed (\(error)); fell back to the full archive"
+                transfer.total += artifact.size
+                hub.emit(.planned(step))
+            }
+        }
+        let archive = try await fetchBlob(sha256: artifact.sha256, size: artifact.size, item: step.name,
+                                          index: item, of: items, operation: operation, transfer: &transfer)
+        let folder = try builder.makeGroupDirectory(package: step.package, group: step.group)
+        progress(operation, .extract, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: step.name)
+        let hub = self.hub
+        let name = step.name
+        let files: [FileEntry]
+        do {
+            files = try await offActor {
+                try ArchiveExtractor.extract(archive, into: folder, limits: .init(files: artifact.files, bytes: artifact.unpackedSize),
+                                             progress: { written in
+                                                 hub.emit(.progress(OperationProgress(operation: operation, phase: .extract,
+                                                     completedBytes: written, totalBytes: artifact.unpackedSize,
+                                                     completedItems: item - 1, totalItems: items, item: name)))
+                                             },
+                                             isCancelled: { Task.isCancelled })
+            }
+        } catch let refusal as ArchiveExtractor.Refusal {
+            try? FileManager.default.removeItem(at: archive)
+            throw MapLoaderError.invalidArchive(package: step.package, group: step.group, detail: refusal.description)
+        } catch let error as StorageError where error.isNoSpace {
+            throw MapLoaderError.insufficientSpace(needed: artifact.unpackedSize, available: store.availableSpace() ?? 0,
+                                                   path: store.root.path)
+        }
+        let treeHash = TreeHash.of(files)
+        guard treeHash == artifact.treeHash, files.count == artifact.files else {
+            try? FileManager.default.removeItem(at: archive)
+            throw MapLoaderError.integrityFailed(what: "\(step.name) files",
+                                                 detail: "unpacked tree hash \(treeHash.prefix(12))… differs from the manifest's \(artifact.treeHash.prefix(12))…")
+        }
+        try builder.writeIndex(files, package: step.package, group: step.group)
+        return (InstalledGroup(artifact: artifact.sha256, treeHash: treeHash, files: files.count,
+                               size: files.reduce(0) { $0 + $1.size }), step)
+    }
+
+    /// Downloads a pinned blob into `downloads/<sha256>` (resuming a partial file, reusing
+    /// a complete one) and checks its SHA-256.
+    func fetchBlob(sha256: String, size: Int64, item: String, index: Int, of items: Int,
+                   operation: MapLoaderOperation, transfer: inout Transfer) async throws -> URL {
+        let file = store.downloads.appendingPathComponent(sha256)
+        let client = try site()
+        let already = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int64) ?? 0
+        let base = transfer.completed - min(already, size)
+        let total = transfer.total
+        let hub = self.hub
+        progress(operation, .download, bytes: transfer.completed, total: total, items: index - 1, totalItems: items, item: item)
+        try await client.source.download(SiteLayout.blob(sha256), to: file, limit: .exactly(size)) { bytes in
+            hub.emit(.progress(OperationProgress(operation: operation, phase: .download, completedBytes: base + bytes,
+                                                 totalBytes: total, completedItems: index - 1, totalItems: items, item: item)))
+        }
+        transfer.downloaded += size - min(already, size)
+        transfer.completed += size - min(already, size)
+        transfer.fetched.append(file)
+        progress(operation, .verify, items: index - 1, totalItems: items, item: item)
+        let actual = try await offActor { try FileHashing.sha256(ofFileAt: file) }
+        guard actual.hex == sha256, actual.size == size else {
+            try? FileManager.default.removeItem(at: file)
+            throw MapLoaderError.integrityFailed(what: client.source.describe(SiteLayout.blob(sha256)) + " (\(item))",
+                                                 detail: "SHA-256 is \(actual.hex.prefix(12))…, the manifest pins \(sha256.prefix(12))…")
+        }
+        return file
+    }
+
+    /// Running totals of one operation's downloads.
+    struct Transfer {
+        /// Bytes the plan expects to download.
+        var total: Int64
+        /// Bytes done towards `total`.
+        var completed: Int64 = 0
+        /// Bytes actually fetched over the network (resumed parts excluded).
+        var downloaded: Int64 = 0
+        /// Blob files to delete after the commit.
+        var fetched: [URL] = []
+
+        init(total: Int64) { self.total = total }
+    }
+}

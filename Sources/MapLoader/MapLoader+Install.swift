@@ -1,0 +1,86 @@
+import Foundation
+
+extension MapLoader {
+    /// Installs packages: a leaf with its selected groups, an inner node with all its
+    /// leaves. New packages are installed at the version already installed (one map
+    /// version at a time); everything commits together or not at all.
+    @discardableResult
+    public func install(_ ids: [String]) async throws(MapLoaderError) -> UpdateReport {
+        guard !ids.isEmpty else { throw .invalidParameters("name at least one package to install") }
+        return try await run(.install) { loader in
+            let context = try await loader.context(atInstalledVersion: true, operation: .install)
+            let leaves = try loader.leaves(of: ids, in: context.manifest)
+            let broken = Set(StoreCheck.quick(loader.store, context.state).map(\.key))
+            let plan = Planner.plan(installed: context.state, manifest: context.manifest,
+                                    packages: Set(context.state.packages.keys).union(leaves),
+                                    selection: context.selection, strategy: .full, inconsistent: broken,
+                                    scope: leaves)
+            guard plan.changesFiles else {
+                return UpdateReport(fromVersion: context.state.version, toVersion: context.state.version, steps: plan.steps,
+                                    downloadedBytes: 0, committed: false, seconds: 0)
+            }
+            let report = try await loader.execute(plan, from: context.state,
+                                                  manifestSHA: context.catalog.entry(context.manifest.version)?.sha256,
+                                                  operation: .install)
+            loader.hub.emit(.installed(leaves.sorted()))
+            return report
+        }
+    }
+
+    /// Removes packages (an inner node removes all its installed leaves). Works offline.
+    @discardableResult
+    public func uninstall(_ ids: [String]) async throws(MapLoaderError) -> UpdateReport {
+        guard !ids.isEmpty else { throw .invalidParameters("name at least one package to uninstall") }
+        return try await run(.uninstall) { loader in
+            let state = try loader.store.state()
+            let manifest = try await loader.installedManifest(state)
+            var leaves = Set<String>()
+            for id in ids {
+                if state.packages[id] != nil { leaves.insert(id); continue }
+                guard let node = manifest?.root.allNodes.first(where: { $0.id == id }) else {
+                    throw MapLoaderError.notInstalled(id)
+                }
+                let installed = node.leaves.map(\.id).filter { state.packages[$0] != nil }
+                guard !installed.isEmpty else { throw MapLoaderError.notInstalled(id) }
+                leaves.formUnion(installed)
+            }
+            var steps: [GroupStep] = []
+            for (package, groups) in state.packages.sorted(by: { $0.key < $1.key }) {
+                for group in groups.keys.sorted() {
+                    let removing = leaves.contains(package)
+                    steps.append(GroupStep(package: package, group: group, action: removing ? .remove : .keep,
+                                           method: .none, reason: removing ? "package uninstalled" : "unchanged"))
+                }
+            }
+            let plan = Plan(version: state.version ?? "", steps: steps)
+            let report = try await loader.execute(plan, from: state, manifestSHA: state.manifest, operation: .uninstall)
+            loader.hub.emit(.uninstalled(leaves.sorted()))
+            return report
+        }
+    }
+
+    /// The leaf ids under `ids`, or an error naming the first unknown id.
+    func leaves(of ids: [String], in manifest: Manifest) throws -> Set<String> {
+        let nodes = manifest.root.allNodes
+        var leaves = Set<String>()
+        for id in ids {
+            guard let node = nodes.first(where: { $0.id == id }) else {
+                throw MapLoaderError.unknownPackage(id, suggestion: PackageTreeBuilder.suggestion(for: id, among: nodes.map(\.id)))
+            }
+            leaves.formUnion(node.leaves.map(\.id))
+        }
+        return leaves
+    }
+
+    /// The manifest of the installed version: from the cache, else from the site, else `nil`.
+    func installedManifest(_ state: InstalledState) async throws -> Manifest? {
+        guard let version = state.version, let sha = state.manifest else { return nil }
+        let cached = store.root.appendingPathComponent("cache/manifests/\(sha).json")
+        if let data = try? Data(contentsOf: cached), FileHashing.sha256(of: data) == sha,
+           let manifest = try? JSONCoding.decode(Manifest.self, from: data) {
+            return manifest
+        }
+        let client = try site()
+        return try await client.manifest(version, in: try await client.catalog())
+    }
+}

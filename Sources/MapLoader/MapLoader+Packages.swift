@@ -1,0 +1,93 @@
+import Foundation
+
+extension MapLoader {
+    /// What an operation works against: the site's catalog, a manifest, the store.
+    struct Context: Sendable {
+        var catalog: Catalog
+        var manifest: Manifest
+        var state: InstalledState
+        var settings: Settings
+        var selection: Set<String>
+    }
+
+    /// Reads catalog, state and settings, and the manifest: the installed version's when
+    /// `atInstalledVersion` (so new installs match what is installed), else the newest.
+    func context(atInstalledVersion: Bool, operation: MapLoaderOperation) async throws -> Context {
+        progress(operation, .resolve)
+        let client = try site()
+        let catalog = try await client.catalog()
+        let state = try store.state()
+        let settings = try store.settings()
+        let version = atInstalledVersion ? (state.version ?? catalog.current) : catalog.current
+        let manifest = try await client.manifest(version, in: catalog)
+        return Context(catalog: catalog, manifest: manifest, state: state, settings: settings,
+                       selection: settings.selectedGroups(manifest.groups))
+    }
+
+    /// The package tree of the newest version with every node's state on this device.
+    public func packageTree() async throws(MapLoaderError) -> PackageTree {
+        try await run(.list) { loader in try await loader.treeAndManifest().tree }
+    }
+
+    /// One package's status by id.
+    public func package(_ id: String) async throws(MapLoaderError) -> PackageStatus {
+        let tree = try await packageTree()
+        guard let status = tree.packages.first(where: { $0.id == id }) else {
+            throw .unknownPackage(id, suggestion: PackageTreeBuilder.suggestion(for: id, among: tree.packages.map(\.id)))
+        }
+        return status
+    }
+
+    /// The smallest package whose boundary (or, lacking one, box) contains the point;
+    /// `nil` when none does.
+    public func package(atLatitude latitude: Double, longitude: Double) async throws(MapLoaderError) -> PackageStatus? {
+        guard (-90...90).contains(latitude), (-180...180).contains(longitude) else {
+            throw .invalidParameters("latitude must be within ±90 and longitude within ±180")
+        }
+        return try await run(.list) { loader in
+            let (tree, manifest) = try await loader.treeAndManifest()
+            guard let node = Locator.smallestNode(containing: latitude, longitude, in: manifest.root) else { return nil }
+            return tree.packages.first { $0.id == node.id }
+        }
+    }
+
+    private func treeAndManifest() async throws -> (tree: PackageTree, manifest: Manifest) {
+        let context = try await context(atInstalledVersion: false, operation: .list)
+        let broken = Set(StoreCheck.quick(store, context.state).map(\.key))
+        return (PackageTreeBuilder(context: context, inconsistent: broken).tree(), context.manifest)
+    }
+
+    /// The data groups and whether each is selected.
+    public func dataGroups() async throws(MapLoaderError) -> [DataGroupStatus] {
+        try await run(.list) { loader in
+            let context = try await loader.context(atInstalledVersion: true, operation: .list)
+            return context.manifest.groups.map { DataGroupStatus(group: $0, selected: context.selection.contains($0.id)) }
+        }
+    }
+
+    /// Selects a data group for future installs and updates (`performUpdate` fetches it
+    /// for installed packages).
+    public func selectDataGroup(_ id: String) async throws(MapLoaderError) {
+        try await changeSelection(id, selected: true)
+    }
+
+    /// Deselects a data group; required groups cannot be deselected. `performUpdate`
+    /// removes its installed files.
+    public func deselectDataGroup(_ id: String) async throws(MapLoaderError) {
+        try await changeSelection(id, selected: false)
+    }
+
+    private func changeSelection(_ id: String, selected: Bool) async throws(MapLoaderError) {
+        try await run(selected ? .selectGroup : .deselectGroup) { loader in
+            let context = try await loader.context(atInstalledVersion: true, operation: selected ? .selectGroup : .deselectGroup)
+            guard let group = context.manifest.group(id) else {
+                throw MapLoaderError.unknownGroup(id, known: context.manifest.groups.map(\.id))
+            }
+            if group.required && !selected { throw MapLoaderError.requiredGroup(id) }
+            var settings = context.settings
+            settings.groups[id] = selected
+            try loader.store.save(settings)
+            loader.hub.emit(.groupsChanged(selected: settings.selectedGroups(context.manifest.groups).sorted()))
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+extension MapLoader {
+    /// Compares the installed maps with the newest published version and plans the update
+    /// with `strategy`, including data-group selection changes. Downloads no data.
+    public func checkForUpdate(strategy: UpdateStrategy = .delta) async throws(MapLoaderError) -> UpdateCheck {
+        try await run(.checkForUpdate) { loader in
+            let check = try await loader.updateCheck(strategy: strategy, operation: .checkForUpdate).check
+            loader.hub.emit(.updateChecked(check))
+            return check
+        }
+    }
+
+    /// Bytes ``performUpdate(strategy:dryRun:)`` would download with `strategy`.
+    public func updateSize(strategy: UpdateStrategy = .delta) async throws(MapLoaderError) -> Int64 {
+        try await checkForUpdate(strategy: strategy).plan.downloadBytes
+    }
+
+    /// Moves every installed package to the newest version and applies selection changes,
+    /// all in one generation switch. `.delta` takes the cheapest verified patch chain per
+    /// group and falls back to the full archive where a chain is missing, dearer, or fails.
+    /// With `dryRun`, returns the plan's report without changing anything.
+    @discardableResult
+    public func performUpdate(strategy: UpdateStrategy = .delta, dryRun: Bool = false) async throws(MapLoaderError) -> UpdateReport {
+        try await run(.update) { loader in
+            let (check, context) = try await loader.updateCheck(strategy: strategy, operation: .update)
+            guard check.updateAvailable, !dryRun else {
+                return UpdateReport(fromVersion: context.state.version, toVersion: context.state.version,
+                                    steps: check.plan.steps, downloadedBytes: 0, committed: false, seconds: 0)
+            }
+            let report = try await loader.execute(check.plan, from: context.state,
+                                                  manifestSHA: context.catalog.entry(check.plan.version)?.sha256,
+                                                  operation: .update)
+            loader.hub.emit(.updated(report))
+            return report
+        }
+    }
+
+    /// Re-hashes every installed file against the store's record.
+    public func verify() async throws(MapLoaderError) -> VerifyReport {
+        try await run(.verify) { loader in
+            let state = try loader.store.state()
+            let total = state.packages.values.reduce(0) { $0 + $1.count }
+            let store = loader.store
+            let hub = loader.hub
+            let findings = try await offActor {
+                StoreCheck.full(store, state) { checked, key in
+                    hub.emit(.progress(OperationProgress(operation: .verify, phase: .verify, completedItems: checked,
+                                                         totalItems: total, item: "\(key.package)/\(key.group)")))
+                }
+            }
+            let report = VerifyReport(groupsChecked: total, problems: findings.map {
+                VerifyReport.Problem(package: $0.key.package, group: $0.key.group, detail: $0.detail)
+            })
+            loader.hub.emit(.verified(report))
+            return report
+        }
+    }
+
+    /// The plan from the installed state to the newest version.
+    private func updateCheck(strategy: UpdateStrategy, operation: MapLoaderOperation) async throws -> (check: UpdateCheck, context: Context) {
+        let context = try await context(atInstalledVersion: false, operation: operation)
+        let broken = Set(StoreCheck.quick(store, context.state).map(\.key))
+        let plan = Planner.plan(installed: context.state, manifest: context.manifest,
+                                packages: Set(context.state.packages.keys), selection: context.selection,
+                                strategy: strategy, inconsistent: broken)
+        let moves = context.state.version != nil && context.state.version != context.manifest.version
+        let check = UpdateCheck(installedVersion: context.state.version, currentVersion: context.catalog.current,
+                                updateAvailable: plan.changesFiles || moves, plan: plan)
+        return (check, context)
+    }
+}

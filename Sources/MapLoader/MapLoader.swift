@@ -1,0 +1,141 @@
+import Foundation
+
+/// Installs offline map packages and keeps them current.
+///
+/// One `MapLoader` owns one data directory. Operations run one at a time, in the order
+/// they are called; ``cancelCurrentOperation()`` stops the running one, leaving the
+/// installed maps as they were. Progress and results reach the ``MapLoaderDelegate`` and
+/// every ``events()`` stream.
+///
+/// ```swift
+/// let loader = try MapLoader(configuration: .init(server: "https://maps.example.com/site",
+///                                                 dataDirectory: URL(fileURLWithPath: "/var/maps")))
+/// try await loader.install(["de-berlin"])
+/// let check = try await loader.checkForUpdate()
+/// if check.updateAvailable { try await loader.performUpdate(strategy: .delta) }
+/// ```
+public actor MapLoader {
+    /// Where maps come from and where they go.
+    public struct Configuration: Sendable {
+        /// The site: `http(s)://…`, `file://…` or a folder path; `nil` for offline use only.
+        public var server: String?
+        /// The data directory; readers find files at `<dir>/current/<package>/<group>/…`.
+        public var dataDirectory: URL
+        /// How failed requests are retried.
+        public var retry: RetryPolicy
+
+        /// A configuration.
+        public init(server: String?, dataDirectory: URL, retry: RetryPolicy = .init()) {
+            self.server = server
+            self.dataDirectory = dataDirectory
+            self.retry = retry
+        }
+    }
+
+    /// The configuration this loader was made with.
+    public nonisolated let configuration: Configuration
+    let store: Store
+    let hub = EventHub()
+    private var queueTail: Task<Void, Never>?
+    private var tasks: [UUID: Task<any Sendable, any Error>] = [:]
+    private var runningID: UUID?
+    private var opened = false
+
+    /// A loader for `configuration`. Nothing is read or written until the first operation.
+    public init(configuration: Configuration, delegate: (any MapLoaderDelegate)? = nil) {
+        self.configuration = configuration
+        self.store = Store(root: configuration.dataDirectory)
+        hub.setDelegate(delegate)
+    }
+
+    deinit { hub.finish() }
+
+    /// A stream of every event from now on; each call makes an independent stream.
+    public nonisolated func events() -> AsyncStream<MapLoaderEvent> { hub.stream() }
+
+    /// Ends every stream made by ``events()`` once its buffered events are read. Call it
+    /// when done with the loader; later events reach only the delegate.
+    public nonisolated func closeEventStreams() { hub.finish() }
+
+    /// Sets the delegate (held weakly).
+    public func setDelegate(_ delegate: (any MapLoaderDelegate)?) { hub.setDelegate(delegate) }
+
+    /// Cancels the running operation; it ends with ``MapLoaderError/cancelled`` and changes nothing.
+    /// Queued operations still run.
+    public func cancelCurrentOperation() {
+        if let runningID { tasks[runningID]?.cancel() }
+    }
+
+    /// Runs `body` after every earlier operation, reporting start, finish or failure.
+    func run<T: Sendable>(_ operation: MapLoaderOperation,
+                          _ body: @escaping @Sendable (isolated MapLoader) async throws -> T) async throws(MapLoaderError) -> T {
+        let id = UUID()
+        let previous = queueTail
+        let task = Task<any Sendable, any Error> {
+            await previous?.value
+            try Task.checkCancellation()
+            return try await self.execute(id, operation, body)
+        }
+        tasks[id] = task
+        queueTail = Task { _ = await task.result }
+        let result = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
+        tasks[id] = nil
+        switch result {
+        case .success(let value):
+            return value as! T
+        case .failure(let error):
+            throw MapLoaderError(error)
+        }
+    }
+
+    private func execute<T: Sendable>(_ id: UUID, _ operation: MapLoaderOperation,
+                                      _ body: @Sendable (isolated MapLoader) async throws -> T) async throws -> T {
+        runningID = id
+        defer { runningID = nil }
+        hub.emit(.started(operation))
+        do {
+            if !opened {
+                try store.open()
+                opened = true
+            }
+            let value = try await body(self)
+            hub.emit(.finished(operation))
+            return value
+        } catch {
+            hub.emit(.failed(operation, MapLoaderError(error)))
+            throw error
+        }
+    }
+
+    /// The site client for the configured server.
+    func site() throws(MapLoaderError) -> SiteClient {
+        guard let server = configuration.server, !server.isEmpty else { throw .noServer }
+        let hub = self.hub
+        let source = try makeSiteSource(server, retry: configuration.retry) { event in
+            switch event {
+            case .lost(let url, let reason, let delay): hub.emit(.connectionLost(url: url, reason: reason, retryIn: delay))
+            case .found(let url): hub.emit(.connectionFound(url: url))
+            }
+        }
+        return SiteClient(source: source, cache: store.root.appendingPathComponent("cache/manifests"),
+                          scratch: store.downloads)
+    }
+
+    func progress(_ operation: MapLoaderOperation, _ phase: OperationPhase, bytes: Int64 = 0, total: Int64 = 0,
+                  items: Int = 0, totalItems: Int = 0, item: String? = nil) {
+        hub.emit(.progress(OperationProgress(operation: operation, phase: phase, completedBytes: bytes, totalBytes: total,
+                                             completedItems: items, totalItems: totalItems, item: item)))
+    }
+}
+
+extension MapLoaderError {
+    /// Maps any error thrown inside an operation onto the closed taxonomy.
+    init(_ error: any Error) {
+        switch error {
+        case let error as MapLoaderError: self = error
+        case is CancellationError: self = .cancelled
+        case let error as StorageError: self = .storageFailed(path: error.path, reason: "\(error)")
+        default: self = .storageFailed(path: "", reason: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,82 @@
+/// Computes every node's ``PackageState`` from a manifest, the installed state and the selection.
+struct PackageTreeBuilder {
+    let context: MapLoader.Context
+    let inconsistent: Set<Planner.GroupKey>
+
+    func tree() -> PackageTree {
+        var out: [PackageStatus] = []
+        visit(context.manifest.root, depth: 0, parent: nil, into: &out)
+        return PackageTree(version: context.manifest.version, currentVersion: context.catalog.current, packages: out)
+    }
+
+    @discardableResult
+    private func visit(_ node: PackageNode, depth: Int, parent: String?, into out: inout [PackageStatus]) -> PackageStatus {
+        let index = out.count
+        out.append(PackageStatus(id: node.id, title: node.title, depth: depth, parent: parent, isLeaf: node.isLeaf,
+                                 state: .notInstalled, version: nil, downloadSize: 0, sizeOnDisk: 0, groups: [],
+                                 bbox: node.bbox, metadata: node.metadata))
+        var status = out[index]
+        if node.isLeaf {
+            leafStatus(node, into: &status)
+        } else {
+            let children = (node.children ?? []).map { visit($0, depth: depth + 1, parent: node.id, into: &out) }
+            status.state = Self.combine(children.map(\.state))
+            status.downloadSize = children.reduce(0) { $0 + $1.downloadSize }
+            status.sizeOnDisk = children.reduce(0) { $0 + $1.sizeOnDisk }
+            status.version = children.contains { $0.version != nil } ? context.state.version : nil
+        }
+        out[index] = status
+        return status
+    }
+
+    private func leafStatus(_ leaf: PackageNode, into status: inout PackageStatus) {
+        let installed = context.state.packages[leaf.id] ?? [:]
+        let wanted = (leaf.artifacts ?? [:]).filter { context.selection.contains($0.key) }
+        status.groups = installed.keys.sorted()
+        status.sizeOnDisk = context.state.size(of: leaf.id)
+        status.version = installed.isEmpty ? nil : context.state.version
+        var outdated = false
+        for (group, artifact) in wanted {
+            let step = Planner.step(for: .init(leaf.id, group), current: installed[group], artifact: artifact,
+                                    strategy: .delta, broken: inconsistent.contains(.init(leaf.id, group)))
+            if installed[group] != nil, step.action != .keep { outdated = true }
+            if !installed.isEmpty || step.action == .install { status.downloadSize += step.downloadBytes }
+        }
+        if installed.isEmpty {
+            status.state = .notInstalled
+        } else if installed.keys.contains(where: { inconsistent.contains(.init(leaf.id, $0)) }) {
+            status.state = .inconsistent
+        } else if outdated {
+            status.state = .updateAvailable
+        } else {
+            status.state = Set(wanted.keys).isSubset(of: installed.keys) ? .installed : .partiallyInstalled
+        }
+    }
+
+    static func combine(_ states: [PackageState]) -> PackageState {
+        if states.contains(.inconsistent) { return .inconsistent }
+        if states.contains(.updateAvailable) { return .updateAvailable }
+        if states.allSatisfy({ $0 == .installed }) { return .installed }
+        if states.allSatisfy({ $0 == .notInstalled }) { return .notInstalled }
+        return .partiallyInstalled
+    }
+
+    /// The closest id by edit distance, when it is close enough to be a typo.
+    static func suggestion(for id: String, among ids: [String]) -> String? {
+        let scored = ids.map { ($0, editDistance(Array(id), Array($0))) }.min { $0.1 < $1.1 }
+        guard let (best, distance) = scored, distance <= max(2, id.count / 3) else { return nil }
+        return best
+    }
+
+    private static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var row = [i + 1]
+            for (j, y) in b.enumerated() {
+                row.append(min(previous[j + 1] + 1, row[j] + 1, previous[j] + (x == y ? 0 : 1)))
+            }
+            previous = row
+        }
+        return previous[b.count]
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The next generation while it is built in `staging/`. Nothing it does is visible to
+/// readers until ``commit(_:)``; dropping it without committing changes nothing (the
+/// next ``Store/open()`` removes the leftovers).
+public struct GenerationBuilder: Sendable {
+    let store: Store
+    /// The generation number it will have.
+    public let number: Int
+    /// Where it is built.
+    public let directory: URL
+
+    /// The folder for a group's files in the new generation, created empty.
+    public func makeGroupDirectory(package: String, group: String) throws(MapLoaderError) -> URL {
+        let folder = directory.appendingPathComponent(package).appendingPathComponent(group)
+        do {
+            try? FileManager.default.removeItem(at: folder)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw .storageFailed(path: folder.path, reason: Store.reason(error))
+        }
+        return folder
+    }
+
+    /// Carries an installed group over from the live generation by hard-linking its files
+    /// (no bytes copied) and its file index.
+    public func carryOver(package: String, group: String) throws(MapLoaderError) {
+        let source = store.groupDirectory(package: package, group: group)
+        let target = try makeGroupDirectory(package: package, group: group)
+        do {
+            for file in try FileTree.files(in: source) {
+                try Self.link(source.appendingPathComponent(file.path), to: target.appendingPathComponent(file.path))
+            }
+            let index = Store.indexPath(package: package, group: group)
+            try Self.link(store.current.appendingPathComponent(index), to: directory.appendingPathComponent(index))
+        } catch {
+            throw .storageFailed(path: target.path, reason: Store.reason(error))
+        }
+    }
+
+    /// Records the verified files of a group written into this generation.
+    public func writeIndex(_ entries: [FileEntry], package: String, group: String) throws(MapLoaderError) {
+        let file = directory.appendingPathComponent(Store.indexPath(package: package, group: group))
+        do {
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try TreeHash.sorted(entries).jsonData(pretty: false).write(to: file)
+        } catch {
+            throw .storageFailed(path: file.path, reason: Store.reason(error))
+        }
+    }
+
+    /// Makes this generation current: writes `state`, flushes every file to disk, moves
+    /// the folder into `generations/`, and switches `current` with one rename. Then the
+    /// previous generation is removed.
+    public func commit(_ state: InstalledState) throws(MapLoaderError) {
+        var state = state
+        state.generation = number
+        state.committed = Date()
+        let final = store.generations.appendingPathComponent("\(number)")
+        let previous = store.currentGeneration()
+        do {
+            try state.jsonData().write(to: directory.appendingPathComponent("state.json"))
+            try Self.syncFileSystem(of: directory.path)
+            guard rename(directory.path, final.path) == 0 else { throw StorageError(path: final.path, errno: errno) }
+            try Store.fsyncPath(store.generations.path)
+            let link = store.root.appendingPathComponent("current.\(number)")
+            try? FileManager.default.removeItem(at: link)
+            guard symlink("generations/\(number)", link.path) == 0 else { throw StorageError(path: link.path, errno: errno) }
+            guard rename(link.path, store.current.path) == 0 else { throw StorageError(path: store.current.path, errno: errno) }
+            try Store.fsyncPath(store.root.path)
+        } catch {
+            throw .storageFailed(path: store.root.path, reason: Store.reason(error))
+        }
+        if let previous, previous != number {
+            try? FileManager.default.removeItem(at: store.generations.appendingPathComponent("\(previous)"))
+        }
+    }
+
+    static func link(_ source: URL, to target: URL) throws {
+        try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        if Glibc.link(source.path, target.path) != 0 {
+            guard errno == EXDEV || errno == EPERM || errno == EMLINK else {
+                throw StorageError(path: target.path, errno: errno)
+            }
+            try FileManager.default.copyItem(at: source, to: target)
+        }
+    }
+
+    /// Flushes every written file to disk before the switch: one `sync(2)` (which on
+    /// Linux waits for completion) instead of an `fsync` per file.
+    static func syncFileSystem(of path: String) throws {
+        Glibc.sync()
+    }
+}

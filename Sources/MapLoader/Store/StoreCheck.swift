@@ -1,0 +1,69 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Compares installed files with what the store recorded for them.
+enum StoreCheck {
+    /// A group whose files differ from its record, and how.
+    struct Finding: Sendable, Hashable {
+        var key: Planner.GroupKey
+        var detail: String
+    }
+
+    /// Cheap check by `stat` only: missing, extra or resized files, or files modified after
+    /// the generation was committed. Used by `list` and before planning.
+    static func quick(_ store: Store, _ state: InstalledState) -> [Finding] {
+        check(store, state) { url, entry in
+            var info = stat()
+            guard lstat(url.path, &info) == 0 else { return "\(entry.path) is missing" }
+            let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+            if modified > state.committed.timeIntervalSince1970 + 1 { return "\(entry.path) was modified after installation" }
+            return nil
+        }
+    }
+
+    /// Full check: re-hashes every file (streamed).
+    static func full(_ store: Store, _ state: InstalledState, onGroup: (Int, Planner.GroupKey) -> Void = { _, _ in }) -> [Finding] {
+        check(store, state, onGroup: onGroup) { url, entry in
+            guard let hash = try? FileHashing.sha256(ofFileAt: url) else { return "\(entry.path) cannot be read" }
+            return hash.hex == entry.sha256 ? nil : "\(entry.path) has different content"
+        }
+    }
+
+    private static func check(_ store: Store, _ state: InstalledState, onGroup: (Int, Planner.GroupKey) -> Void = { _, _ in },
+                              file: (URL, FileEntry) -> String?) -> [Finding] {
+        var findings: [Finding] = []
+        var checked = 0
+        for (package, groups) in state.packages.sorted(by: { $0.key < $1.key }) {
+            for group in groups.keys.sorted() {
+                let key = Planner.GroupKey(package, group)
+                onGroup(checked, key)
+                checked += 1
+                let folder = store.groupDirectory(package: package, group: group)
+                guard let index = try? store.index(package: package, group: group) else {
+                    findings.append(Finding(key: key, detail: "its file index is missing"))
+                    continue
+                }
+                guard let present = try? FileTree.files(in: folder) else {
+                    findings.append(Finding(key: key, detail: "its folder is missing or holds a link or device"))
+                    continue
+                }
+                let sizes = Dictionary(present.map { ($0.path, $0.size) }, uniquingKeysWith: { a, _ in a })
+                let indexed = Set(index.map(\.path))
+                if let extra = present.first(where: { !indexed.contains($0.path) }) {
+                    findings.append(Finding(key: key, detail: "\(extra.path) was added"))
+                    continue
+                }
+                var problem: String?
+                for entry in index {
+                    guard let size = sizes[entry.path] else { problem = "\(entry.path) is missing"; break }
+                    guard size == entry.size else { problem = "\(entry.path) changed size"; break }
+                    if let found = file(folder.appendingPathComponent(entry.path), entry) { problem = found; break }
+                }
+                if let problem { findings.append(Finding(key: key, detail: problem)) }
+            }
+        }
+        return findings
+    }
+}

@@ -1,0 +1,75 @@
+@preconcurrency import CArchive
+import Foundation
+import MapLoader
+
+/// Writes a folder's files into a deterministic `.tar.zst` or `.tar.gz`: sorted entries,
+/// fixed timestamps, owner and modes, so equal trees give equal bytes. File data is
+/// streamed in 256 KiB chunks.
+public enum ArchiveWriter {
+    /// Why an archive could not be written.
+    public struct Failure: Error, CustomStringConvertible {
+        /// One line naming the file and the reason.
+        public let description: String
+    }
+
+    /// Writes `files` (paths relative to `root`, as ``FileTree/files(in:)`` lists them) to `output`.
+    /// - Parameter level: compression level (zstd 1–22, gzip 1–9).
+    public static func write(root: URL, files: [(path: String, size: Int64)], to output: URL,
+                             format: ArchiveFormat, level: Int) throws {
+        guard let archive = archive_write_new() else { throw Failure(description: "libarchive is out of memory") }
+        defer { archive_write_free(archive) }
+        archive_write_set_format_pax_restricted(archive)
+        switch format {
+        case .tarZstd:
+            archive_write_add_filter_zstd(archive)
+            archive_write_set_filter_option(archive, "zstd", "compression-level", "\(min(max(level, 1), 19))")
+        case .tarGzip:
+            archive_write_add_filter_gzip(archive)
+            archive_write_set_filter_option(archive, "gzip", "compression-level", "\(min(max(level, 1), 9))")
+            archive_write_set_filter_option(archive, "gzip", "timestamp", nil)
+        }
+        guard archive_write_open_filename(archive, output.path) == ARCHIVE_OK else {
+            throw Failure(description: "cannot create \(output.path): \(errorString(archive))")
+        }
+        guard let entry = archive_entry_new() else { throw Failure(description: "libarchive is out of memory") }
+        defer { archive_entry_free(entry) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 18)
+        for file in files {
+            archive_entry_clear(entry)
+            archive_entry_set_pathname(entry, file.path)
+            archive_entry_set_filetype(entry, 0o100000)
+            archive_entry_set_perm(entry, 0o644)
+            archive_entry_set_size(entry, file.size)
+            archive_entry_set_mtime(entry, 0, 0)
+            guard archive_write_header(archive, entry) == ARCHIVE_OK else {
+                throw Failure(description: "cannot add \(file.path): \(errorString(archive))")
+            }
+            let handle = try FileHandle(forReadingFrom: root.appendingPathComponent(file.path))
+            defer { try? handle.close() }
+            var written: Int64 = 0
+            while true {
+                let count = try buffer.withUnsafeMutableBytes { raw -> Int in
+                    let n = read(handle.fileDescriptor, raw.baseAddress, raw.count)
+                    guard n >= 0 else { throw Failure(description: "cannot read \(file.path)") }
+                    return n
+                }
+                if count == 0 { break }
+                let accepted = buffer.withUnsafeBytes { archive_write_data(archive, $0.baseAddress, count) }
+                guard accepted == count else {
+                    throw Failure(description: "cannot write \(file.path) into the archive: \(errorString(archive))")
+                }
+                written += Int64(count)
+            }
+            guard written == file.size else {
+                throw Failure(description: "\(file.path) changed size while it was archived")
+            }
+        }
+        guard archive_write_close(archive) == ARCHIVE_OK else {
+            throw Failure(description: "cannot finish \(output.path): \(errorString(archive))")
+        }
+    }
+
+    private static func errorString(_ archive: OpaquePointer) -> String {
+        archive_error_string(archive).map { String(cString: $0) } ?? "unknown libarchive error"
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import MapLoader
+
+/// Reads and checks a release folder: `tree.json` plus `data/<package>/<group>/…`.
+struct ReleaseReader {
+    let root: URL
+
+    /// The tree, checked: well-formed unique ids, groups known, every leaf has its
+    /// required groups, and no data for packages or groups the tree does not define.
+    func read() throws -> ReleaseTree {
+        let file = root.appendingPathComponent("tree.json")
+        guard let data = try? Data(contentsOf: file) else {
+            throw PublishError("\(file.path) is missing: a release folder needs tree.json and data/")
+        }
+        let tree: ReleaseTree
+        do {
+            tree = try JSONCoding.decode(ReleaseTree.self, from: data)
+        } catch {
+            throw PublishError("\(file.path) is not a valid package tree: \(error)")
+        }
+        var groupIDs = Set<String>()
+        for group in tree.groups {
+            guard PackageNode.isValidID(group.id), groupIDs.insert(group.id).inserted else {
+                throw PublishError("group id '\(group.id)' in tree.json is malformed or repeated")
+            }
+        }
+        var ids = Set<String>()
+        for node in tree.root.allNodes {
+            guard PackageNode.isValidID(node.id) else {
+                throw PublishError("package id '\(node.id)' in tree.json is malformed: use lowercase letters, digits, '-', '_' and '.'")
+            }
+            guard ids.insert(node.id).inserted else { throw PublishError("package id '\(node.id)' appears twice in tree.json") }
+            if node.children?.isEmpty == true {
+                throw PublishError("package '\(node.id)' has an empty children list; drop the key to make it a leaf")
+            }
+        }
+        let leaves = Set(tree.root.leaves.map(\.id))
+        let dataFolder = root.appendingPathComponent("data")
+        for package in (try? FileManager.default.contentsOfDirectory(atPath: dataFolder.path)) ?? [] {
+            guard leaves.contains(package) else {
+                throw PublishError("data/\(package) has no leaf package '\(package)' in tree.json")
+            }
+            for group in (try? FileManager.default.contentsOfDirectory(atPath: dataFolder.appendingPathComponent(package).path)) ?? [] {
+                guard groupIDs.contains(group) else {
+                    throw PublishError("data/\(package)/\(group): tree.json defines no data group '\(group)'")
+                }
+            }
+        }
+        for leaf in leaves.sorted() {
+            for group in tree.groups where group.required && !isDirectory(groupFolder(leaf, group.id)) {
+                throw PublishError("leaf '\(leaf)' lacks required group '\(group.id)': add data/\(leaf)/\(group.id)/")
+            }
+        }
+        return tree
+    }
+
+    func groupFolder(_ package: String, _ group: String) -> URL {
+        root.appendingPathComponent("data").appendingPathComponent(package).appendingPathComponent(group)
+    }
+
+    func isDirectory(_ url: URL) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+}

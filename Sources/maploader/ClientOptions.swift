@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import MapLoader
+
+/// Options every client command shares: where the site is and where maps go.
+struct ClientOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The site's URL (http://, https://, file:// or a folder).",
+                                             discussion: "Defaults to $MAPLOADER_SERVER.", valueName: "url"))
+    var server: String?
+
+    @Option(name: .long, help: ArgumentHelp("Where installed maps live.",
+                                             discussion: "Defaults to $MAPLOADER_DATA_DIR, else $XDG_DATA_HOME/maploader, else ~/.local/share/maploader.",
+                                             valueName: "dir"))
+    var dataDir: String?
+
+    @Flag(name: .long, help: "Print machine-readable JSON on stdout instead of text.")
+    var json = false
+
+    /// The resolved configuration.
+    var configuration: MapLoader.Configuration {
+        let env = ProcessInfo.processInfo.environment
+        let directory: String
+        if let dataDir {
+            directory = dataDir
+        } else if let fromEnv = env["MAPLOADER_DATA_DIR"], !fromEnv.isEmpty {
+            directory = fromEnv
+        } else if let xdg = env["XDG_DATA_HOME"], !xdg.isEmpty {
+            directory = xdg + "/maploader"
+        } else {
+            directory = NSHomeDirectory() + "/.local/share/maploader"
+        }
+        return .init(server: server ?? env["MAPLOADER_SERVER"], dataDirectory: URL(fileURLWithPath: directory))
+    }
+
+    /// Runs `body` with a loader whose events are rendered for a person (or silenced
+    /// for `--json`), mapping failures to a one-line message and a documented exit code.
+    func withLoader<T: Sendable>(_ body: @Sendable (MapLoader) async throws -> T) async throws -> T {
+        let loader = MapLoader(configuration: configuration)
+        let renderer = ProgressRenderer(quiet: json)
+        let events = loader.events()
+        let consumer = Task { await renderer.consume(events) }
+        do {
+            let value = try await body(loader)
+            loader.closeEventStreams()
+            await consumer.value
+            return value
+        } catch let error as MapLoaderError {
+            loader.closeEventStreams()
+            await consumer.value
+            throw Failure(error: error, json: json).exit()
+        } catch {
+            loader.closeEventStreams()
+            await consumer.value
+            throw error
+        }
+    }
+}
+
+/// A failed command: prints one line (and a JSON object with `--json`) and exits with the
+/// code documented in `maploader --help`.
+struct Failure: Error, CustomStringConvertible {
+    let error: MapLoaderError
+    let json: Bool
+
+    var description: String { "\(error)" }
+
+    /// Prints the failure (stderr, plus a JSON object on stdout with `--json`) and returns
+    /// the exit code to throw.
+    func exit() -> ExitCode {
+        Output.error("error: \(error)")
+        if json { Output.json(["error": "\(error)", "exitCode": "\(exitCode)"]) }
+        return ExitCode(exitCode)
+    }
+
+    var exitCode: Int32 {
+        switch error {
+        case .storageFailed: return 1
+        case .invalidParameters: return 64
+        case .unknownPackage, .unknownGroup, .requiredGroup, .notInstalled: return 4
+        case .noServer, .connectionFailed, .httpStatus: return 5
+        case .integrityFailed, .invalidMetadata, .invalidArchive: return 6
+        case .signatureRefused, .rollbackRefused: return 7
+        case .insufficientSpace: return 8
+        case .versionUnavailable: return 9
+        case .cancelled: return 130
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+
+/// The `maploader` command: installs offline map packages and keeps them current.
+@main
+struct MapLoaderCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "maploader",
+        abstract: "Install offline map packages and keep them current with small binary patches.",
+        discussion: """
+        A publisher turns release folders into a static site (maploader publish) that any \
+        HTTP server can host (maploader serve, nginx, a CDN). Devices install packages from \
+        it and update with patches, falling back to full archives when needed.
+
+        Quick start:
+          maploader publish ./release-v1 --site ./site --version v1
+          maploader serve ./site --port 8080 &
+          export MAPLOADER_SERVER=http://127.0.0.1:8080
+          maploader list
+          maploader install de-berlin
+          maploader check-update && maploader update
+
+        Installed files are read at <data-dir>/current/<package>/<group>/<path>.
+
+        Exit codes:
+          0  success (check-update: up to date)
+          1  storage or other failure
+          3  check-update: an update is available
+          4  unknown package or group, or package not installed
+          5  network failure (server unreachable, HTTP error)
+          6  integrity failure (hash, length, archive or manifest refused)
+          7  signature or rollback refused
+          8  not enough disk space
+          9  installed version no longer on the server: update first
+          64 usage error;  130 cancelled
+        """,
+        subcommands: [
+            ListCommand.self, InfoCommand.self, LocateCommand.self, InstallCommand.self, UninstallCommand.self,
+            GroupsCommand.self, CheckUpdateCommand.self, UpdateCommand.self, VerifyCommand.self,
+            PublishCommand.self, ServeCommand.self,
+        ]
+    )
+}

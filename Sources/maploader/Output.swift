@@ -1,0 +1,44 @@
+import Foundation
+import MapLoader
+
+/// Where the CLI writes: results to stdout, progress and errors to stderr.
+enum Output {
+    /// Whether stderr is a terminal (progress bars) or a pipe (plain lines).
+    static let stderrIsTerminal = isatty(STDERR_FILENO) == 1
+
+    /// A line on stdout.
+    static func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// Text on stderr, as is.
+    static func status(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    /// A line on stderr.
+    static func error(_ text: String) {
+        status(text + "\n")
+    }
+
+    /// `value` as pretty JSON on stdout.
+    static func json<T: Encodable>(_ value: T) {
+        let data = (try? JSONCoding.encoder(pretty: true).encode(value)) ?? Data("{}".utf8)
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    /// `items` as aligned columns, one row per line.
+    static func table(_ rows: [[String]]) {
+        guard let columns = rows.map(\.count).max() else { return }
+        var widths = [Int](repeating: 0, count: columns)
+        for row in rows {
+            for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) }
+        }
+        for row in rows {
+            let cells = row.enumerated().map { i, cell in
+                i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+            }
+            line(cells.joined(separator: "  "))
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import MapLoader
+
+/// Shows a loader's events to a person: a redrawn progress bar (bytes, rate, ETA) on a
+/// terminal, plain lines when stderr is piped, nothing with `--json`.
+actor ProgressRenderer {
+    private let quiet: Bool
+    private let terminal = Output.stderrIsTerminal
+    private var lastDraw = Date.distantPast
+    private var phaseStart = Date()
+    private var lastKey = ""
+    private var lastPhase: OperationPhase?
+    private var phaseStartBytes: Int64 = 0
+    private var barShown = false
+
+    init(quiet: Bool) { self.quiet = quiet }
+
+    /// Renders events until the stream ends.
+    func consume(_ events: AsyncStream<MapLoaderEvent>) async {
+        for await event in events where !quiet { render(event) }
+        clearBar()
+    }
+
+    private func render(_ event: MapLoaderEvent) {
+        switch event {
+        case .progress(let progress):
+            show(progress)
+        case .planned(let step):
+            clearBar()
+            var how = step.method == .delta ? "patch \(step.chain.joined(separator: "→"))" : step.method.rawValue
+            if step.action == .remove { how = "remove" }
+            let size = step.downloadBytes > 0 ? ", \(ByteFormat.string(step.downloadBytes))" : ""
+            Output.error("  \(step.name): \(step.action.rawValue) by \(how)\(size) (\(step.reason))")
+        case .connectionLost(let url, let reason, let retryIn):
+            clearBar()
+            Output.error("  connection lost (\(reason)) on \(url); retrying in \(String(format: "%.1f", retryIn)) s")
+        case .connectionFound(let url):
+            clearBar()
+            Output.error("  connection back for \(url)")
+        case .failed, .finished:
+            clearBar()
+        default:
+            break
+        }
+    }
+
+    private func show(_ progress: OperationProgress) {
+        let key = "\(progress.phase.rawValue) \(progress.item ?? "")"
+        let now = Date()
+        if progress.phase != lastPhase {
+            lastPhase = progress.phase
+            phaseStart = now
+            phaseStartBytes = progress.completedBytes
+        }
+        if key != lastKey {
+            lastKey = key
+            if !terminal, progress.phase != .resolve {
+                let counter = progress.totalItems > 0 ? " (\(progress.completedItems + 1)/\(progress.totalItems))" : ""
+                let size = progress.phase == .download && progress.totalBytes > 0
+                    ? " [\(ByteFormat.string(progress.completedBytes)) of \(ByteFormat.string(progress.totalBytes))]" : ""
+                Output.error("\(progress.phase.rawValue) \(progress.item ?? "")\(counter)\(size)")
+            }
+        }
+        guard terminal, now.timeIntervalSince(lastDraw) >= 0.1 || progress.fraction >= 1 else { return }
+        lastDraw = now
+        let width = 24
+        let filled = Int(progress.fraction * Double(width))
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        var text = "\(progress.phase.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(bar) \(Int(progress.fraction * 100))%"
+        if progress.totalBytes > 0 {
+            text += "  \(ByteFormat.string(progress.completedBytes))/\(ByteFormat.string(progress.totalBytes))"
+            let elapsed = now.timeIntervalSince(phaseStart)
+            if progress.phase == .download, elapsed > 0.3, progress.completedBytes > phaseStartBytes {
+                let rate = Double(progress.completedBytes - phaseStartBytes) / elapsed
+                let eta = Double(progress.totalBytes - progress.completedBytes) / max(rate, 1)
+                text += "  \(ByteFormat.string(Int64(rate)))/s  ETA \(Int(eta.rounded()))s"
+            }
+        }
+        if let item = progress.item { text += "  \(item)" }
+        Output.status("\r\u{1B}[2K" + text)
+        barShown = true
+    }
+
+    private func clearBar() {
+        if barShown {
+            Output.status("\r\u{1B}[2K")
+            barShown = false
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import MapLoader
+
+/// `maploader check-update`.
+struct CheckUpdateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-update",
+        abstract: "Show whether an update is available and what it would download.",
+        discussion: "Exits 0 when up to date and 3 when an update is available.")
+
+    @OptionGroup var client: ClientOptions
+
+    @Flag(help: "Plan with patches (default) or with full archives only.")
+    var strategy: UpdateStrategy = .delta
+
+    func run() async throws {
+        let check = try await client.withLoader { [strategy] in try await $0.checkForUpdate(strategy: strategy) }
+        if client.json {
+            Output.json(check)
+        } else {
+            Output.line("installed \(check.installedVersion ?? "nothing"), newest \(check.currentVersion)")
+            PlanPrinter.print(check.plan)
+            Output.line(check.updateAvailable ? "update available: run 'maploader update'" : "up to date")
+        }
+        if check.updateAvailable { throw ExitCode(3) }
+    }
+}
+
+/// `maploader update`.
+struct UpdateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "update",
+        abstract: "Update installed packages to the newest version.",
+        discussion: """
+        --delta (the default) takes the cheapest verified patch chain per group and falls \
+        back to the full archive where no chain exists, it costs more, a patch is missing \
+        or fails its check, or installed files were changed. --full always downloads full \
+        archives. Selection changes (maploader groups) are applied too. All packages switch \
+        to the new version together.
+        """)
+
+    @OptionGroup var client: ClientOptions
+
+    @Flag(help: "Use patches where cheaper (default) or full archives only.")
+    var strategy: UpdateStrategy = .delta
+
+    @Flag(name: .long, help: "Show the plan without downloading or changing anything.")
+    var dryRun = false
+
+    func run() async throws {
+        let report = try await client.withLoader { [strategy, dryRun] in
+            try await $0.performUpdate(strategy: strategy, dryRun: dryRun)
+        }
+        if dryRun, !client.json {
+            PlanPrinter.print(Plan(version: report.toVersion ?? "-", steps: report.steps))
+            return
+        }
+        ReportPrinter.print(report, verb: "updated", json: client.json)
+    }
+}
+
+/// `maploader verify`.
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Re-hash every installed file against what was installed.",
+        discussion: "Exits 0 when every file matches and 6 when a group is inconsistent.")
+
+    @OptionGroup var client: ClientOptions
+
+    func run() async throws {
+        let report = try await client.withLoader { try await $0.verify() }
+        if client.json {
+            Output.json(report)
+        } else {
+            for problem in report.problems { Output.line("\(problem.package)/\(problem.group): \(problem.detail)") }
+            Output.line(report.ok ? "ok: \(report.groupsChecked) group(s) verified" : "\(report.problems.count) of \(report.groupsChecked) group(s) inconsistent")
+        }
+        if !report.ok { throw ExitCode(6) }
+    }
+}
+
+extension UpdateStrategy: EnumerableFlag {}
+
+/// Prints a plan as a table.
+enum PlanPrinter {
+    static func print(_ plan: Plan) {
+        let rows = plan.steps.filter { $0.action != .keep }.map { step in
+            [step.name, step.action.rawValue,
+             step.method == .delta ? "patch " + step.chain.joined(separator: "→") : step.method.rawValue,
+             ByteFormat.string(step.downloadBytes), step.reason]
+        }
+        if !rows.isEmpty { Output.table([["GROUP", "ACTION", "HOW", "DOWNLOAD", "WHY"]] + rows) }
+        Output.line("download \(ByteFormat.string(plan.downloadBytes)) (full archives: \(ByteFormat.string(plan.fullBytes))), " +
+                    "peak disk \(ByteFormat.string(plan.peakBytes))")
+    }
+}
