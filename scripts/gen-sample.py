@@ -1091,12 +1091,12 @@ def changes(leaf, group, version):
 
 
 def build(scale):
+    """Yields (version, tree, {path: bytes}, state) for v1, v2, v3 in turn."""
     with open(TREE_PATH, "rb") as f:
         tree_bytes = f.read()
     tree = json.loads(tree_bytes)
     groups = [g["id"] for g in tree["groups"]]
     state = {}       # (leaf, group) -> model
-    releases = []
     for version in VERSIONS:
         vtree = tree_for(version, tree)
         files = {"tree.json": tree_bytes if vtree is tree else (dump_json(vtree) + "\n").encode("utf-8")}
@@ -1117,8 +1117,7 @@ def build(scale):
                 for path, data in model.render().items():
                     files["data/%s/%s/%s" % (leaf, group, path)] = data
         state = new_state
-        releases.append((version, vtree, files, new_state))
-    return releases
+        yield version, vtree, files, new_state
 
 
 def write_release(root, version, files):

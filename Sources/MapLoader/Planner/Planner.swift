@@ -51,7 +51,7 @@ public enum Planner {
                                   broken: inconsistent.contains(key)))
             }
         }
-        for (package, groups) in installed.packages where !packages.contains(package) {
+        for (package, groups) in installed.packages where !packages.contains(package) || !leafIDs.contains(package) {
             let why = leafIDs.contains(package) ? "package uninstalled" : "package no longer published"
             for group in groups.keys {
                 steps.append(GroupStep(package: package, group: group, action: .remove, method: .none, reason: why))

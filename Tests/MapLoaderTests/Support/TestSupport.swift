@@ -1,0 +1,101 @@
+import Foundation
+@testable import MapLoader
+import MapPublisher
+
+/// A temporary folder removed when the value is released.
+final class TemporaryDirectory: Sendable {
+    let url: URL
+
+    init(_ name: String = "maploader-test") {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func path(_ relative: String) -> URL { url.appendingPathComponent(relative) }
+}
+
+/// Builds release folders for tests: a small tree with a few leaves and groups.
+struct ReleaseBuilder {
+    let root: URL
+
+    static let groups: [DataGroup] = [
+        DataGroup(id: "base", title: "Base map", required: true, default: true),
+        DataGroup(id: "poi", title: "Points of interest", required: false, default: true),
+        DataGroup(id: "transit", title: "Transit", required: false, default: false),
+    ]
+
+    static let tree = ReleaseTree(groups: groups, root: PackageNode(id: "world", title: "World", children: [
+        PackageNode(id: "europe", title: "Europe", children: [
+            PackageNode(id: "germany", title: "Germany", children: [
+                PackageNode(id: "de-berlin", title: "Berlin",
+                            bbox: BoundingBox(minLon: 13.08, minLat: 52.33, maxLon: 13.76, maxLat: 52.68),
+                            metadata: ["iso": .string("DE-BE")]),
+                PackageNode(id: "de-hamburg", title: "Hamburg",
+                            bbox: BoundingBox(minLon: 9.73, minLat: 53.39, maxLon: 10.33, maxLat: 53.74)),
+            ]),
+            PackageNode(id: "ch", title: "Switzerland",
+                        bbox: BoundingBox(minLon: 5.96, minLat: 45.82, maxLon: 10.49, maxLat: 47.81)),
+        ]),
+    ]))
+
+    /// Writes `tree.json` and data for every leaf: `base` with a few files, `poi` and `transit`.
+    /// `revision` changes some bytes of de-berlin so versions differ.
+    @discardableResult
+    static func make(at root: URL, revision: Int = 1, tree: ReleaseTree = ReleaseBuilder.tree) throws -> ReleaseBuilder {
+        let builder = ReleaseBuilder(root: root)
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try JSONCoding.encoder().encode(tree).write(to: root.appendingPathComponent("tree.json"))
+        for leaf in tree.root.leaves {
+            var rng = SeededGenerator(seed: UInt64(leaf.id.utf8.reduce(7) { $0 &* 31 &+ Int($1) }))
+            let big = (0..<40_000).map { _ in UInt8.random(in: 0...40, using: &rng) }
+            var edited = big
+            if leaf.id == "de-berlin" { for i in 0..<revision * 10 { edited[i * 97 % edited.count] ^= 0x55 } }
+            try builder.write(Data(edited), "\(leaf.id)/base/roads.bin")
+            try builder.write(Data("{\"name\":\"\(leaf.title)\",\"rev\":\(leaf.id == "de-berlin" ? revision : 1)}".utf8),
+                              "\(leaf.id)/base/meta.json")
+            for tile in 0..<5 { try builder.write(Data(repeating: UInt8(tile), count: 900 + tile), "\(leaf.id)/base/tiles/\(tile)/0.mvt") }
+            try builder.write(Data("id,name\n1,\(leaf.title) Cafe\n".utf8), "\(leaf.id)/poi/poi.csv")
+            if leaf.id != "ch" { try builder.write(Data("stop_id,stop_name\n1,Hbf\n".utf8), "\(leaf.id)/transit/stops.txt") }
+        }
+        return builder
+    }
+
+    func write(_ data: Data, _ relative: String) throws {
+        let file = root.appendingPathComponent("data").appendingPathComponent(relative)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try data.write(to: file)
+    }
+}
+
+/// A deterministic PRNG (SplitMix64) so test data is the same on every run.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Every file below a folder with its SHA-256: compares trees byte for byte.
+func snapshot(_ folder: URL) throws -> [String: String] {
+    guard FileManager.default.fileExists(atPath: folder.path) else { return [:] }
+    var result: [String: String] = [:]
+    for entry in try FileTree.entries(in: folder.resolvingSymlinksInPath()) { result[entry.path] = entry.sha256 }
+    return result
+}
+
+/// Collects a loader's events for assertions.
+actor EventLog {
+    private(set) var events: [MapLoaderEvent] = []
+    func append(_ event: MapLoaderEvent) { events.append(event) }
+
+    func steps() -> [GroupStep] {
+        events.compactMap { if case .planned(let step) = $0 { return step } else { return nil } }
+    }
+}
