@@ -9,7 +9,7 @@ import PackageDescription
 // Hummingbird is compiled: a clean build stays near two minutes on two cores.
 let package = Package(
     name: "MapLoader",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "MapLoader", targets: ["MapLoader"]),
         .executable(name: "maploader", targets: ["maploader"]),
@@ -39,6 +39,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .testTarget(name: "ManifestServerTests", dependencies: ["ManifestServer"]),
         .testTarget(
             name: "MapLoaderTests",
             dependencies: ["MapLoader", "MapPublisher", "ManifestServer"]

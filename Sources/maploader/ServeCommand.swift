@@ -1,7 +1,73 @@
 import ArgumentParser
 import Foundation
+import ManifestServer
 
-/// `maploader serve <site>` (replaced when the server lands).
+/// `maploader serve <site>`: a static HTTP server for a site folder.
 struct ServeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Serve a site folder over HTTP.")
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a site folder over HTTP (GET, HEAD, Range, ETag, conditional GET).",
+        discussion: """
+        Any static HTTP server (nginx, a CDN, S3) serves a site just as well; this one is for \
+        laptops, CI and tests. The fault options make it misbehave on purpose, to test clients:
+
+          maploader serve ./site --port 8080 --drop-after 65536 --drop-count 3
+          maploader serve ./site --error-rate 0.3 --error-status 503 --seed 7
+          maploader serve ./site --throttle 200000 --corrupt-offset 1000
+        """)
+
+    @Argument(help: "The site folder (holding catalog.json).")
+    var site: String
+
+    @Option(name: .long, help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(name: .long, help: "Port to listen on; 0 picks a free one.")
+    var port = 8080
+
+    @Option(name: .customLong("drop-after"), help: ArgumentHelp("Fault: close each body after this many bytes.", valueName: "bytes"))
+    var dropAfter: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Fault: drop only the first N bodies (with --drop-after).", valueName: "n"))
+    var dropCount: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Fault: answer this fraction of requests (0…1) with --error-status.", valueName: "fraction"))
+    var errorRate: Double = 0
+
+    @Option(name: .long, help: "Fault: the status of injected errors (500 or 503).")
+    var errorStatus = 503
+
+    @Option(name: .long, help: ArgumentHelp("Fault: send bodies at most this fast.", valueName: "bytes-per-second"))
+    var throttle: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Fault: flip the byte at this file offset in every body.", valueName: "offset"))
+    var corruptOffset: Int64?
+
+    @Option(name: .long, help: "Seed of the fault randomness (reproducible runs).")
+    var seed: UInt64 = 1
+
+    @Flag(name: .long, help: "Print no request log.")
+    var quiet = false
+
+    func validate() throws {
+        guard (0...1).contains(errorRate) else { throw ValidationError("--error-rate must be between 0 and 1") }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+    }
+
+    func run() async throws {
+        let faults = FaultPlan(dropAfterBytes: dropAfter, dropCount: dropCount, errorRate: errorRate, errorStatus: errorStatus,
+                               bytesPerSecond: throttle, corruptOffset: corruptOffset, seed: seed)
+        let printLine: @Sendable (String) -> Void = { line in Output.error(line) }
+        let log = quiet ? nil : printLine
+        let server = ManifestServer(root: URL(fileURLWithPath: site), host: host, port: port, faults: faults, log: log)
+        let bound: Int
+        do {
+            bound = try server.start()
+        } catch {
+            Output.error("error: cannot serve \(site) on \(host):\(port): \(error)")
+            throw ExitCode(1)
+        }
+        Output.line("serving \(site) at http://\(host):\(bound)/ (Ctrl-C to stop)")
+        while true { try await Task.sleep(nanoseconds: 3_600_000_000_000) }
+    }
 }

@@ -18,7 +18,7 @@ public struct GenerationBuilder: Sendable {
         let folder = directory.appendingPathComponent(package).appendingPathComponent(group)
         do {
             try? FileManager.default.removeItem(at: folder)
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try FileSystem.makeDirectories(folder)
         } catch {
             throw .storageFailed(path: folder.path, reason: Store.reason(error))
         }
@@ -45,8 +45,8 @@ public struct GenerationBuilder: Sendable {
     public func writeIndex(_ entries: [FileEntry], package: String, group: String) throws(MapLoaderError) {
         let file = directory.appendingPathComponent(Store.indexPath(package: package, group: group))
         do {
-            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try TreeHash.sorted(entries).jsonData(pretty: false).write(to: file)
+            try FileSystem.makeDirectories(file.deletingLastPathComponent())
+            try FileSystem.write(TreeHash.sorted(entries).jsonData(pretty: false), to: file)
         } catch {
             throw .storageFailed(path: file.path, reason: Store.reason(error))
         }
@@ -62,7 +62,7 @@ public struct GenerationBuilder: Sendable {
         let final = store.generations.appendingPathComponent("\(number)")
         let previous = store.currentGeneration()
         do {
-            try state.jsonData().write(to: directory.appendingPathComponent("state.json"))
+            try FileSystem.write(state.jsonData(), to: directory.appendingPathComponent("state.json"))
             try Self.syncFileSystem(of: directory.path)
             guard rename(directory.path, final.path) == 0 else { throw StorageError(path: final.path, errno: errno) }
             try Store.fsyncPath(store.generations.path)
@@ -80,7 +80,7 @@ public struct GenerationBuilder: Sendable {
     }
 
     static func link(_ source: URL, to target: URL) throws {
-        try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileSystem.makeDirectories(target.deletingLastPathComponent())
         if Glibc.link(source.path, target.path) != 0 {
             guard errno == EXDEV || errno == EPERM || errno == EMLINK else {
                 throw StorageError(path: target.path, errno: errno)

@@ -38,13 +38,13 @@ public struct Store: Sendable {
     public func open() throws(MapLoaderError) {
         for folder in [root, generations, staging, downloads] {
             do {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try FileSystem.makeDirectories(folder)
             } catch {
                 throw .storageFailed(path: folder.path, reason: Self.reason(error))
             }
         }
         guard access(root.path, W_OK) == 0 else {
-            throw .storageFailed(path: root.path, reason: "the data directory is not writable")
+            throw .storageFailed(path: root.path, reason: "the data directory is not writable (\(String(cString: strerror(errno))))")
         }
         let live = currentGeneration()
         let fm = FileManager.default
@@ -115,7 +115,7 @@ public struct Store: Sendable {
         let directory = staging.appendingPathComponent("gen-\(number)")
         do {
             try? FileManager.default.removeItem(at: directory)
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try FileSystem.makeDirectories(directory)
         } catch {
             throw .storageFailed(path: directory.path, reason: Self.reason(error))
         }
@@ -132,7 +132,7 @@ public struct Store: Sendable {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp")
         do {
             let data = try make()
-            try data.write(to: temporary)
+            try FileSystem.write(data, to: temporary)
             try fsyncPath(temporary.path)
             guard rename(temporary.path, url.path) == 0 else { throw StorageError(path: url.path, errno: errno) }
         } catch {

@@ -48,12 +48,9 @@ public struct FolderSource: SiteSource {
 enum TransferFile {
     /// Opens `url` for appending, creating it empty if missing; the offset is at its end.
     static func openForAppend(_ url: URL) throws -> FileHandle {
-        if !FileManager.default.fileExists(atPath: url.path) {
-            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
-            }
-        }
-        let handle = try FileHandle(forWritingTo: url)
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StorageError(path: url.path, errno: errno) }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         try handle.seekToEnd()
         return handle
     }

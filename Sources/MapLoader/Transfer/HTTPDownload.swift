@@ -89,6 +89,12 @@ final class HTTPDownload: NSObject, URLSessionDataDelegate, Sendable {
         let etag = http.value(forHTTPHeaderField: "ETag")
         let decision: Outcome? = state.withLock { state in
             state.validator = etag
+            let announced = http.expectedContentLength
+            if case .exactly(let size) = limit, [200, 206].contains(http.statusCode), announced >= 0,
+               announced != size - (http.statusCode == 206 ? state.offset : 0) {
+                return .failed(.integrityFailed(what: url.absoluteString,
+                                                detail: "the server announces \(announced) bytes where \(size - state.offset) are pinned"))
+            }
             switch http.statusCode {
             case 200:
                 if state.offset > 0 {

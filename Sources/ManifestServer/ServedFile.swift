@@ -1,0 +1,63 @@
+import Glibc
+
+/// An open regular file inside the served root. The owner must call `close()`.
+struct ServedFile: Sendable {
+    let fd: Int32
+    let size: Int64
+    let validators: Validators
+    /// `application/json` for `.json`, `application/octet-stream` otherwise.
+    let contentType: String
+
+    /// The canonical (symlink-free) absolute path of `directory`, if it is a directory.
+    static func canonicalRoot(_ directory: String) -> String? {
+        guard let real = canonicalPath(directory) else { return nil }
+        var info = stat()
+        guard stat(real, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
+        return real
+    }
+
+    /// Opens `segments` under `root` (a canonical path), or returns `nil` when the path
+    /// does not exist, is not a regular file, or resolves (through symlinks) outside root.
+    static func open(segments: [String], root: String) -> ServedFile? {
+        guard !segments.isEmpty, let path = canonicalPath(root + "/" + segments.joined(separator: "/")) else {
+            return nil
+        }
+        let inside = root == "/" ? path.hasPrefix("/") : path.hasPrefix(root + "/")
+        guard inside else { return nil }
+
+        var info = stat()
+        // Check before opening: opening a FIFO would block.
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            _ = Glibc.close(fd)
+            return nil
+        }
+        let size = Int64(info.st_size)
+        return ServedFile(
+            fd: fd,
+            size: size,
+            validators: Validators(size: size, mtimeSeconds: Int(info.st_mtim.tv_sec),
+                                   mtimeNanoseconds: Int(info.st_mtim.tv_nsec)),
+            contentType: path.hasSuffix(".json") ? "application/json" : "application/octet-stream"
+        )
+    }
+
+    /// Reads up to `count` bytes at `offset` into `buffer`; returns the count, 0 at end of file, -1 on error.
+    func read(into buffer: UnsafeMutableRawBufferPointer, count: Int, at offset: Int64) -> Int {
+        while true {
+            let n = pread(fd, buffer.baseAddress, min(count, buffer.count), off_t(offset))
+            if n < 0 && errno == EINTR { continue }
+            return n
+        }
+    }
+
+    func close() { _ = Glibc.close(fd) }
+
+    private static func canonicalPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

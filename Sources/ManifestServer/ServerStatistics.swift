@@ -1,0 +1,38 @@
+/// Counters the server keeps about what it has answered; read them with `ManifestServer.statistics`.
+///
+/// Counts are updated before the bytes go out, so once a client has received a response
+/// the statistics already include it.
+public struct ServerStatistics: Sendable, Equatable {
+    /// Number of requests answered with any status (requests that closed before a full
+    /// header block are not counted).
+    public var requests: Int = 0
+
+    /// File body bytes written in 200 and 206 responses: the bytes a client downloaded.
+    /// Headers and the short bodies of error responses are not counted.
+    public var bodyBytesSent: Int64 = 0
+
+    /// `bodyBytesSent` split by decoded request path, e.g. `"/maps/a.pmtiles"`.
+    public var bodyBytesSentByPath: [String: Int64] = [:]
+
+    /// Number of responses per HTTP status code.
+    public var statusCounts: [Int: Int] = [:]
+
+    /// Responses cut short on purpose by `FaultPlan.dropAfterBytes`.
+    public var droppedResponses: Int = 0
+
+    /// Responses replaced by `FaultPlan.errorStatus`.
+    public var injectedErrors: Int = 0
+
+    /// Creates empty statistics.
+    public init() {}
+
+    mutating func recordResponse(status: Int) {
+        requests += 1
+        statusCounts[status, default: 0] += 1
+    }
+
+    mutating func recordBodyBytes(_ count: Int64, path: String) {
+        bodyBytesSent += count
+        bodyBytesSentByPath[path, default: 0] += count
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import ManifestServer
+import Testing
+
+@Suite("Fault injection")
+struct FaultTests {
+    let bytes = patternBytes(10_000, seed: 9)
+
+    @Test("dropAfterBytes cuts the body after exactly that many bytes, for dropCount responses")
+    func dropAfterBytes() async throws {
+        let site = try TempSite()
+        try site.write("a.bin", bytes)
+        let faults = FaultPlan(dropAfterBytes: 1000, dropCount: 2)
+        try await withServer(site, faults: faults) { server, port async throws in
+            let first = try await RawHTTP.request(port, "/a.bin")
+            #expect(first.status == 200)
+            #expect(first.contentLength == 10_000)
+            #expect(first.body == Array(bytes[0..<1000]))
+
+            let ranged = try await RawHTTP.request(port, "/a.bin", headers: ["Range": "bytes=5000-"])
+            #expect(ranged.status == 206)
+            #expect(ranged.body == Array(bytes[5000..<6000]))
+
+            // HEAD and short bodies are not truncated and do not use up the drop count.
+            #expect(try await RawHTTP.request(port, "HEAD", "/a.bin").status == 200)
+            #expect(try await RawHTTP.request(port, "/a.bin", headers: ["Range": "bytes=0-99"]).body.count == 100)
+
+            let third = try await RawHTTP.request(port, "/a.bin")
+            #expect(third.body == bytes)
+            #expect(server.statistics.droppedResponses == 2)
+            #expect(server.statistics.bodyBytesSent == 1000 + 1000 + 100 + 10_000)
+        }
+    }
+
+    @Test("URLSession sees a dropped response as an error or a short body")
+    func dropSeenByURLSession() async throws {
+        let site = try TempSite()
+        try site.write("a.bin", bytes)
+        try await withServer(site, faults: FaultPlan(dropAfterBytes: 4096)) { _, port async throws in
+            let url = URL(string: "http://127.0.0.1:\(port)/a.bin")!
+            do {
+                let (data, _) = try await URLSession.shared.data(for: URLRequest(url: url))
+                #expect(data.count < bytes.count)
+            } catch {
+                // The expected outcome: the transfer ended before Content-Length bytes.
+            }
+        }
+    }
+
+    @Test("errorRate 1 answers every eligible GET with errorStatus; HEAD and 404 are untouched")
+    func errorRateOne() async throws {
+        let site = try TempSite()
+        try site.write("a.bin", bytes)
+        try await withServer(site, faults: FaultPlan(errorRate: 1)) { server, port async throws in
+            for _ in 0..<5 {
+                #expect(try await RawHTTP.request(port, "/a.bin").status == 503)
+            }
+            #expect(try await RawHTTP.request(port, "/a.bin", headers: ["Range": "bytes=0-9"]).status == 503)
+            #expect(try await RawHTTP.request(port, "HEAD", "/a.bin").status == 200)
+            #expect(try await RawHTTP.request(port, "/missing").status == 404)
+            #expect(server.statistics.injectedErrors == 6)
+            #expect(server.statistics.bodyBytesSent == 0)
+        }
+    }
+
+    @Test("A fractional errorRate follows the seed: same seed, same statuses")
+    func errorRateIsDeterministic() async throws {
+        let site = try TempSite()
+        try site.write("a.bin", bytes)
+        let faults = FaultPlan(errorRate: 0.5, errorStatus: 500, seed: 42)
+        func statuses() async throws -> [Int] {
+            try await withServer(site, faults: faults) { _, port async throws in
+                var result: [Int] = []
+                for _ in 0..<24 { result.append(try await RawHTTP.request(port, "/a.bin").status) }
+                return result
+            }
+        }
+        let first = try await statuses()
+        #expect(first.contains(500) && first.contains(200))
+        #expect(Set(first) == [200, 500])
+        #expect(try await statuses() == first)
+    }
+
+    @Test("corruptOffset flips exactly that file byte in every body containing it")
+    func corruptOffset() async throws {
+        let site = try TempSite()
+        try site.write("a.bin", bytes)
+        try await withServer(site, faults: FaultPlan(corruptOffset: 1234)) { _, port async throws in
+            let full = try await RawHTTP.request(port, "/a.bin")
+            #expect(full.body.count == bytes.count)
+            let differing = full.body.indices.filter { full.body[$0] != bytes[$0] }
+            #expect(differing == [1234])
+            #expect(full.body[1234] == bytes[1234] ^ 0xFF)
+
+            let covering = try await RawHTTP.request(port, "/a.bin", headers: ["Range": "bytes=1000-1999"])
+            #expect(covering.body.indices.filter { covering.body[$0] != bytes[1000 + $0] } == [234])
+
+            let elsewhere = try await RawHTTP.request(port, "/a.bin", headers: ["Range": "bytes=2000-2999"])
+            #expect(elsewhere.body == Array(bytes[2000...2999]))
+        }
+    }
+
+    @Test("bytesPerSecond slows the body down to about that rate")
+    func throttle() async throws {
+        let site = try TempSite()
+        try site.write("a.bin", bytes + bytes + bytes + bytes + bytes)  // 50,000 bytes
+        try await withServer(site, faults: FaultPlan(bytesPerSecond: 100_000)) { _, port async throws in
+            let clock = ContinuousClock()
+            let started = clock.now
+            let response = try await RawHTTP.request(port, "/a.bin")
+            let elapsed = clock.now - started
+            #expect(response.body.count == 50_000)
+            #expect(elapsed >= .milliseconds(400), "50 kB at 100 kB/s should take about 0.5 s, took \(elapsed)")
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import ManifestServer
+import Testing
+
+@Suite("Start and stop")
+struct LifecycleTests {
+    @Test("start binds an ephemeral port once; stop is idempotent and closes the listener")
+    func startAndStop() async throws {
+        let site = try TempSite()
+        try site.write("a.bin", [1])
+        let server = ManifestServer(root: site.root)
+        let port = try server.start()
+        #expect(port > 0)
+        #expect(throws: ManifestServerError.alreadyStarted) { try server.start() }
+        #expect(try await RawHTTP.request(port, "/a.bin").body == [1])
+        server.stop()
+        server.stop()
+        await #expect(throws: RawHTTPError.self) { try await RawHTTP.request(port, "/a.bin") }
+    }
+
+    @Test("A missing root folder fails start")
+    func missingRoot() throws {
+        let site = try TempSite()
+        let server = ManifestServer(root: site.root.appendingPathComponent("nope"))
+        #expect(throws: ManifestServerError.self) { try server.start() }
+        let file = try site.write("file.bin", [1])
+        #expect(throws: ManifestServerError.self) { try ManifestServer(root: file).start() }
+    }
+
+    @Test("The same port can be bound again right after a server that served requests stops")
+    func reuseAddress() async throws {
+        let site = try TempSite()
+        try site.write("a.bin", [1])
+        let first = ManifestServer(root: site.root)
+        let port = try first.start()
+        for _ in 0..<3 { _ = try await RawHTTP.request(port, "/a.bin") }  // leaves TIME_WAIT sockets
+        first.stop()
+        let second = ManifestServer(root: site.root, port: port)
+        defer { second.stop() }
+        #expect(try second.start() == port)
+        #expect(try await RawHTTP.request(port, "/a.bin").body == [1])
+    }
+
+    @Test("stop() cuts a slow in-flight download promptly")
+    func stopCutsConnections() async throws {
+        let site = try TempSite()
+        try site.write("big.bin", patternBytes(1_000_000))
+        let server = ManifestServer(root: site.root, faults: FaultPlan(bytesPerSecond: 20_000))  // ~50 s
+        let port = try server.start()
+        let clock = ContinuousClock()
+        let started = clock.now
+        let download = Task { try await RawHTTP.request(port, "/big.bin") }
+        try await Task.sleep(for: .milliseconds(300))
+        server.stop()
+        let response = try await download.value
+        #expect(response.status == 200)
+        #expect(response.body.count < 1_000_000)
+        #expect(clock.now - started < .seconds(10))
+    }
+
+    @Test("A client hanging up mid-body does not crash the server")
+    func clientDisconnect() async throws {
+        let site = try TempSite()
+        try site.write("big.bin", patternBytes(8_000_000))
+        let log = LogCollector()
+        try await withServer(site, log: log.sink) { _, port async throws in
+            try await RawHTTP.onThread {
+                let fd = try RawHTTP.connect(port)
+                let request = Array("GET /big.bin HTTP/1.1\r\n\r\n".utf8)
+                _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                var buffer = [UInt8](repeating: 0, count: 1024)
+                _ = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                close(fd)  // unread data: the kernel resets the connection
+            }
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(10)
+            while !log.lines.contains(where: { $0.hasSuffix("client-gone") }), clock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(log.lines.contains { $0.hasPrefix("GET /big.bin 200 ") && $0.hasSuffix("client-gone") })
+            #expect(try await RawHTTP.request(port, "HEAD", "/big.bin").status == 200)
+        }
+    }
+}

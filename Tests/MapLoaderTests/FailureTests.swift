@@ -1,0 +1,205 @@
+import Foundation
+import ManifestServer
+import Testing
+@testable import MapLoader
+
+/// Bad input and faults: each is one clear error and leaves installed maps exactly as they were.
+@Suite struct FailureTests {
+    /// Installs de-berlin, breaks something, tries to install de-hamburg, and checks the
+    /// error and that `current/` did not change.
+    func expectRefusal(_ site: TestSite, attempts: Int = 2, break: () throws -> Void,
+                       matches: (MapLoaderError) -> Bool) async throws {
+        let loader = site.loader(attempts: attempts)
+        try await loader.install(["de-berlin"])
+        let before = try snapshot(loader.currentFolder)
+        try `break`()
+        do {
+            try await loader.install(["de-hamburg"])
+            Issue.record("install succeeded although the site was broken")
+        } catch {
+            #expect(matches(error), "unexpected error: \(error)")
+            #expect(!error.description.contains("\n"))
+        }
+        #expect(try snapshot(loader.currentFolder) == before)
+        let staging = loader.configuration.dataDirectory.appendingPathComponent("staging")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: staging.path).isEmpty, "the half-built generation was removed")
+    }
+
+    @Test func unknownPackageSuggestsTheClosestID() async throws {
+        let site = try TestSite()
+        let loader = site.loader()
+        await #expect(throws: MapLoaderError.unknownPackage("de-berln", suggestion: "de-berlin")) {
+            try await loader.install(["de-berln"])
+        }
+        #expect(!FileManager.default.fileExists(atPath: loader.currentFolder.path))
+    }
+
+    @Test func missingBlobIs404() async throws {
+        let site = try TestSite()
+        try await expectRefusal(site, break: { try FileManager.default.removeItem(at: site.blob("de-hamburg", "base")) }) {
+            if case .httpStatus(_, 404) = $0 { return true } else { return false }
+        }
+    }
+
+    @Test func blobWithWrongBytesFailsItsHash() async throws {
+        let site = try TestSite()
+        try await expectRefusal(site, break: {
+            let blob = try site.blob("de-hamburg", "base")
+            var data = try Data(contentsOf: blob)
+            data[data.count / 2] ^= 0xFF
+            try data.write(to: blob)
+        }) {
+            if case .integrityFailed(_, let detail) = $0 { return detail.contains("SHA-256") } else { return false }
+        }
+    }
+
+    @Test func truncatedBlobOnTheServerIsRefused() async throws {
+        let site = try TestSite()
+        try await expectRefusal(site, break: {
+            let blob = try site.blob("de-hamburg", "base")
+            let data = try Data(contentsOf: blob)
+            try data.prefix(data.count / 2).write(to: blob)
+        }) {
+            if case .integrityFailed = $0 { return true } else { return false }
+        }
+    }
+
+    @Test func connectionDroppedEveryTimeGivesUpCleanly() async throws {
+        // Every body longer than 6 kB is cut: catalog and manifest pass, blobs never do.
+        let site = try TestSite(faults: FaultPlan(dropAfterBytes: 6000))
+        let loader = site.loader(attempts: 3)
+        do {
+            try await loader.install(["de-berlin"])
+            Issue.record("install succeeded although every download was cut")
+        } catch {
+            guard case .connectionFailed(let url, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(url.contains("/blobs/sha256/"))
+            #expect(reason.contains("after 3 attempts"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: loader.currentFolder.path))
+    }
+
+    @Test func droppedConnectionsResumeWithRange() async throws {
+        // The first three bodies over 6 kB are cut after 6 kB; the client resumes each.
+        let site = try TestSite(faults: FaultPlan(dropAfterBytes: 6000, dropCount: 3))
+        let loader = site.loader(attempts: 5)
+        let report = try await loader.install(["de-berlin"])
+        #expect(report.committed)
+        #expect(try snapshot(loader.currentFolder.appendingPathComponent("de-berlin/base")) == snapshot(site.release(1, "de-berlin", "base")))
+        let stats = site.server.statistics
+        #expect(stats.droppedResponses == 3)
+        #expect(stats.statusCounts[206, default: 0] >= 1, "a resumed download asks for a range")
+        // Resuming re-sends nothing: the bytes served equal the blobs' sizes plus metadata.
+        #expect(stats.bodyBytesSent <= report.downloadedBytes + 8000)
+    }
+
+    @Test func malformedManifestIsRefused() async throws {
+        let site = try TestSite()
+        // Changed bytes without a matching pin: integrity failure (a loader that cached the
+        // manifest earlier would not even fetch it again).
+        try Data("{ not json".utf8).write(to: site.site.appendingPathComponent(SiteLayout.manifest("v1")))
+        do {
+            try await site.loader().install(["de-berlin"])
+            Issue.record("a manifest that does not match its pin was accepted")
+        } catch {
+            guard case .integrityFailed(let what, _) = error else { Issue.record("\(error)"); return }
+            #expect(what.contains("manifest.json"))
+        }
+        // Pinned correctly but not a manifest: metadata error.
+        let other = try TestSite()
+        let loader = other.loader()
+        let garbage = Data(#"{"formatVersion": 1, "version": "v1"}"#.utf8)
+        try garbage.write(to: other.site.appendingPathComponent(SiteLayout.manifest("v1")))
+        let catalogURL = other.site.appendingPathComponent(SiteLayout.catalog)
+        var catalog = try JSONCoding.decode(Catalog.self, from: Data(contentsOf: catalogURL))
+        catalog.versions[0].sha256 = FileHashing.sha256(of: garbage)
+        catalog.versions[0].size = Int64(garbage.count)
+        try catalog.jsonData().write(to: catalogURL)
+        do {
+            try await loader.install(["de-berlin"])
+            Issue.record("a malformed manifest was accepted")
+        } catch {
+            guard case .invalidMetadata(_, let detail) = error else { Issue.record("\(error)"); return }
+            #expect(detail.contains("missing field"))
+        }
+    }
+
+    @Test func malformedCatalogIsRefused() async throws {
+        let site = try TestSite()
+        try Data("[1, 2".utf8).write(to: site.site.appendingPathComponent(SiteLayout.catalog))
+        await #expect(throws: MapLoaderError.self) { try await site.loader().install(["de-berlin"]) }
+    }
+
+    @Test func serverDownIsAConnectionError() async throws {
+        let dir = TemporaryDirectory()
+        let loader = MapLoader(configuration: .init(server: "http://127.0.0.1:9", dataDirectory: dir.path("data"),
+                                                    retry: RetryPolicy(attempts: 2, initialDelay: 0.01)))
+        do {
+            try await loader.install(["de-berlin"])
+            Issue.record("install without a server succeeded")
+        } catch {
+            guard case .connectionFailed = error else { Issue.record("\(error)"); return }
+            #expect(error.description.contains("127.0.0.1:9"))
+        }
+    }
+
+    @Test(.enabled(if: ReadOnlyMount.available, "needs mount(2) for a read-only file system (root ignores chmod)"))
+    func readOnlyDataDirectoryIsAStorageError() async throws {
+        let site = try TestSite()
+        let mount = try ReadOnlyMount()
+        defer { mount.unmount() }
+        let loader = site.loader(dataDirectory: mount.url.appendingPathComponent("data"))
+        try await loader.install(["de-berlin"])
+        let before = try snapshot(loader.currentFolder)
+        try mount.makeReadOnly()
+        do {
+            try await loader.install(["de-hamburg"])
+            Issue.record("install into a read-only data directory succeeded")
+        } catch {
+            guard case .storageFailed(_, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(reason.localizedCaseInsensitiveContains("read-only"))
+        }
+        #expect(try snapshot(loader.currentFolder) == before)
+    }
+}
+
+/// A small tmpfs mounted for a test, which can be switched to read-only: the only way to
+/// make a folder unwritable for root.
+struct ReadOnlyMount {
+    let url: URL
+
+    static let available: Bool = {
+        guard let probe = try? ReadOnlyMount() else { return false }
+        probe.unmount()
+        return true
+    }()
+
+    init(size: String = "64m") throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("maploader-mount-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        guard Self.shell("mount", "-t", "tmpfs", "-o", "size=\(size)", "tmpfs", url.path) else {
+            try? FileManager.default.removeItem(at: url)
+            throw CocoaError(.fileWriteNoPermission)
+        }
+    }
+
+    func makeReadOnly() throws {
+        guard Self.shell("mount", "-o", "remount,ro", url.path) else { throw CocoaError(.fileWriteNoPermission) }
+    }
+
+    func unmount() {
+        _ = Self.shell("umount", url.path)
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    @discardableResult
+    static func shell(_ arguments: String...) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+}

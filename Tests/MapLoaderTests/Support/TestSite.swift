@@ -1,0 +1,54 @@
+import Foundation
+import ManifestServer
+@testable import MapLoader
+import MapPublisher
+
+/// A published site served over real HTTP on 127.0.0.1, and data directories to install into.
+final class TestSite: Sendable {
+    let dir = TemporaryDirectory("maploader-site")
+    let server: ManifestServer
+    let url: String
+
+    /// Publishes releases `revisions` (v1, v2, …) and serves the site with `faults`.
+    init(revisions: [Int] = [1], faults: FaultPlan = FaultPlan(), patchDepth: Int = 3) throws {
+        for revision in revisions {
+            try ReleaseBuilder.make(at: dir.path("r\(revision)"), revision: revision)
+            try Publisher.publish(release: dir.path("r\(revision)"), site: dir.path("site"),
+                                  options: PublishOptions(version: "v\(revision)", level: 3, patchDepth: patchDepth))
+        }
+        server = ManifestServer(root: dir.path("site"), faults: faults)
+        url = "http://127.0.0.1:\(try server.start())"
+    }
+
+    deinit { server.stop() }
+
+    var site: URL { dir.path("site") }
+
+    /// A loader with a fresh (or given) data directory and quick retries.
+    func loader(dataDirectory: URL? = nil, attempts: Int = 3) -> MapLoader {
+        let data = dataDirectory ?? dir.path("data-\(UUID().uuidString)")
+        return MapLoader(configuration: .init(server: url, dataDirectory: data,
+                                              retry: RetryPolicy(attempts: attempts, initialDelay: 0.01, maxDelay: 0.05)))
+    }
+
+    /// The current manifest as published.
+    func manifest(_ version: String) throws -> Manifest {
+        try JSONCoding.decode(Manifest.self, from: Data(contentsOf: site.appendingPathComponent(SiteLayout.manifest(version))))
+    }
+
+    /// The blob file of `package`/`group` in `version`.
+    func blob(_ package: String, _ group: String, version: String = "v1") throws -> URL {
+        let leaf = try manifest(version).root.leaves.first { $0.id == package }!
+        return site.appendingPathComponent(SiteLayout.blob(leaf.artifacts![group]!.sha256))
+    }
+
+    /// The release's source folder of a group.
+    func release(_ revision: Int, _ package: String, _ group: String) -> URL {
+        dir.path("r\(revision)/data/\(package)/\(group)")
+    }
+}
+
+extension MapLoader {
+    /// The data directory's `current/` folder.
+    nonisolated var currentFolder: URL { configuration.dataDirectory.appendingPathComponent("current") }
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The main job on a built-in default: generate the sample world's releases, publish v1,
+# serve the site on 127.0.0.1, install a package, list the tree; then publish v2 and
+# update the installed package with patches.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+echo "==> building maploader"
+swift build --product maploader -q
+bin="$(swift build --show-bin-path)/maploader"
+work="${DEMO_DIR:-$(mktemp -d /tmp/maploader-demo.XXXXXX)}"
+port="${DEMO_PORT:-8089}"
+echo "==> generating the sample releases into $work/releases"
+python3 scripts/gen-sample.py --out "$work/releases"
+"$bin" publish "$work/releases/v1" --site "$work/site" --version v1
+"$bin" serve "$work/site" --port "$port" > "$work/serve.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/catalog.json" >/dev/null && break; sleep 0.1; done
+export MAPLOADER_SERVER="http://127.0.0.1:$port" MAPLOADER_DATA_DIR="$work/data"
+echo "==> maploader install de-berlin"
+"$bin" install de-berlin
+"$bin" list
+echo "==> maploader locate 52.52 13.40"
+"$bin" locate 52.52 13.40
+echo "==> publishing v2 and updating with patches"
+"$bin" publish "$work/releases/v2" --site "$work/site" --version v2
+"$bin" check-update || [ $? -eq 3 ]
+"$bin" update --delta
+"$bin" verify
+echo "==> installed files: $work/data/current/de-berlin/"
+ls "$work/data/current/de-berlin"

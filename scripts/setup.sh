@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the system packages MapLoader builds and tests with, if any is missing.
+# Debian/Ubuntu: libarchive, zlib and zstd headers; the zstd, xdelta3 and bsdiff tools
+# for benchmarks; curl and python3 for scripts.
+set -euo pipefail
+packages=(libarchive-dev zlib1g-dev libzstd-dev pkg-config zstd curl python3)
+[ "${1:-}" = "--bench" ] && packages+=(xdelta3 bsdiff)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "==> installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

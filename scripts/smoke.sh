@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Smoke test: drives the real `maploader` CLI against `maploader serve` on 127.0.0.1
+# with the sample world: publish, list, install, groups, locate, bad input, check-update,
+# update --delta, verify, uninstall. Prints "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin="$(swift build --show-bin-path)/maploader"
+work=$(mktemp -d /tmp/maploader-smoke.XXXXXX)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+passed=0; failed=0
+check() { # check "what" expected-exit command...
+  local what=$1 want=$2; shift 2
+  "$@" > "$work/out" 2> "$work/err"; local got=$?
+  if [ "$got" = "$want" ]; then passed=$((passed+1)); echo "ok    $what"
+  else failed=$((failed+1)); echo "FAIL  $what (exit $got, wanted $want)"; sed 's/^/      /' "$work/err" | tail -5; fi
+}
+contains() { # contains "what" pattern file
+  if grep -q -- "$2" "$3"; then passed=$((passed+1)); echo "ok    $1"
+  else failed=$((failed+1)); echo "FAIL  $1: '$2' not in $3"; sed 's/^/      /' "$3" | head -5; fi
+}
+
+python3 scripts/gen-sample.py --out "$work/releases" > /dev/null
+check "publish v1" 0 "$bin" publish "$work/releases/v1" --site "$work/site" --version v1
+"$bin" serve "$work/site" --host 127.0.0.1 --port "$port" > "$work/serve.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/catalog.json" > /dev/null && break; sleep 0.1; done
+export MAPLOADER_SERVER="http://127.0.0.1:$port" MAPLOADER_DATA_DIR="$work/data"
+
+check "serve answers Range with 206" 0 sh -c "curl -s -o /dev/null -w '%{http_code}' -r 0-9 http://127.0.0.1:$port/catalog.json | grep -qx 206"
+check "list --json" 0 "$bin" list --json
+contains "list shows de-berlin notInstalled" '"notInstalled"' "$work/out"
+check "install de-berlin" 0 "$bin" install de-berlin
+check "installed files are byte-identical" 0 diff -r "$work/releases/v1/data/de-berlin/base" "$work/data/current/de-berlin/base"
+check "list --installed" 0 "$bin" list --installed
+contains "de-berlin is installed" "de-berlin .*installed" "$work/out"
+check "locate Berlin" 0 "$bin" locate 52.52 13.40 --json
+contains "locate finds de-berlin" '"id" : "de-berlin"' "$work/out"
+check "info de-berlin" 0 "$bin" info de-berlin
+check "install unknown package exits 4" 4 "$bin" install atlantis
+contains "unknown package error names it" "unknown package 'atlantis'" "$work/err"
+check "deselect required group exits 4" 4 "$bin" groups deselect base
+check "select transit" 0 "$bin" groups select transit
+check "groups --json" 0 "$bin" groups show --json
+check "install germany (inner node)" 0 "$bin" install germany
+check "verify" 0 "$bin" verify
+check "check-update when current exits 0" 0 "$bin" check-update
+check "publish v2" 0 "$bin" publish "$work/releases/v2" --site "$work/site" --version v2
+check "check-update exits 3" 3 "$bin" check-update
+check "update --delta" 0 "$bin" update --delta --json
+check "updated files match v2" 0 diff -r "$work/releases/v2/data/de-berlin/base" "$work/data/current/de-berlin/base"
+check "verify after update" 0 "$bin" verify
+echo corrupted >> "$work/data/current/de-berlin/base/meta.json"
+check "verify finds a changed file (exit 6)" 6 "$bin" verify
+check "uninstall germany" 0 "$bin" uninstall germany
+check "uninstalled folder is gone" 1 test -e "$work/data/current/de-berlin"
+check "no server exits 5" 5 env MAPLOADER_SERVER=http://127.0.0.1:9 "$bin" list
+
+echo "smoke: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The test command: installs what it needs, builds, runs `swift test`, then the CLI
+# smoke test against `maploader serve` on 127.0.0.1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+echo "==> building (debug, with tests)"
+swift build --build-tests 2>&1 | grep -vE "^\[[0-9]+/[0-9]+\] (Compiling|Write|Build|Emitting)" | tail -n 40
+echo "==> swift test"
+swift test --skip-build
+echo "==> CLI smoke test"
+scripts/smoke.sh
