@@ -12,19 +12,22 @@ work="${DEMO_DIR:-$(mktemp -d /tmp/maploader-demo.XXXXXX)}"
 port="${DEMO_PORT:-8089}"
 echo "==> generating the sample releases into $work/releases"
 python3 scripts/gen-sample.py --out "$work/releases"
-"$bin" publish "$work/releases/v1" --site "$work/site" --version v1
+echo "==> making a publisher key and publishing v1 (signed)"
+rm -f "$work/publisher.key"
+key=$("$bin" keygen "$work/publisher.key")
+"$bin" publish "$work/releases/v1" --site "$work/site" --version v1 --key "$work/publisher.key"
 "$bin" serve "$work/site" --port "$port" > "$work/serve.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/catalog.json" >/dev/null && break; sleep 0.1; done
-export MAPLOADER_SERVER="http://127.0.0.1:$port" MAPLOADER_DATA_DIR="$work/data"
+export MAPLOADER_SERVER="http://127.0.0.1:$port" MAPLOADER_DATA_DIR="$work/data" MAPLOADER_TRUST_KEY="$key"
 echo "==> maploader install de-berlin"
 "$bin" install de-berlin
 "$bin" list
 echo "==> maploader locate 52.52 13.40"
 "$bin" locate 52.52 13.40
 echo "==> publishing v2 and updating with patches"
-"$bin" publish "$work/releases/v2" --site "$work/site" --version v2
+"$bin" publish "$work/releases/v2" --site "$work/site" --version v2 --key "$work/publisher.key"
 "$bin" check-update || [ $? -eq 3 ]
 "$bin" update --delta
 "$bin" verify

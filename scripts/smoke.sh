@@ -20,12 +20,19 @@ contains() { # contains "what" pattern file
 }
 
 python3 scripts/gen-sample.py --out "$work/releases" > /dev/null
-check "publish v1" 0 "$bin" publish "$work/releases/v1" --site "$work/site" --version v1
+check "keygen" 0 "$bin" keygen "$work/publisher.key"
+key=$(cat "$work/out")
+check "keygen never overwrites" 1 "$bin" keygen "$work/publisher.key"
+check "publish v1 (signed)" 0 "$bin" publish "$work/releases/v1" --site "$work/site" --version v1 --key "$work/publisher.key"
 "$bin" serve "$work/site" --host 127.0.0.1 --port "$port" > "$work/serve.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/catalog.json" > /dev/null && break; sleep 0.1; done
 export MAPLOADER_SERVER="http://127.0.0.1:$port" MAPLOADER_DATA_DIR="$work/data"
+check "no trusted key exits 7" 7 "$bin" list --data-dir "$work/untrusting"
+contains "the refusal says what to do" "--trust-key" "$work/err"
+check "a wrong key exits 7" 7 "$bin" list --data-dir "$work/untrusting" --trust-key "$(head -c 32 /dev/urandom | base64)"
+export MAPLOADER_TRUST_KEY="$key"
 
 check "serve answers Range with 206" 0 sh -c "curl -s -o /dev/null -w '%{http_code}' -r 0-9 http://127.0.0.1:$port/catalog.json | grep -qx 206"
 check "list --json" 0 "$bin" list --json
@@ -45,7 +52,7 @@ check "groups --json" 0 "$bin" groups show --json
 check "install germany (inner node)" 0 "$bin" install germany
 check "verify" 0 "$bin" verify
 check "check-update when current exits 0" 0 "$bin" check-update
-check "publish v2" 0 "$bin" publish "$work/releases/v2" --site "$work/site" --version v2
+check "publish v2" 0 "$bin" publish "$work/releases/v2" --site "$work/site" --version v2 --key "$work/publisher.key"
 check "check-update exits 3" 3 "$bin" check-update
 check "update --delta" 0 "$bin" update --delta --json
 check "updated files match v2" 0 diff -r "$work/releases/v2/data/de-berlin/base" "$work/data/current/de-berlin/base"
@@ -55,6 +62,10 @@ check "verify finds a changed file (exit 6)" 6 "$bin" verify
 check "uninstall germany" 0 "$bin" uninstall germany
 check "uninstalled folder is gone" 1 test -e "$work/data/current/de-berlin"
 check "no server exits 5" 5 env MAPLOADER_SERVER=http://127.0.0.1:9 "$bin" list
+cp "$work/site/catalog.json" "$work/catalog.v2"
+echo ' ' >> "$work/site/catalog.json"
+check "a tampered catalog exits 7" 7 "$bin" list
+cp "$work/catalog.v2" "$work/site/catalog.json"
 
 echo "smoke: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

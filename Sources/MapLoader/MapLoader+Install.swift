@@ -81,6 +81,6 @@ extension MapLoader {
             return manifest
         }
         let client = try site()
-        return try await client.manifest(version, in: try await client.catalog())
+        return try await client.manifest(version, in: try await acceptedCatalog(client).0)
     }
 }

@@ -15,13 +15,29 @@ extension MapLoader {
     func context(atInstalledVersion: Bool, operation: MapLoaderOperation) async throws -> Context {
         progress(operation, .resolve)
         let client = try site()
-        let catalog = try await client.catalog()
+        let (catalog, settings) = try await acceptedCatalog(client)
         let state = try store.state()
-        let settings = try store.settings()
         let version = atInstalledVersion ? (state.version ?? catalog.current) : catalog.current
         let manifest = try await client.manifest(version, in: catalog)
         return Context(catalog: catalog, manifest: manifest, state: state, settings: settings,
                        selection: settings.selectedGroups(manifest.groups))
+    }
+
+    /// Fetches the catalog under the trust policy (configured keys plus saved ones), then
+    /// saves the keys and the catalog's serial so later runs refuse rollbacks.
+    func acceptedCatalog(_ client: SiteClient) async throws -> (Catalog, Settings) {
+        var settings = try store.settings()
+        let saved = (settings.trustedKeys ?? []).compactMap(PublicKey.init(base64:))
+        let keys = Array(Set(saved + configuration.trust.keys))
+        let catalog = try await client.catalog(trust: TrustPolicy(keys: keys, allowUnsigned: configuration.trust.allowUnsigned),
+                                               lastSerial: settings.lastSerial)
+        let allKeys = keys.map(\.base64).sorted()
+        if catalog.serial > settings.lastSerial ?? .min || allKeys != (settings.trustedKeys ?? []).sorted() {
+            settings.lastSerial = max(catalog.serial, settings.lastSerial ?? .min)
+            settings.trustedKeys = allKeys.isEmpty ? nil : allKeys
+            try store.save(settings)
+        }
+        return (catalog, settings)
     }
 
     /// The package tree of the newest version with every node's state on this device.

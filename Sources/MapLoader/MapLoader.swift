@@ -23,12 +23,16 @@ public actor MapLoader {
         public var dataDirectory: URL
         /// How failed requests are retried.
         public var retry: RetryPolicy
+        /// Publisher keys to trust (added to the data directory's saved keys), and whether
+        /// unsigned catalogs are accepted.
+        public var trust: TrustPolicy
 
         /// A configuration.
-        public init(server: String?, dataDirectory: URL, retry: RetryPolicy = .init()) {
+        public init(server: String?, dataDirectory: URL, retry: RetryPolicy = .init(), trust: TrustPolicy = .init()) {
             self.server = server
             self.dataDirectory = dataDirectory
             self.retry = retry
+            self.trust = trust
         }
     }
 

@@ -13,15 +13,18 @@ public struct PublishOptions: Sendable {
     public var patchDepth: Int
     /// How long the catalog stays valid; `nil` never expires.
     public var validity: TimeInterval?
+    /// The signing key file (`maploader keygen`); `nil` publishes an unsigned site.
+    public var keyFile: URL?
 
     /// Options for publishing `version`.
     public init(version: String, format: ArchiveFormat = .tarZstd, level: Int = 19, patchDepth: Int = 3,
-                validity: TimeInterval? = nil) {
+                validity: TimeInterval? = nil, keyFile: URL? = nil) {
         self.version = version
         self.format = format
         self.level = level
         self.patchDepth = patchDepth
         self.validity = validity
+        self.keyFile = keyFile
     }
 }
 

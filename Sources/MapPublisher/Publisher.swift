@@ -16,6 +16,7 @@ public enum Publisher {
         guard options.version.range(of: #"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"#, options: .regularExpression) != nil else {
             throw PublishError("version label '\(options.version)' is malformed: use letters, digits, '.', '-' and '_'")
         }
+        if let keyFile = options.keyFile { _ = try SigningKeyFile.publicKey(of: keyFile) }
         let reader = ReleaseReader(root: release)
         let tree = try reader.read()
         let site = SiteWriter(root: siteURL)
@@ -43,8 +44,34 @@ public enum Publisher {
                                      sha256: FileHashing.sha256(of: manifestData), size: Int64(manifestData.count)))
         let catalog = Catalog(serial: report.serial, current: options.version,
                               expires: options.validity.map { now.addingTimeInterval($0) }, versions: entries)
-        try site.write(try catalog.jsonData(), at: SiteLayout.catalog)
+        try writeCatalog(catalog, site: site, keyFile: options.keyFile)
         return report
+    }
+
+    /// Re-signs a site's catalog with a new serial and expiry, without a new version (for
+    /// publishers whose catalog is about to expire).
+    @discardableResult
+    public static func resign(site siteURL: URL, keyFile: URL, validity: TimeInterval?) throws -> Catalog {
+        let site = SiteWriter(root: siteURL)
+        guard var catalog = try site.catalog() else { throw PublishError("\(siteURL.path) has no catalog.json to sign") }
+        try site.prepare()
+        defer { site.cleanUp() }
+        catalog.serial += 1
+        catalog.expires = validity.map { Date().addingTimeInterval($0) }
+        try writeCatalog(catalog, site: site, keyFile: keyFile)
+        return catalog
+    }
+
+    /// Writes the signature first, then the catalog: a client that reads the new catalog
+    /// with the old signature refuses it and retries later, never accepts a wrong one.
+    private static func writeCatalog(_ catalog: Catalog, site: SiteWriter, keyFile: URL?) throws {
+        let data = try catalog.jsonData()
+        if let keyFile {
+            try site.write(try SigningKeyFile.sign(data, keyFile: keyFile).jsonData(), at: SiteLayout.catalogSignature)
+        } else {
+            try? FileManager.default.removeItem(at: site.root.appendingPathComponent(SiteLayout.catalogSignature))
+        }
+        try site.write(data, at: SiteLayout.catalog)
     }
 
     private static func publishNode(_ node: PackageNode, groups: [DataGroup], reader: ReleaseReader, site: SiteWriter,

@@ -13,8 +13,21 @@ struct ClientOptions: ParsableArguments {
                                              valueName: "dir"))
     var dataDir: String?
 
+    @Option(name: .long, help: ArgumentHelp("Trust this publisher public key (base64, from 'maploader keygen'); saved in the data directory.",
+                                             discussion: "Also $MAPLOADER_TRUST_KEY.", valueName: "key"))
+    var trustKey: [String] = []
+
+    @Flag(name: .long, help: "Accept catalogs without a trusted signature (only for sites you control). Also $MAPLOADER_ALLOW_UNSIGNED=1.")
+    var allowUnsigned = false
+
     @Flag(name: .long, help: "Print machine-readable JSON on stdout instead of text.")
     var json = false
+
+    func validate() throws {
+        for key in trustKey where PublicKey(base64: key) == nil {
+            throw ValidationError("--trust-key '\(key)' is not a base64 Ed25519 public key (maploader keygen prints one)")
+        }
+    }
 
     /// The resolved configuration.
     var configuration: MapLoader.Configuration {
@@ -29,7 +42,9 @@ struct ClientOptions: ParsableArguments {
         } else {
             directory = NSHomeDirectory() + "/.local/share/maploader"
         }
-        return .init(server: server ?? env["MAPLOADER_SERVER"], dataDirectory: URL(fileURLWithPath: directory))
+        let keys = (trustKey + (env["MAPLOADER_TRUST_KEY"].map { [$0] } ?? [])).compactMap(PublicKey.init(base64:))
+        let trust = TrustPolicy(keys: keys, allowUnsigned: allowUnsigned || env["MAPLOADER_ALLOW_UNSIGNED"] == "1")
+        return .init(server: server ?? env["MAPLOADER_SERVER"], dataDirectory: URL(fileURLWithPath: directory), trust: trust)
     }
 
     /// Runs `body` with a loader whose events are rendered for a person (or silenced

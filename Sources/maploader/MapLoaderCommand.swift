@@ -37,7 +37,7 @@ struct MapLoaderCommand: AsyncParsableCommand {
         subcommands: [
             ListCommand.self, InfoCommand.self, LocateCommand.self, InstallCommand.self, UninstallCommand.self,
             GroupsCommand.self, CheckUpdateCommand.self, UpdateCommand.self, VerifyCommand.self,
-            PublishCommand.self, ServeCommand.self,
+            PublishCommand.self, ServeCommand.self, KeygenCommand.self, SignCommand.self,
         ]
     )
 }

@@ -33,6 +33,12 @@ struct PublishCommand: ParsableCommand {
     @Option(name: .long, help: "Write patches from this many previous versions of each changed group.")
     var patchDepth: Int = 3
 
+    @Option(name: .long, help: ArgumentHelp("Sign the catalog with this key file (maploader keygen). Without it the site is unsigned.", valueName: "key-file"))
+    var key: String?
+
+    @Option(name: .long, help: "Days the catalog stays valid; clients refuse it afterwards (0: never expires).")
+    var validDays: Double = 30
+
     @Flag(name: .long, help: "Print the report as JSON.")
     var json = false
 
@@ -40,7 +46,9 @@ struct PublishCommand: ParsableCommand {
         guard let format = ArchiveFormat(rawValue: format) else {
             throw ValidationError("--format must be tar.zst or tar.gz")
         }
-        let options = PublishOptions(version: version, format: format, level: level, patchDepth: patchDepth)
+        let options = PublishOptions(version: version, format: format, level: level, patchDepth: patchDepth,
+                                     validity: validDays > 0 ? validDays * 86400 : nil,
+                                     keyFile: key.map { URL(fileURLWithPath: $0) })
         let quiet = json
         do {
             let report = try Publisher.publish(release: URL(fileURLWithPath: release), site: URL(fileURLWithPath: site),
@@ -49,6 +57,9 @@ struct PublishCommand: ParsableCommand {
             Output.line("published \(report.version) (serial \(report.serial)): \(report.packages) packages, " +
                         "\(report.groups) groups, \(report.newArchives) new archives, \(report.reusedArchives) reused, " +
                         "\(report.patches) patches, \(ByteFormat.string(report.bytesWritten)) written")
+        } catch let error as MapLoaderError {
+            Output.error("error: \(error)")
+            throw ExitCode(1)
         } catch let error as PublishError {
             Output.error("error: \(error)")
             throw ExitCode(1)

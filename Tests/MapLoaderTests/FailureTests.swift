@@ -114,7 +114,10 @@ import Testing
         var catalog = try JSONCoding.decode(Catalog.self, from: Data(contentsOf: catalogURL))
         catalog.versions[0].sha256 = FileHashing.sha256(of: garbage)
         catalog.versions[0].size = Int64(garbage.count)
-        try catalog.jsonData().write(to: catalogURL)
+        let data = try catalog.jsonData()
+        try data.write(to: catalogURL)
+        try SigningKeyFile.sign(data, keyFile: other.dir.path("publisher.key")).jsonData()
+            .write(to: other.site.appendingPathComponent(SiteLayout.catalogSignature))
         do {
             try await loader.install(["de-berlin"])
             Issue.record("a malformed manifest was accepted")
@@ -133,7 +136,8 @@ import Testing
     @Test func serverDownIsAConnectionError() async throws {
         let dir = TemporaryDirectory()
         let loader = MapLoader(configuration: .init(server: "http://127.0.0.1:9", dataDirectory: dir.path("data"),
-                                                    retry: RetryPolicy(attempts: 2, initialDelay: 0.01)))
+                                                    retry: RetryPolicy(attempts: 2, initialDelay: 0.01),
+                                                    trust: TrustPolicy(allowUnsigned: true)))
         do {
             try await loader.install(["de-berlin"])
             Issue.record("install without a server succeeded")

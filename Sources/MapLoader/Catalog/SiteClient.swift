@@ -10,9 +10,14 @@ struct SiteClient: Sendable {
     /// The largest catalog accepted (nothing pins its length).
     static let catalogLimit: Int64 = 4 << 20
 
-    /// Fetches and checks the catalog.
-    func catalog() async throws(MapLoaderError) -> Catalog {
+    /// The largest signature file accepted.
+    static let signatureLimit: Int64 = 64 << 10
+
+    /// Fetches the catalog and checks its signature against `trust`, its serial against
+    /// `lastSerial` (rollback) and its expiry against `now` (freeze).
+    func catalog(trust: TrustPolicy, lastSerial: Int?, now: Date = Date()) async throws(MapLoaderError) -> Catalog {
         let data = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
+        if !trust.allowUnsigned { try await checkSignature(of: data, trust: trust) }
         let catalog: Catalog
         do {
             catalog = try JSONCoding.decode(Catalog.self, from: data)
@@ -27,7 +32,30 @@ struct SiteClient: Sendable {
             throw .invalidMetadata(what: source.describe(SiteLayout.catalog),
                                    detail: "current version \(catalog.current) is not among its versions")
         }
+        if let lastSerial, catalog.serial < lastSerial {
+            throw .rollbackRefused("\(source.describe(SiteLayout.catalog)) has serial \(catalog.serial), older than serial \(lastSerial) accepted before: the server offers an outdated catalog (a stale mirror or a rollback attack); nothing was changed")
+        }
+        if let expires = catalog.expires, expires < now {
+            throw .rollbackRefused("\(source.describe(SiteLayout.catalog)) expired at \(expires.formatted(.iso8601)): the publisher must publish or re-sign it, or the server is replaying an old one; nothing was changed")
+        }
         return catalog
+    }
+
+    private func checkSignature(of catalog: Data, trust: TrustPolicy) async throws(MapLoaderError) {
+        let site = source.baseURL.absoluteString
+        guard !trust.keys.isEmpty else {
+            throw .signatureRefused("no publisher key is trusted for \(site): pass --trust-key with the publisher's public key, or --allow-unsigned for a site you control")
+        }
+        let data: Data
+        do {
+            data = try await source.fetchData(SiteLayout.catalogSignature, limit: .atMost(Self.signatureLimit), scratch: scratch)
+        } catch .httpStatus(_, 404) {
+            throw .signatureRefused("\(site) has no catalog.json.sig: the site is unsigned; ask the publisher to sign it (publish --key), or pass --allow-unsigned for a site you control")
+        }
+        guard let signature = try? JSONCoding.decode(CatalogSignature.self, from: data),
+              signature.isValid(for: catalog, trusting: trust.keys) else {
+            throw .signatureRefused("catalog.json at \(site) is not signed by a trusted key: it was altered, or signed with another key; nothing was changed")
+        }
     }
 
     /// Fetches (or reads from cache) the manifest of `version`, checked against the catalog's pin.

@@ -7,11 +7,14 @@ public struct Settings: Sendable, Hashable, Codable {
     public var groups: [String: Bool]
     /// Highest catalog serial accepted so far (rollback protection).
     public var lastSerial: Int?
+    /// Publisher public keys (base64) trusted for this data directory.
+    public var trustedKeys: [String]?
 
     /// Settings with no explicit choices.
-    public init(groups: [String: Bool] = [:], lastSerial: Int? = nil) {
+    public init(groups: [String: Bool] = [:], lastSerial: Int? = nil, trustedKeys: [String]? = nil) {
         self.groups = groups
         self.lastSerial = lastSerial
+        self.trustedKeys = trustedKeys
     }
 
     /// The groups selected under `manifestGroups`: required ones, explicit choices, then defaults.

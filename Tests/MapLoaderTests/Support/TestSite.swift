@@ -10,12 +10,12 @@ final class TestSite: Sendable {
     let url: String
 
     /// Publishes releases `revisions` (v1, v2, …) and serves the site with `faults`.
+    /// The publisher's public key; loaders made by ``loader(dataDirectory:attempts:)`` trust it.
+    let publicKey: PublicKey
+
     init(revisions: [Int] = [1], faults: FaultPlan = FaultPlan(), patchDepth: Int = 3) throws {
-        for revision in revisions {
-            try ReleaseBuilder.make(at: dir.path("r\(revision)"), revision: revision)
-            try Publisher.publish(release: dir.path("r\(revision)"), site: dir.path("site"),
-                                  options: PublishOptions(version: "v\(revision)", level: 3, patchDepth: patchDepth))
-        }
+        publicKey = try SigningKeyFile.generate(at: dir.path("publisher.key"))
+        for revision in revisions { try Self.publish(revision, patchDepth: patchDepth, in: dir) }
         server = ManifestServer(root: dir.path("site"), faults: faults)
         url = "http://127.0.0.1:\(try server.start())"
     }
@@ -24,11 +24,24 @@ final class TestSite: Sendable {
 
     var site: URL { dir.path("site") }
 
+    /// Makes release `revision` and publishes it as `v<revision>`, signed.
+    func publish(_ revision: Int, patchDepth: Int = 3) throws {
+        try Self.publish(revision, patchDepth: patchDepth, in: dir)
+    }
+
+    private static func publish(_ revision: Int, patchDepth: Int, in dir: TemporaryDirectory) throws {
+        try ReleaseBuilder.make(at: dir.path("r\(revision)"), revision: revision)
+        try Publisher.publish(release: dir.path("r\(revision)"), site: dir.path("site"),
+                              options: PublishOptions(version: "v\(revision)", level: 3, patchDepth: patchDepth,
+                                                      validity: 3600, keyFile: dir.path("publisher.key")))
+    }
+
     /// A loader with a fresh (or given) data directory and quick retries.
     func loader(dataDirectory: URL? = nil, attempts: Int = 3) -> MapLoader {
         let data = dataDirectory ?? dir.path("data-\(UUID().uuidString)")
         return MapLoader(configuration: .init(server: url, dataDirectory: data,
-                                              retry: RetryPolicy(attempts: attempts, initialDelay: 0.01, maxDelay: 0.05)))
+                                              retry: RetryPolicy(attempts: attempts, initialDelay: 0.01, maxDelay: 0.05),
+                                              trust: TrustPolicy(keys: [publicKey])))
     }
 
     /// The current manifest as published.

@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+import MapLoader
+import MapPublisher
+
+/// `maploader keygen <key-file>`.
+struct KeygenCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keygen",
+        abstract: "Make an Ed25519 signing key for a publisher and print its public key.",
+        discussion: """
+        Keep the key file secret (it is written with mode 0600). Give the printed public key \
+        to clients: maploader --trust-key KEY, or MAPLOADER_TRUST_KEY.
+        """)
+
+    @Argument(help: "Where to write the private key (never overwritten).")
+    var keyFile: String
+
+    func run() throws {
+        do {
+            let key = try SigningKeyFile.generate(at: URL(fileURLWithPath: keyFile))
+            Output.line(key.base64)
+        } catch {
+            Output.error("error: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// `maploader sign --site <dir> --key <key-file>`.
+struct SignCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sign",
+        abstract: "Re-sign a site's catalog with a new serial and expiry, without publishing a version.")
+
+    @Option(name: .long, help: "The site folder.")
+    var site: String
+
+    @Option(name: .long, help: "The signing key file.")
+    var key: String
+
+    @Option(name: .long, help: "Days the catalog stays valid (0: never expires).")
+    var validDays: Double = 30
+
+    func run() throws {
+        do {
+            let catalog = try Publisher.resign(site: URL(fileURLWithPath: site), keyFile: URL(fileURLWithPath: key),
+                                               validity: validDays > 0 ? validDays * 86400 : nil)
+            Output.line("signed catalog serial \(catalog.serial), current \(catalog.current), expires \(catalog.expires.map { "\($0)" } ?? "never")")
+        } catch {
+            Output.error("error: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}

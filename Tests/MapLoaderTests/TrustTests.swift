@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+@testable import MapLoader
+import MapPublisher
+
+/// Signed catalogs after TUF's threat model: each refusal changes nothing installed.
+@Suite struct TrustTests {
+    func expectRefused(_ loader: MapLoader, _ match: (MapLoaderError) -> Bool) async {
+        do {
+            try await loader.install(["de-hamburg"])
+            Issue.record("install succeeded")
+        } catch {
+            #expect(match(error), "\(error)")
+        }
+    }
+
+    func isSignature(_ error: MapLoaderError) -> Bool { if case .signatureRefused = error { true } else { false } }
+    func isRollback(_ error: MapLoaderError) -> Bool { if case .rollbackRefused = error { true } else { false } }
+
+    @Test func unsignedSiteNeedsExplicitPermission() async throws {
+        let site = try TestSite()
+        try FileManager.default.removeItem(at: site.site.appendingPathComponent(SiteLayout.catalogSignature))
+        await expectRefused(site.loader()) { error in
+            isSignature(error) && error.description.contains("unsigned")
+        }
+        let dir = TemporaryDirectory()
+        let noKeys = MapLoader(configuration: .init(server: site.url, dataDirectory: dir.path("a")))
+        await expectRefused(noKeys) { error in isSignature(error) && error.description.contains("--trust-key") }
+        let permissive = MapLoader(configuration: .init(server: site.url, dataDirectory: dir.path("b"),
+                                                        trust: TrustPolicy(allowUnsigned: true)))
+        try await permissive.install(["de-hamburg"])
+    }
+
+    @Test func tamperedCatalogIsRefusedAndNothingChanges() async throws {
+        let site = try TestSite()
+        let loader = site.loader()
+        try await loader.install(["de-berlin"])
+        let before = try snapshot(loader.currentFolder)
+        let url = site.site.appendingPathComponent(SiteLayout.catalog)
+        var text = try String(contentsOf: url, encoding: .utf8)
+        text = text.replacingOccurrences(of: "\"serial\" : 1", with: "\"serial\" : 99")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        await expectRefused(loader) { error in isSignature(error) && error.description.contains("not signed by a trusted key") }
+        #expect(try snapshot(loader.currentFolder) == before)
+    }
+
+    @Test func signatureByAnotherKeyIsRefused() async throws {
+        let site = try TestSite()
+        let dir = TemporaryDirectory()
+        let stranger = try SigningKeyFile.generate(at: dir.path("other.key"))
+        let loader = MapLoader(configuration: .init(server: site.url, dataDirectory: dir.path("data"),
+                                                    trust: TrustPolicy(keys: [stranger])))
+        await expectRefused(loader, isSignature)
+    }
+
+    @Test func trustedKeyIsRememberedByTheDataDirectory() async throws {
+        let site = try TestSite()
+        let dir = TemporaryDirectory()
+        try await MapLoader(configuration: .init(server: site.url, dataDirectory: dir.path("data"),
+                                                 trust: TrustPolicy(keys: [site.publicKey]))).install(["de-berlin"])
+        // No key passed this time: the saved one is used.
+        try await MapLoader(configuration: .init(server: site.url, dataDirectory: dir.path("data"))).install(["de-hamburg"])
+    }
+
+    @Test func rollbackToAnOlderSignedCatalogIsRefused() async throws {
+        let site = try TestSite()
+        let catalogURL = site.site.appendingPathComponent(SiteLayout.catalog)
+        let signatureURL = site.site.appendingPathComponent(SiteLayout.catalogSignature)
+        let oldCatalog = try Data(contentsOf: catalogURL)
+        let oldSignature = try Data(contentsOf: signatureURL)
+        try site.publish(2)
+        let loader = site.loader()
+        try await loader.install(["de-berlin"])
+        let before = try snapshot(loader.currentFolder)
+        // A mirror replays serial 1, validly signed.
+        try oldCatalog.write(to: catalogURL)
+        try oldSignature.write(to: signatureURL)
+        await expectRefused(loader) { error in isRollback(error) && error.description.contains("serial 1") }
+        #expect(try snapshot(loader.currentFolder) == before)
+    }
+
+    @Test func expiredCatalogIsRefused() async throws {
+        let site = try TestSite()
+        let loader = site.loader()
+        try await loader.install(["de-berlin"])
+        try Publisher.resign(site: site.site, keyFile: site.dir.path("publisher.key"), validity: -60)
+        await expectRefused(loader) { error in isRollback(error) && error.description.contains("expired") }
+        // Re-signed with a future expiry, the site works again.
+        try Publisher.resign(site: site.site, keyFile: site.dir.path("publisher.key"), validity: 3600)
+        try await loader.install(["de-hamburg"])
+    }
+
+    @Test func blobLongerThanPinnedIsRefusedWithoutReadingPastThePin() async throws {
+        let site = try TestSite()
+        let blob = try site.blob("de-hamburg", "base")
+        let handle = try FileHandle(forWritingTo: blob)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(repeating: 0x41, count: 5_000_000))
+        try handle.close()
+        let loader = site.loader()
+        await expectRefused(loader) { error in
+            if case .integrityFailed(_, let detail) = error { return detail.contains("pinned") } else { return false }
+        }
+        // The partial download never holds more than the pinned length.
+        let downloads = loader.configuration.dataDirectory.appendingPathComponent("downloads")
+        for name in try FileManager.default.contentsOfDirectory(atPath: downloads.path) {
+            let size = try FileManager.default.attributesOfItem(atPath: downloads.appendingPathComponent(name).path)[.size] as? Int ?? 0
+            #expect(size < 5_000_000)
+        }
+    }
+}
