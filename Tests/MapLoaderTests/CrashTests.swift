@@ -1,0 +1,145 @@
+import Foundation
+import ManifestServer
+import Testing
+@testable import MapLoader
+import MapPublisher
+
+/// Real crashes: the `maploader` binary is killed with SIGKILL at seeded random instants
+/// during install and update; the next run must recover by itself and `current/` must be
+/// exactly the old or exactly the new tree.
+@Suite(.serialized) struct CrashTests {
+    /// The CLI built next to the test bundle by `swift build --build-tests`.
+    static let binary: URL = {
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("maploader").path), folder.path != "/" {
+            folder.deleteLastPathComponent()
+        }
+        return folder.appendingPathComponent("maploader")
+    }()
+
+    static let trials = Int(ProcessInfo.processInfo.environment["MAPLOADER_CRASH_TRIALS"] ?? "") ?? 20
+
+    struct Run {
+        let status: Int32
+        let seconds: Double
+        let killed: Bool
+    }
+
+    /// Runs the CLI; when `killAfter` is set, sends SIGKILL after that many seconds.
+    static func run(_ arguments: [String], site: TestSite, data: URL, killAfter: Double? = nil) throws -> Run {
+        try run(arguments, server: TestSiteView(url: site.url, publicKey: site.publicKey), data: data, killAfter: killAfter)
+    }
+
+    static func run(_ arguments: [String], server: TestSiteView, data: URL, killAfter: Double? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments + ["--server", server.url, "--data-dir", data.path, "--trust-key", server.publicKey.base64]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let started = Date()
+        try process.run()
+        var killed = false
+        if let killAfter {
+            while process.isRunning, Date().timeIntervalSince(started) < killAfter { usleep(1000) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                killed = true
+            }
+        }
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, seconds: Date().timeIntervalSince(started), killed: killed)
+    }
+
+    /// `current/` without `state.json` (whose commit time differs from run to run).
+    static func installed(_ data: URL) throws -> [String: String] {
+        try snapshot(data.appendingPathComponent("current")).filter { $0.key != "state.json" }
+    }
+
+    /// Kills `arguments` at random instants, `trials` times, each from the state `prepare`
+    /// makes; `new` is what an uninterrupted run leaves.
+    func trial(_ name: String, site: TestSite, arguments: [String], prepare: (URL) throws -> Void) throws {
+        var rng = SeededGenerator(seed: 2026)
+        let reference = site.dir.path("\(name)-reference")
+        try prepare(reference)
+        let duration = try Self.run(arguments, site: site, data: reference).seconds
+        let new = try Self.installed(reference)
+        #expect(!new.isEmpty)
+        var (killedOld, killedNew) = (0, 0)
+        for index in 0..<Self.trials {
+            let data = site.dir.path("\(name)-\(index)")
+            try prepare(data)
+            let before = try Self.installed(data)
+            let delay = Double.random(in: 0...(duration * 1.1), using: &rng)
+            let run = try Self.run(arguments, site: site, data: data, killAfter: delay)
+            // The next run recovers by itself: verify passes and nothing half-built is left.
+            let verify = try Self.run(["verify"], site: site, data: data)
+            #expect(verify.status == 0, "trial \(index) (\(name), killed at \(delay) s): verify failed")
+            let after = try Self.installed(data)
+            #expect(after == before || after == new, "trial \(index) (\(name), killed at \(delay) s): a mix of old and new")
+            if run.killed { if after == before { killedOld += 1 } else { killedNew += 1 } }
+            let staging = try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("staging").path)
+            #expect(staging.isEmpty, "trial \(index): staging was not cleaned")
+            // And the interrupted operation completes when run again.
+            #expect(try Self.run(arguments, site: site, data: data).status == 0)
+            #expect(try Self.installed(data) == new)
+            try? FileManager.default.removeItem(at: data)
+        }
+        print("crash trials \(name): \(Self.trials) runs over \(String(format: "%.2f", duration)) s; killed before the switch \(killedOld), after \(killedNew)")
+    }
+
+    @Test func killDuringInstallLeavesOldOrNew() throws {
+        let site = try TestSite()
+        try trial("install", site: site, arguments: ["install", "germany"], prepare: { _ in })
+    }
+
+    @Test func killDuringUpdateLeavesOldOrNew() throws {
+        let site = try TestSite(revisions: [1])
+        let template = site.dir.path("template")
+        #expect(try Self.run(["install", "germany"], site: site, data: template).status == 0)
+        try site.publish(2)
+        try trial("update", site: site, arguments: ["update"], prepare: { data in
+            try? FileManager.default.removeItem(at: data)
+            try FileManager.default.copyItem(at: template, to: data)
+        })
+    }
+
+    @Test func downloadCutByDeathResumesFromItsPartialFile() throws {
+        let site = try TestSite()
+        // v2: de-hamburg gets 1.5 MB of incompressible data, served at 600 kB/s.
+        let release = site.dir.path("big")
+        try ReleaseBuilder.make(at: release, revision: 1)
+        var rng = SeededGenerator(seed: 9)
+        try ReleaseBuilder(root: release).write(Data((0..<1_500_000).map { _ in UInt8.random(in: 0...255, using: &rng) }),
+                                                "de-hamburg/base/big.bin")
+        try Publisher.publish(release: release, site: site.site,
+                              options: PublishOptions(version: "v2", level: 3, validity: 3600, keyFile: site.dir.path("publisher.key")))
+        let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: 600_000))
+        let port = try slow.start()
+        defer { slow.stop() }
+        let throttled = TestSiteView(url: "http://127.0.0.1:\(port)", publicKey: site.publicKey)
+        let data = site.dir.path("resume")
+        let blob = try site.blob("de-hamburg", "base", version: "v2")
+        let blobSize = try FileManager.default.attributesOfItem(atPath: blob.path)[.size] as! Int
+
+        let first = try Self.run(["install", "de-hamburg"], server: throttled, data: data, killAfter: 1.5)
+        #expect(first.killed)
+        let partial = data.appendingPathComponent("downloads").appendingPathComponent(blob.lastPathComponent)
+        let kept = try FileManager.default.attributesOfItem(atPath: partial.path)[.size] as! Int
+        #expect(kept > 100_000 && kept < blobSize, "the partial download was kept (\(kept) of \(blobSize) bytes)")
+
+        // Let the server notice the dead connection before counting the second run's bytes.
+        Thread.sleep(forTimeInterval: 1)
+        slow.resetStatistics()
+        #expect(try Self.run(["install", "de-hamburg"], server: throttled, data: data).status == 0)
+        let resent = slow.statistics.bodyBytesSentByPath["/" + SiteLayout.blob(blob.lastPathComponent), default: 0]
+        #expect(resent == Int64(blobSize - kept), "only the missing bytes were fetched again")
+        print("resume after SIGKILL: blob \(blobSize) B, kept \(kept) B, fetched again \(resent) B")
+        #expect(try Self.run(["verify"], server: throttled, data: data).status == 0)
+    }
+}
+
+/// The address and key of a server, for running the CLI against it.
+struct TestSiteView {
+    let url: String
+    let publicKey: PublicKey
+}
