@@ -80,6 +80,24 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 }
 
+/// `maploader repair`.
+struct RepairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "repair",
+        abstract: "Re-fetch only the installed groups whose files were changed or damaged.",
+        discussion: "Runs verify, then downloads the full archive of each broken group at the installed version.")
+
+    @OptionGroup var client: ClientOptions
+
+    func run() async throws {
+        let report = try await client.withLoader { try await $0.repair() }
+        if client.json { return Output.json(report) }
+        guard report.committed else { return Output.line("nothing to repair: every installed file matches") }
+        let fixed = report.steps.filter { $0.action != .keep }.map(\.name)
+        Output.line("repaired \(fixed.joined(separator: ", ")): \(ByteFormat.string(report.downloadedBytes)) downloaded")
+    }
+}
+
 extension UpdateStrategy: EnumerableFlag {}
 
 /// Prints a plan as a table.

@@ -93,3 +93,33 @@ import Testing
         await #expect(throws: MapLoaderError.self) { try await loader.package(atLatitude: 123, longitude: 0) }
     }
 }
+
+/// verify and repair.
+@Suite struct RepairTests {
+    @Test func verifyFindsChangesAndRepairRefetchesOnlyThem() async throws {
+        let site = try TestSite()
+        let loader = site.loader()
+        try await loader.install(["germany"])
+        #expect(try await loader.verify().ok)
+
+        let damaged = loader.currentFolder.appendingPathComponent("de-berlin/base/roads.bin")
+        var bytes = try Data(contentsOf: damaged)
+        bytes[100] ^= 1
+        try bytes.write(to: damaged)
+        try FileManager.default.removeItem(at: loader.currentFolder.appendingPathComponent("de-hamburg/poi/poi.csv"))
+
+        let report = try await loader.verify()
+        #expect(Set(report.problems.map { "\($0.package)/\($0.group)" }) == ["de-berlin/base", "de-hamburg/poi"])
+        let tree = try await loader.packageTree()
+        #expect(tree.packages.first { $0.id == "de-hamburg" }?.state == .inconsistent)
+
+        site.server.resetStatistics()
+        let repaired = try await loader.repair()
+        #expect(Set(repaired.steps.filter { $0.action == .update }.map(\.name)) == ["de-berlin/base", "de-hamburg/poi"])
+        let fetched = site.server.statistics.bodyBytesSentByPath.filter { $0.key.contains("/blobs/") }
+        #expect(fetched.count == 2, "only the two broken groups were downloaded")
+        #expect(try await loader.verify().ok)
+        #expect(try snapshot(loader.currentFolder.appendingPathComponent("de-berlin/base")) == snapshot(site.release(1, "de-berlin", "base")))
+        #expect(try await loader.repair().committed == false)
+    }
+}

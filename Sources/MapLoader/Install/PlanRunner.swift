@@ -45,7 +45,24 @@ extension MapLoader {
                                 seconds: Date().timeIntervalSince(started))
         } catch {
             try? FileManager.default.removeItem(at: builder.directory)
-            throw error
+            guard Self.isNoSpace(error) else { throw error }
+            // A disk that filled during the operation: drop this run's downloads too, since
+            // keeping partial files for a resume would keep the disk full.
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: store.downloads.path)) ?? [] {
+                try? FileManager.default.removeItem(at: store.downloads.appendingPathComponent(name))
+            }
+            throw MapLoaderError.insufficientSpace(needed: plan.peakBytes, available: store.availableSpace() ?? 0,
+                                                   path: store.root.path)
+        }
+    }
+
+    /// Whether `error` is the file system running out of space.
+    static func isNoSpace(_ error: any Error) -> Bool {
+        switch error {
+        case let error as StorageError: return error.isNoSpace
+        case MapLoaderError.insufficientSpace: return true
+        case MapLoaderError.storageFailed(_, let reason): return reason.contains(String(cString: strerror(ENOSPC)))
+        default: return false
         }
     }
 
@@ -94,9 +111,6 @@ extension MapLoader {
         } catch let refusal as ArchiveExtractor.Refusal {
             try? FileManager.default.removeItem(at: archive)
             throw MapLoaderError.invalidArchive(package: step.package, group: step.group, detail: refusal.description)
-        } catch let error as StorageError where error.isNoSpace {
-            throw MapLoaderError.insufficientSpace(needed: artifact.unpackedSize, available: store.availableSpace() ?? 0,
-                                                   path: store.root.path)
         }
         let treeHash = TreeHash.of(files)
         guard treeHash == artifact.treeHash, files.count == artifact.files else {

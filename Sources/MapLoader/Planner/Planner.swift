@@ -65,7 +65,7 @@ public enum Planner {
                      strategy: UpdateStrategy, broken: Bool) -> GroupStep {
         func full(_ action: GroupStep.Action, _ reason: String) -> GroupStep {
             GroupStep(package: key.package, group: key.group, action: action, method: .full,
-                      downloadBytes: artifact.size, fullBytes: artifact.size, writeBytes: artifact.unpackedSize,
+                      downloadBytes: artifact.size, fullBytes: artifact.size, writeBytes: diskBytes(artifact),
                       reason: reason, artifact: artifact)
         }
         guard let current else { return full(.install, "not installed") }
@@ -84,10 +84,14 @@ public enum Planner {
         }
         let versions = [chain[0].from] + chain.map(\.to)
         return GroupStep(package: key.package, group: key.group, action: .update, method: .delta, chain: versions,
-                         downloadBytes: cost, fullBytes: artifact.size, writeBytes: artifact.unpackedSize,
+                         downloadBytes: cost, fullBytes: artifact.size, writeBytes: diskBytes(artifact),
                          reason: chain.count == 1 ? "direct patch" : "chain of \(chain.count) patches",
                          artifact: artifact, patches: chain)
     }
+
+    /// Disk space the unpacked files may take: their bytes plus up to one 4 KiB block per
+    /// file lost to rounding.
+    static func diskBytes(_ artifact: Artifact) -> Int64 { artifact.unpackedSize + Int64(artifact.files) * 4096 }
 
     /// The patch sequence with the fewest bytes from tree `start` to tree `goal` (Dijkstra
     /// over tree hashes), or `nil` when none connects them.

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+@testable import MapLoader
+
+/// Real full disks: small tmpfs mounts (mount(2) needs root, as CI and this machine have).
+@Suite(.enabled(if: ReadOnlyMount.available, "needs mount(2) for a small tmpfs"))
+struct DiskSpaceTests {
+    @Test func shortfallIsFoundBeforeAnyDownload() async throws {
+        let site = try TestSite()
+        let mount = try ReadOnlyMount(size: "160k")
+        defer { mount.unmount() }
+        let loader = site.loader(dataDirectory: mount.url.appendingPathComponent("data"))
+        site.server.resetStatistics()
+        do {
+            try await loader.install(["germany"])
+            Issue.record("install on a too-small disk succeeded")
+        } catch {
+            guard case .insufficientSpace(let needed, let available, _) = error else { Issue.record("\(error)"); return }
+            #expect(needed > available)
+            #expect(error.description.contains(ByteFormat.string(needed)) && error.description.contains(ByteFormat.string(available)))
+        }
+        let blobBytes = site.server.statistics.bodyBytesSentByPath.filter { $0.key.contains("/blobs/") }.values.reduce(0, +)
+        #expect(blobBytes == 0, "nothing was downloaded")
+        #expect(!FileManager.default.fileExists(atPath: loader.currentFolder.path))
+    }
+
+    /// Fills the disk as soon as the first download begins, as another app might.
+    final class DiskFiller: MapLoaderDelegate {
+        let file: URL
+        init(file: URL) { self.file = file }
+
+        func mapLoader(didUpdateProgress progress: OperationProgress) {
+            guard progress.phase == .download, !FileManager.default.fileExists(atPath: file.path) else { return }
+            _ = FileManager.default.createFile(atPath: file.path, contents: nil)
+            guard let handle = try? FileHandle(forWritingTo: file) else { return }
+            let block = Data(repeating: 0xAB, count: 64 * 1024)
+            while (try? handle.write(contentsOf: block)) != nil {}
+            try? handle.close()
+        }
+    }
+
+    @Test func diskFillingDuringTheOperationLeavesTheOldStateAndCleansUp() async throws {
+        let site = try TestSite()
+        let mount = try ReadOnlyMount(size: "4m")
+        defer { mount.unmount() }
+        let data = mount.url.appendingPathComponent("data")
+        let loader = site.loader(dataDirectory: data)
+        try await loader.install(["de-berlin"])
+        let before = try snapshot(loader.currentFolder)
+
+        let filler = DiskFiller(file: mount.url.appendingPathComponent("filler"))
+        await loader.setDelegate(filler)
+        do {
+            try await loader.install(["de-hamburg", "ch"])
+            Issue.record("install on a disk that filled up succeeded")
+        } catch {
+            guard case .insufficientSpace = error else { Issue.record("\(error)"); return }
+        }
+        #expect(try snapshot(loader.currentFolder) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("staging").path).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("downloads").path).isEmpty)
+
+        // Once space is freed, the same install works.
+        await loader.setDelegate(nil)
+        try FileManager.default.removeItem(at: filler.file)
+        try await loader.install(["de-hamburg", "ch"])
+        #expect(try snapshot(loader.currentFolder.appendingPathComponent("ch/base")) == snapshot(site.release(1, "ch", "base")))
+    }
+}
