@@ -50,7 +50,11 @@ struct LifecycleTests {
         let clock = ContinuousClock()
         let started = clock.now
         let download = Task { try await RawHTTP.request(port, "/big.bin") }
-        try await Task.sleep(for: .milliseconds(300))
+        // Wait until the body is flowing (however loaded the machine is), then stop.
+        while server.statistics.bodyBytesSent == 0, clock.now - started < .seconds(10) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(100))
         server.stop()
         let response = try await download.value
         #expect(response.status == 200)
