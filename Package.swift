@@ -32,6 +32,8 @@ let package = Package(
         ),
         .target(name: "MapPublisher", dependencies: ["MapLoader", "CArchive", "CZstd"]),
         .target(name: "ManifestServer"),
+        .target(name: "MapLoaderFuzzing", dependencies: ["MapLoader"]),
+        .executableTarget(name: "maploader-fuzz", dependencies: ["MapLoaderFuzzing"]),
         .executableTarget(
             name: "maploader",
             dependencies: [
@@ -42,7 +44,7 @@ let package = Package(
         .testTarget(name: "ManifestServerTests", dependencies: ["ManifestServer"]),
         .testTarget(
             name: "MapLoaderTests",
-            dependencies: ["MapLoader", "MapPublisher", "ManifestServer"]
+            dependencies: ["MapLoader", "MapPublisher", "ManifestServer", "MapLoaderFuzzing"]
         ),
     ],
     swiftLanguageModes: [.v6]

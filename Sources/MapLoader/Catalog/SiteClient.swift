@@ -93,9 +93,9 @@ struct SiteClient: Sendable {
 }
 
 /// Structural checks of a manifest beyond what decoding catches.
-enum ManifestValidation {
+public enum ManifestValidation {
     /// The first problem found, or `nil` when the manifest is sound.
-    static func problem(in manifest: Manifest) -> String? {
+    public static func problem(in manifest: Manifest) -> String? {
         guard manifest.formatVersion == Manifest.currentFormat else {
             return "format \(manifest.formatVersion) is not supported by this maploader"
         }
