@@ -4,6 +4,7 @@
 # for benchmarks; curl and python3 for scripts.
 set -euo pipefail
 packages=(libarchive-dev zlib1g-dev libzstd-dev pkg-config zstd curl python3)
+[ "${1:-}" = "--bench" ] && packages+=(time)
 [ "${1:-}" = "--bench" ] && packages+=(xdelta3 bsdiff)
 missing=()
 for p in "${packages[@]}"; do
