@@ -80,8 +80,12 @@ extension MapLoader {
                                                  transfer: &transfer)
                 return (InstalledGroup(artifact: artifact.sha256, treeHash: artifact.treeHash, files: files.count,
                                        size: files.reduce(0) { $0 + $1.size }), step)
-            } catch let error as MapLoaderError where error != .cancelled {
-                if case .insufficientSpace = error { throw error }
+            } catch {
+                if error is CancellationError || (error as? MapLoaderError) == .cancelled || Self.isNoSpace(error) {
+                    throw error
+                }
+                try? FileManager.default.removeItem(at: builder.directory.appendingPathComponent(step.package)
+                    .appendingPathComponent(step.group))
                 step.method = .full
                 step.chain = []
                 step.patches = []
