@@ -7,10 +7,8 @@ actor ProgressRenderer {
     private let quiet: Bool
     private let terminal = Output.stderrIsTerminal
     private var lastDraw = Date.distantPast
-    private var phaseStart = Date()
     private var lastKey = ""
-    private var lastPhase: OperationPhase?
-    private var phaseStartBytes: Int64 = 0
+    private var downloadStart: (time: Date, bytes: Int64)?
     private var barShown = false
 
     init(quiet: Bool) { self.quiet = quiet }
@@ -27,16 +25,22 @@ actor ProgressRenderer {
             show(progress)
         case .planned(let step):
             clearBar()
-            var how = step.method == .delta ? "patch \(step.chain.joined(separator: "→"))" : step.method.rawValue
-            if step.action == .remove { how = "remove" }
-            let size = step.downloadBytes > 0 ? ", \(ByteFormat.string(step.downloadBytes))" : ""
-            Output.error("  \(step.name): \(step.action.rawValue) by \(how)\(size) (\(step.reason))")
+            let how = switch (step.action, step.method) {
+            case (.remove, _): "remove"
+            case (_, .delta): "patch \(step.chain.joined(separator: "→"))"
+            case (_, .full): "full archive"
+            default: "keep"
+            }
+            let size = step.downloadBytes > 0 ? " \(ByteFormat.string(step.downloadBytes))" : ""
+            Output.error("  \(step.name): \(how)\(size) (\(step.reason))")
         case .connectionLost(let url, let reason, let retryIn):
             clearBar()
             Output.error("  connection lost (\(reason)) on \(url); retrying in \(String(format: "%.1f", retryIn)) s")
         case .connectionFound(let url):
             clearBar()
             Output.error("  connection back for \(url)")
+        case .started:
+            downloadStart = nil
         case .failed, .finished:
             clearBar()
         default:
@@ -47,18 +51,14 @@ actor ProgressRenderer {
     private func show(_ progress: OperationProgress) {
         let key = "\(progress.phase.rawValue) \(progress.item ?? "")"
         let now = Date()
-        if progress.phase != lastPhase {
-            lastPhase = progress.phase
-            phaseStart = now
-            phaseStartBytes = progress.completedBytes
-        }
+        if progress.phase == .download, downloadStart == nil { downloadStart = (now, progress.completedBytes) }
         if key != lastKey {
             lastKey = key
-            if !terminal, progress.phase != .resolve {
+            if !terminal, [.download, .extract, .patch, .commit].contains(progress.phase) {
                 let counter = progress.totalItems > 0 ? " (\(progress.completedItems + 1)/\(progress.totalItems))" : ""
                 let size = progress.phase == .download && progress.totalBytes > 0
                     ? " [\(ByteFormat.string(progress.completedBytes)) of \(ByteFormat.string(progress.totalBytes))]" : ""
-                Output.error("\(progress.phase.rawValue) \(progress.item ?? "")\(counter)\(size)")
+                Output.error([progress.phase.rawValue, progress.item].compactMap { $0 }.joined(separator: " ") + counter + size)
             }
         }
         guard terminal, now.timeIntervalSince(lastDraw) >= 0.1 || progress.fraction >= 1 else { return }
@@ -69,9 +69,9 @@ actor ProgressRenderer {
         var text = "\(progress.phase.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(bar) \(Int(progress.fraction * 100))%"
         if progress.totalBytes > 0 {
             text += "  \(ByteFormat.string(progress.completedBytes))/\(ByteFormat.string(progress.totalBytes))"
-            let elapsed = now.timeIntervalSince(phaseStart)
-            if progress.phase == .download, elapsed > 0.3, progress.completedBytes > phaseStartBytes {
-                let rate = Double(progress.completedBytes - phaseStartBytes) / elapsed
+            if progress.phase == .download, let start = downloadStart, now.timeIntervalSince(start.time) > 0.3,
+               progress.completedBytes > start.bytes {
+                let rate = Double(progress.completedBytes - start.bytes) / now.timeIntervalSince(start.time)
                 let eta = Double(progress.totalBytes - progress.completedBytes) / max(rate, 1)
                 text += "  \(ByteFormat.string(Int64(rate)))/s  ETA \(Int(eta.rounded()))s"
             }

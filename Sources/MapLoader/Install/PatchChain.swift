@@ -1,7 +1,54 @@
+import Foundation
+
 extension MapLoader {
-    /// Applies a step's patch chain to the installed files (replaced once the patch codec lands).
+    /// Downloads a step's patch blobs and applies them in order to the installed files,
+    /// producing the group's target tree in the new generation. Every patch checks the
+    /// old bytes it reads and the new bytes it writes; the result must have the
+    /// artifact's tree hash. Any failure throws, and the caller falls back to the full
+    /// archive.
     func applyChain(_ step: GroupStep, item: Int, of items: Int, into builder: GenerationBuilder,
                     operation: MapLoaderOperation, transfer: inout Transfer) async throws -> [FileEntry] {
-        throw MapLoaderError.invalidMetadata(what: step.name, detail: "patches are not supported by this build")
+        guard let artifact = step.artifact, !step.patches.isEmpty else {
+            throw MapLoaderError.invalidMetadata(what: step.name, detail: "no patches to apply")
+        }
+        var patchFiles: [URL] = []
+        for edge in step.patches {
+            patchFiles.append(try await fetchBlob(sha256: edge.sha256, size: edge.size,
+                                                  item: "\(step.name) \(edge.from)→\(edge.to)", index: item, of: items,
+                                                  operation: operation, transfer: &transfer))
+        }
+        var source = store.groupDirectory(package: step.package, group: step.group)
+        var intermediates: [URL] = []
+        defer { for folder in intermediates { try? FileManager.default.removeItem(at: folder) } }
+        var files: [FileEntry] = []
+        let hub = self.hub
+        let name = step.name
+        for (index, patch) in patchFiles.enumerated() {
+            let last = index == patchFiles.count - 1
+            let target: URL
+            if last {
+                target = try builder.makeGroupDirectory(package: step.package, group: step.group)
+            } else {
+                target = builder.directory.deletingLastPathComponent().appendingPathComponent("patch-\(UUID().uuidString)")
+                intermediates.append(target)
+            }
+            progress(operation, .patch, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
+            let from = source
+            files = try await offActor {
+                try PatchApplier.apply(patch: patch, oldTree: from, into: target) { done in
+                    hub.emit(.progress(OperationProgress(operation: operation, phase: .patch, completedBytes: done,
+                                                         totalBytes: artifact.unpackedSize, completedItems: item - 1,
+                                                         totalItems: items, item: name)))
+                }
+            }
+            source = target
+        }
+        let treeHash = TreeHash.of(files)
+        guard treeHash == artifact.treeHash else {
+            throw MapLoaderError.integrityFailed(what: "\(step.name) after patching",
+                                                 detail: "tree hash \(treeHash.prefix(12))… differs from the manifest's \(artifact.treeHash.prefix(12))…")
+        }
+        try builder.writeIndex(files, package: step.package, group: step.group)
+        return files
     }
 }

@@ -1,0 +1,146 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The state of one ``PatchApplier/apply(patch:oldTree:into:progress:)`` call: which old
+/// files are verified, which directories exist, how far progress is.
+struct PatchRun {
+    let patch: OpenedPatch
+    let oldRoot: String
+    let newRoot: String
+    let progress: ((Int64) -> Void)?
+    /// Old paths whose bytes were hashed, with the digest found.
+    private var verified: [String: SHA256Hash] = [:]
+    /// Directories of the new tree created or known to exist (relative; "" is the root).
+    private var directories: Set<String> = [""]
+    /// Target bytes done.
+    private var done: Int64 = 0
+    /// Bytes done at the last progress report.
+    private var reported: Int64 = -1
+
+    init(patch: OpenedPatch, oldRoot: String, newRoot: String, progress: ((Int64) -> Void)?) {
+        self.patch = patch
+        self.oldRoot = oldRoot
+        self.newRoot = newRoot
+        self.progress = progress
+    }
+
+    /// Produces one target file in the new tree.
+    mutating func produce(_ target: PatchManifest.Target) throws {
+        try makeParentDirectories(of: target.path)
+        let destination = newRoot + "/" + target.path
+        let sources = patch.manifest.sources
+        switch target.origin {
+        case .unchanged:
+            try linkVerified(oldPath: target.path, target: target, destination: destination)
+        case .copy(let index):
+            try linkVerified(oldPath: sources[index].path, target: target, destination: destination)
+        case .add(let payload):
+            try decode(payload, prefix: nil, target: target, destination: destination)
+        case .patch(let index, let payload):
+            let source = sources[index]
+            let mapped = try MappedFile(path: oldRoot + "/" + source.path, displayPath: source.path)
+            if verified[source.path] != source.sha256 {
+                let found = SHA256Hash.of(mapped.bytes)
+                guard found == source.sha256 else {
+                    throw PatchError.sourceMismatch(path: source.path, expectedSHA256: source.sha256.hex,
+                                                    foundSHA256: found.hex)
+                }
+                verified[source.path] = found
+            }
+            try decode(payload, prefix: mapped.bytes, target: target, destination: destination)
+        }
+        report(force: true)
+    }
+
+    /// Hashes the old file (once per path), requires the target's digest, then links it.
+    private mutating func linkVerified(oldPath: String, target: PatchManifest.Target, destination: String) throws {
+        let source = oldRoot + "/" + oldPath
+        var st = stat()
+        guard lstat(source, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            throw PatchError.sourceMissing(path: oldPath)
+        }
+        let found: SHA256Hash
+        if let known = verified[oldPath] {
+            found = known
+        } else {
+            let (hex, _) = try FileHashing.sha256(ofFileAt: URL(fileURLWithPath: source))
+            found = SHA256Hash(hex: hex)!
+            verified[oldPath] = found
+        }
+        guard found == target.sha256, Int64(st.st_size) == target.size else {
+            throw PatchError.sourceMismatch(path: oldPath, expectedSHA256: target.sha256.hex, foundSHA256: found.hex)
+        }
+        try TreeLinker.linkOrCopy(source: source, destination: destination, displayPath: target.path,
+                                  sha256: target.sha256, size: target.size)
+        done += target.size
+    }
+
+    /// Streams a payload into a new file and checks the result.
+    private mutating func decode(_ payload: PatchManifest.Payload, prefix: UnsafeRawBufferPointer?,
+                                 target: PatchManifest.Target, destination: String) throws {
+        let writer = try HashingFileWriter(path: destination, displayPath: target.path, limit: target.size)
+        let start = done
+        switch payload.encoding {
+        case .stored:
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+            defer { buffer.deallocate() }
+            var offset: Int64 = 0
+            while offset < payload.length {
+                let want = Int(min(Int64(buffer.count), payload.length - offset))
+                let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
+                guard try patch.file.readChunk(into: chunk, at: payload.offset + offset) == want else {
+                    throw PatchError.truncated(detail: "stored payload of \(target.path) ends early")
+                }
+                try writer.write(UnsafeRawBufferPointer(chunk))
+                offset += Int64(want)
+                done = start + offset
+                report(force: false)
+            }
+        case .zstd, .delta:
+            try ZstdDelta.decodeFrame(from: patch.file, offset: payload.offset, length: payload.length,
+                                      prefix: prefix, expectedSize: target.size, displayPath: target.path) {
+                try writer.write($0)
+                done = start + writer.written
+                report(force: false)
+            }
+        }
+        let (hash, size) = try writer.finish()
+        guard hash == target.sha256, size == target.size else {
+            unlink(destination)
+            throw PatchError.outputMismatch(path: target.path, expectedSHA256: target.sha256.hex,
+                                            foundSHA256: hash.hex, expectedSize: target.size, foundSize: size)
+        }
+        done = start + target.size
+    }
+
+    /// Creates the missing directories above `path` in the new tree.
+    private mutating func makeParentDirectories(of path: String) throws {
+        for dir in PatchPath.ancestors(of: path) {
+            let relative = String(dir)
+            if directories.contains(relative) { continue }
+            let full = newRoot + "/" + relative
+            if mkdir(full, 0o755) != 0 && errno != EEXIST {
+                throw PatchError.io(path: full, operation: "mkdir", errno: errno)
+            }
+            directories.insert(relative)
+        }
+    }
+
+    /// fsyncs every directory of the new tree so the new entries survive a crash.
+    func syncDirectories() throws {
+        for dir in directories.sorted(by: >) {
+            try PosixFile.openDirectory(dir.isEmpty ? newRoot : newRoot + "/" + dir).sync()
+        }
+    }
+
+    /// Reports progress at file ends and at least every 4 MiB inside a file.
+    private mutating func report(force: Bool) {
+        guard let progress, done != reported, force || done - reported >= 4 << 20 else { return }
+        reported = done
+        progress(done)
+    }
+}

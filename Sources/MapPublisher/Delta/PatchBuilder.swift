@@ -1,0 +1,130 @@
+import Foundation
+import MapLoader
+
+/// Builds a patch container that turns one file tree into another (publisher side).
+public enum PatchBuilder {
+    /// Writes a patch from the tree at `oldDir` to the tree at `newDir` into `output` and
+    /// returns what it chose per file.
+    ///
+    /// Per new file: same path and bytes → `unchanged`; bytes of any old file → `copy`
+    /// (moves, duplicates); otherwise the smallest of a delta against the old file at the
+    /// same path (or a similar old file, see ``PatchOptions/findRenamedBases``), plain zstd,
+    /// and stored bytes → `patch` or `add`. Old paths missing from the new tree are listed
+    /// as deletions. The container lists the complete target tree (path, size, SHA-256), so
+    /// the applier can check the result exactly. `output` is replaced atomically.
+    public static func build(from oldDir: URL, to newDir: URL, output: URL,
+                             options: PatchOptions = .init()) throws -> PatchStats {
+        let old = try TreeScan(root: oldDir)
+        let new = try TreeScan(root: newDir)
+        let work = FileManager.default.temporaryDirectory
+            .appendingPathComponent("patchbuild-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let spoolPath = work.path + "/payloads"
+        let spool = try PosixFile.create(spoolPath)
+
+        var plan = PlanState(old: old)
+        let chooser = PayloadChooser(compressor: try ZstdCompressor(), level: options.level,
+                                     workDirectory: work.path)
+        let finder = options.findRenamedBases
+            ? DeltaBaseFinder(old: old.files, newPaths: Set(new.files.map(\.path))) : nil
+        var targets: [PatchManifest.Target] = []
+        var stats = PatchStats()
+
+        for file in new.files {
+            var entry = PatchStats.File(path: file.path, operation: .unchanged, size: file.size, source: nil,
+                                        encoding: nil, payloadBytes: 0, tried: [:], note: nil)
+            let origin: PatchManifest.Origin
+            if let same = old.byPath[file.path], same.sha256 == file.sha256 {
+                origin = .unchanged
+            } else if let source = plan.copySource(for: file) {
+                origin = .copy(source: plan.sourceIndex(source))
+                entry.operation = .copy
+                entry.source = source.path
+            } else {
+                let base = old.byPath[file.path] ?? finder?.base(for: file)
+                let choice = try chooser.choose(newPath: new.fullPath(file), newSize: file.size,
+                                                basePath: base.map(old.fullPath))
+                try append(choice.payloadPath, length: choice.length, to: spool)
+                let payload = PatchManifest.Payload(encoding: choice.encoding, length: choice.length)
+                if choice.encoding == .delta, let base {
+                    origin = .patch(source: plan.sourceIndex(base), payload)
+                    entry.operation = .patch
+                } else {
+                    origin = .add(payload)
+                    entry.operation = .add
+                }
+                entry.source = base?.path
+                entry.encoding = choice.encoding
+                entry.payloadBytes = choice.length
+                entry.tried = choice.tried
+                entry.note = choice.note
+            }
+            targets.append(.init(path: file.path, size: file.size, sha256: file.sha256, origin: origin))
+            stats.files.append(entry)
+        }
+        let newPaths = Set(new.files.map(\.path))
+        let deletions = old.files.map(\.path).filter { !newPaths.contains($0) }
+        for path in deletions {
+            stats.files.append(.init(path: path, operation: .delete, size: 0, source: nil, encoding: nil,
+                                     payloadBytes: 0, tried: [:], note: nil))
+        }
+
+        try spool.sync()
+        let manifest = PatchManifest(sources: plan.sources, targets: targets, deletions: deletions)
+        let raw = PatchManifestEncoder.encode(manifest)
+        let compressed = try PatchContainerWriter.compressManifest(raw, level: options.manifestLevel)
+        try PatchContainerWriter.write(rawManifestCount: raw.count, compressedManifest: compressed,
+                                       payloads: spoolPath, to: output)
+        stats.headerBytes = Int64(PatchFormat.headerSize)
+        stats.manifestBytes = Int64(compressed.count)
+        stats.manifestRawBytes = Int64(raw.count)
+        stats.payloadBytes = try spool.size()
+        stats.patchBytes = stats.headerBytes + stats.manifestBytes + stats.payloadBytes
+        stats.targetBytes = manifest.targetBytes
+        return stats
+    }
+
+    /// Appends exactly `length` bytes of the file at `path` to `spool`.
+    private static func append(_ path: String, length: Int64, to spool: PosixFile) throws {
+        let input = try PosixFile.openForReading(path)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var copied: Int64 = 0
+        while copied < length {
+            let n = try input.readChunk(into: UnsafeMutableRawBufferPointer(
+                rebasing: buffer[0..<Int(min(Int64(buffer.count), length - copied))]))
+            guard n > 0 else { throw PatchBuildError.fileChanged(path: path) }
+            try spool.writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            copied += Int64(n)
+        }
+    }
+}
+
+/// The source table under construction and the old files indexed by content.
+private struct PlanState {
+    /// Old files by digest, each list sorted by path.
+    let oldByHash: [SHA256Hash: [TreeScan.File]]
+    /// The source table of the manifest.
+    private(set) var sources: [PatchManifest.Source] = []
+    private var indexByPath: [String: Int] = [:]
+
+    init(old: TreeScan) {
+        oldByHash = Dictionary(grouping: old.files, by: \.sha256)
+    }
+
+    /// An old file with the same bytes as `file`, preferring one with the same name.
+    func copySource(for file: TreeScan.File) -> TreeScan.File? {
+        guard let candidates = oldByHash[file.sha256] else { return nil }
+        let name = DeltaBaseFinder.name(of: file.path)
+        return candidates.first { DeltaBaseFinder.name(of: $0.path) == name } ?? candidates.first
+    }
+
+    /// The index of `file` in the source table, adding it on first use.
+    mutating func sourceIndex(_ file: TreeScan.File) -> Int {
+        if let index = indexByPath[file.path] { return index }
+        sources.append(.init(path: file.path, sha256: file.sha256))
+        indexByPath[file.path] = sources.count - 1
+        return sources.count - 1
+    }
+}

@@ -1,0 +1,57 @@
+import CZstd
+import Foundation
+import MapLoader
+
+/// Writes a container: header, zstd-compressed manifest, then the payloads.
+package enum PatchContainerWriter {
+    /// Compresses `manifest` (one frame with checksum and content size) at `level`.
+    package static func compressManifest(_ manifest: [UInt8], level: Int) throws -> [UInt8] {
+        guard let cctx = ZSTD_createCCtx() else { throw PatchBuildError.codec(path: "manifest", message: "out of memory") }
+        defer { ZSTD_freeCCtx(cctx) }
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, Int32(level))
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)
+        var out = [UInt8](repeating: 0, count: ZSTD_compressBound(manifest.count))
+        let n = out.withUnsafeMutableBytes { dst in
+            manifest.withUnsafeBytes { src in
+                ZSTD_compress2(cctx, dst.baseAddress, dst.count, src.baseAddress, src.count)
+            }
+        }
+        if ZstdDelta.isError(n) { throw PatchBuildError.codec(path: "manifest", message: ZstdDelta.errorName(n)) }
+        return Array(out[0..<n])
+    }
+
+    /// The 16-byte header for a compressed manifest of `compressed` bytes that expands to `raw`.
+    package static func header(compressed: Int, raw: Int) -> [UInt8] {
+        var header = PatchFormat.magic
+        for value in [UInt32(compressed), UInt32(raw)] {
+            for shift in stride(from: 0, to: 32, by: 8) { header.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+        }
+        return header
+    }
+
+    /// Writes the container to `output` atomically (a temporary file beside it, fsync'ed,
+    /// then renamed): header, `compressedManifest`, then the bytes of `payloads`.
+    package static func write(rawManifestCount: Int, compressedManifest: [UInt8], payloads: String,
+                              to output: URL) throws {
+        guard rawManifestCount <= PatchFormat.maxManifestSize else {
+            throw PatchBuildError.codec(path: "manifest", message: "manifest of \(rawManifestCount) bytes exceeds the format's limit")
+        }
+        let temporary = output.path + ".partial"
+        let out = try PosixFile.createOrTruncate(temporary)
+        let header = header(compressed: compressedManifest.count, raw: rawManifestCount)
+        try header.withUnsafeBytes { try out.writeAll($0) }
+        try compressedManifest.withUnsafeBytes { try out.writeAll($0) }
+        let input = try PosixFile.openForReading(payloads)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = try input.readChunk(into: buffer)
+            if n == 0 { break }
+            try out.writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
+        try out.sync()
+        guard rename(temporary, output.path) == 0 else {
+            throw PatchError.io(path: output.path, operation: "rename", errno: errno)
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import MapLoader
+
+/// Encodes one new file the ways that apply (delta against a base, plain zstd, stored)
+/// and keeps the smallest; ties go to the simpler encoding (stored, then zstd).
+///
+/// Plain zstd is not tried when the delta is already below 1/64 of the file: without the
+/// old file zstd cannot get near such a ratio on data the old file explains, and on large
+/// files the extra pass costs as much as the delta itself (63 of 149 s on a 61 MB file).
+package struct PayloadChooser {
+    /// The winning payload.
+    package struct Choice {
+        /// Its encoding.
+        package var encoding: PatchEncoding
+        /// The file holding the payload bytes (the new file itself when stored).
+        package var payloadPath: String
+        /// Its length.
+        package var length: Int64
+        /// Every encoding tried and its size.
+        package var tried: [PatchEncoding: Int64]
+        /// Why a delta was not used although a base was offered, if so.
+        package var note: String?
+    }
+
+    /// A delta below this fraction of the new file skips the plain-zstd trial.
+    static let plainZstdSkipRatio: Int64 = 64
+
+    /// The context every trial encodes with.
+    let compressor: ZstdCompressor
+    /// The zstd level.
+    let level: Int
+    /// Where trial payloads are written (`zstd.payload`, `delta.payload`, `delta-ldm.payload`).
+    let workDirectory: String
+
+    /// A chooser encoding at `level` into files in `workDirectory`.
+    package init(compressor: ZstdCompressor, level: Int, workDirectory: String) {
+        self.compressor = compressor
+        self.level = level
+        self.workDirectory = workDirectory
+    }
+
+    /// The smallest payload for `newPath` (`newSize` bytes), optionally as a delta against `basePath`.
+    package func choose(newPath: String, newSize: Int64, basePath: String?) throws -> Choice {
+        var choice = Choice(encoding: .stored, payloadPath: newPath, length: newSize, tried: [.stored: newSize])
+        guard newSize > 0 else { return choice }
+        var delta: (path: String, length: Int64)?
+        if let basePath {
+            let base = try MappedFile(path: basePath, displayPath: basePath)
+            if let reason = ZstdDelta.deltaLimitReason(oldSize: Int64(base.bytes.count), newSize: newSize) {
+                choice.note = "no delta: \(reason)"
+            } else {
+                delta = try encodeDelta(newPath, newSize: newSize, base: base.bytes)
+                choice.tried[.delta] = delta!.length
+            }
+        }
+        if delta.map({ $0.length * Self.plainZstdSkipRatio > newSize }) ?? true {
+            let zstdPath = workDirectory + "/zstd.payload"
+            let length = try encode(newPath, prefix: nil, into: zstdPath)
+            choice.tried[.zstd] = length
+            if length < choice.length {
+                (choice.encoding, choice.payloadPath, choice.length) = (.zstd, zstdPath, length)
+            }
+        }
+        if let delta {
+            if delta.length < choice.length {
+                (choice.encoding, choice.payloadPath, choice.length) = (.delta, delta.path, delta.length)
+            } else {
+                choice.note = "delta (\(delta.length) B) not smaller than \(choice.encoding) (\(choice.length) B)"
+            }
+        }
+        return choice
+    }
+
+    /// The delta with the CLI's parameters; where that rule leaves long-distance matching
+    /// off (files up to the level's chain reach, a few MB, so cheap to encode twice) the
+    /// delta with it on is tried too, and the smaller one kept.
+    private func encodeDelta(_ path: String, newSize: Int64, base: UnsafeRawBufferPointer) throws -> (path: String, length: Int64) {
+        let first = workDirectory + "/delta.payload"
+        let firstLength = try encode(path, prefix: base, into: first)
+        let windowLog = ZstdDelta.windowLog(forContentSize: newSize)!
+        guard !ZstdCompressor.needsLongDistanceMatching(windowLog: windowLog, level: level, newSize: newSize,
+                                                        prefixSize: base.count) else { return (first, firstLength) }
+        let second = workDirectory + "/delta-ldm.payload"
+        let secondLength = try encode(path, prefix: base, longDistanceMatching: true, into: second)
+        return secondLength < firstLength ? (second, secondLength) : (first, firstLength)
+    }
+
+    private func encode(_ path: String, prefix: UnsafeRawBufferPointer?, longDistanceMatching: Bool? = nil,
+                        into output: String) throws -> Int64 {
+        let out = try PosixFile.createOrTruncate(output)
+        return try compressor.encode(path: path, prefix: prefix, level: level,
+                                     longDistanceMatching: longDistanceMatching, into: out)
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import MapLoader
+
+/// The regular files of a release folder with their sizes and SHA-256 digests.
+struct TreeScan {
+    /// One file of a tree.
+    struct File: Sendable, Equatable {
+        /// Path relative to the tree root.
+        var path: String
+        /// Size in bytes.
+        var size: Int64
+        /// SHA-256 of the content.
+        var sha256: SHA256Hash
+    }
+
+    /// The tree's root directory.
+    let root: URL
+    /// Every file, sorted by path.
+    let files: [File]
+    /// Files by path.
+    let byPath: [String: File]
+
+    /// Scans and hashes every file below `root` (sorted by the paths' UTF-8 bytes, as
+    /// tree hashes are); anything but regular files and directories, or a name a patch
+    /// cannot carry, throws.
+    init(root: URL) throws {
+        self.root = root
+        let listing: [(path: String, size: Int64)]
+        do {
+            listing = try FileTree.files(in: root)
+        } catch let problem as FileTree.Problem {
+            throw PatchBuildError.unsupportedFile(detail: problem.description)
+        }
+        var files: [File] = []
+        for entry in listing {
+            guard PatchPath.isSafe(entry.path) else { throw PatchBuildError.unsupportedPath(path: entry.path) }
+            let (hex, size) = try FileHashing.sha256(ofFileAt: root.appendingPathComponent(entry.path))
+            files.append(File(path: entry.path, size: size, sha256: SHA256Hash(hex: hex)!))
+        }
+        self.files = files
+        byPath = Dictionary(uniqueKeysWithValues: files.map { ($0.path, $0) })
+    }
+
+    /// The absolute path of `file`.
+    func fullPath(_ file: File) -> String { root.path + "/" + file.path }
+}

@@ -1,0 +1,200 @@
+import Foundation
+@testable import MapLoader
+import MapPublisher
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A fresh directory under the system temp dir, removed when the value goes away.
+final class TempDirectory {
+    let url: URL
+
+    init(_ label: String = "delta") {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("\(label)-\(UUID().uuidString)", isDirectory: true)
+        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    /// A path below the directory (not created).
+    func child(_ name: String) -> URL { url.appendingPathComponent(name) }
+}
+
+/// A small deterministic generator (SplitMix64), so fixtures are the same on every run.
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9e37_79b9_7f4a_7c15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
+    }
+    mutating func bytes(_ count: Int) -> [UInt8] {
+        (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) }
+    }
+}
+
+/// Map-like test data: fixed-size records (id, coordinates, type, flags, name).
+enum Records {
+    static let size = 44
+    private static let words = ["Main", "High", "Church", "Station", "Park", "Mill", "Bridge", "Lake", "River",
+                                "North", "South", "Market", "School", "Road", "Street", "Lane", "Hill"]
+
+    /// One record.
+    static func record(id: UInt32, lat: Int32, lon: Int32, using rng: inout SeededRandom) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(size)
+        withUnsafeBytes(of: id.littleEndian) { out += $0 }
+        withUnsafeBytes(of: lat.littleEndian) { out += $0 }
+        withUnsafeBytes(of: lon.littleEndian) { out += $0 }
+        withUnsafeBytes(of: UInt16.random(in: 0...40, using: &rng).littleEndian) { out += $0 }
+        withUnsafeBytes(of: UInt16.random(in: 0...7, using: &rng).littleEndian) { out += $0 }
+        let name = (0..<Int.random(in: 1...3, using: &rng)).map { _ in words.randomElement(using: &rng)! }
+            .joined(separator: " ")
+        var nameBytes = Array(name.utf8.prefix(28))
+        nameBytes += [UInt8](repeating: 0, count: 28 - nameBytes.count)
+        return out + nameBytes
+    }
+
+    /// `count` records along a random walk.
+    static func make(count: Int, seed: UInt64) -> [[UInt8]] {
+        var rng = SeededRandom(seed: seed)
+        var lat: Int32 = 515_000_000, lon: Int32 = -1_200_000
+        return (0..<count).map { i in
+            lat &+= Int32.random(in: -3000...3000, using: &rng)
+            lon &+= Int32.random(in: -3000...3000, using: &rng)
+            return record(id: UInt32(i), lat: lat, lon: lon, using: &rng)
+        }
+    }
+
+    /// Deletes, edits and inserts about `fraction` of the records.
+    static func mutate(_ records: [[UInt8]], fraction: Double, seed: UInt64) -> [[UInt8]] {
+        var rng = SeededRandom(seed: seed)
+        var out: [[UInt8]] = []
+        var nextID = UInt32(records.count)
+        for var record in records {
+            let x = Double.random(in: 0..<1, using: &rng)
+            if x < fraction / 3 { continue }
+            if x < 2 * fraction / 3 { record[4] &+= 7; record[9] &+= 3 }
+            out.append(record)
+            if Double.random(in: 0..<1, using: &rng) < fraction / 3 {
+                out.append(Records.record(id: nextID, lat: 1, lon: 2, using: &rng))
+                nextID += 1
+            }
+        }
+        return out
+    }
+}
+
+/// File-tree helpers.
+enum Trees {
+    /// Writes `bytes` at `path` below `root`, creating directories.
+    static func write(_ bytes: [UInt8], _ path: String, in root: URL) {
+        let url = root.appendingPathComponent(path)
+        try! FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try! Data(bytes).write(to: url)
+    }
+
+    /// Every file below `root` with its bytes.
+    static func contents(of root: URL) -> [String: Data] {
+        var result: [String: Data] = [:]
+        for entry in try! FileTree.files(in: root) {
+            result[entry.path] = try! Data(contentsOf: root.appendingPathComponent(entry.path))
+        }
+        return result
+    }
+
+    /// The inode of the file at `url`, nil if it does not exist.
+    static func inode(_ url: URL) -> UInt64? {
+        var st = stat()
+        guard lstat(url.path, &st) == 0 else { return nil }
+        return UInt64(st.st_ino)
+    }
+
+    /// Copies the tree at `from` to a new directory `to` (plain copies, no links).
+    static func copy(_ from: URL, to: URL) {
+        try! FileManager.default.copyItem(at: from, to: to)
+    }
+}
+
+/// The error a throwing expression raised, if it is a `PatchError`.
+func patchError(_ body: () throws -> Void) -> PatchError? {
+    do {
+        try body()
+        return nil
+    } catch let error as PatchError {
+        return error
+    } catch {
+        return nil
+    }
+}
+
+/// An old and a new release tree with every kind of change a patch has to carry.
+struct SampleRelease {
+    let directory = TempDirectory("release")
+    var old: URL { directory.child("old") }
+    var new: URL { directory.child("new") }
+
+    /// Paths the fixture leaves unchanged.
+    static let unchanged = ["docs/readme.txt", "meta/empty.dat", "tiles/0/0/0.mvt", "tiles/2/5/5.mvt"]
+    /// New path → the old path with the same bytes (a move and a duplicate).
+    static let copies = ["tiles/moved/0-1-1.mvt": "tiles/0/1/1.mvt", "tiles/dup.mvt": "tiles/0/0/0.mvt",
+                         "meta/new-empty.dat": "meta/empty.dat"]
+
+    init() {
+        var rng = SeededRandom(seed: 1)
+        let roads = Records.make(count: 20_000, seed: 2)
+        Trees.write(roads.flatMap { $0 }, "roads.bin", in: old)
+        Trees.write(Records.mutate(roads, fraction: 0.02, seed: 3).flatMap { $0 }, "roads.bin", in: new)
+
+        let lines = (0..<3000).map { "\($0),poi \($0 % 97),\(51 + Double($0 % 1000) / 1000),cafe\n" }
+        Trees.write(Array(lines.joined().utf8), "pois.csv", in: old)
+        var edited = lines
+        for i in stride(from: 5, to: edited.count, by: 50) { edited[i] = "\(i),renamed \(i),0.5,pub\n" }
+        edited.insert("9999,inserted,1.0,shop\n", at: 1500)
+        Trees.write(Array(edited.joined().utf8), "pois.csv", in: new)
+
+        let index = Records.make(count: 5000, seed: 4)
+        Trees.write(index.flatMap { $0 }, "index/v1.idx", in: old)
+        Trees.write(Records.mutate(index, fraction: 0.02, seed: 5).flatMap { $0 }, "index/v2.idx", in: new)
+
+        for tree in [old, new] {
+            Trees.write([], "meta/empty.dat", in: tree)
+            Trees.write(Array("MapLoader sample data\n".utf8), "docs/readme.txt", in: tree)
+        }
+        Trees.write([], "meta/new-empty.dat", in: new)
+        Trees.write(Array("2024.01\n".utf8), "meta/version.txt", in: old)
+        Trees.write(Array("2024.02\n".utf8), "meta/version.txt", in: new)
+        Trees.write(rng.bytes(3000), "retired/gone.bin", in: old)
+
+        for z in 0..<3 {
+            for x in 0..<6 {
+                for y in 0..<6 {
+                    let path = "tiles/\(z)/\(x)/\(y).mvt"
+                    let tile = Records.make(count: Int.random(in: 1...20, using: &rng), seed: UInt64(z * 100 + x * 10 + y))
+                        .flatMap { $0 }
+                    Trees.write(tile, path, in: old)
+                    if path == "tiles/0/1/1.mvt" {
+                        Trees.write(tile, "tiles/moved/0-1-1.mvt", in: new)             // moved
+                        continue
+                    }
+                    switch (z * 36 + x * 6 + y) % 9 {
+                    case 0 where path != "tiles/0/0/0.mvt": continue                   // deleted
+                    case 2, 3:
+                        var changed = tile
+                        changed[changed.count / 2] &+= 1                                // edited
+                        Trees.write(changed, path, in: new)
+                    default:
+                        Trees.write(tile, path, in: new)                                // unchanged
+                    }
+                }
+            }
+        }
+        Trees.write(try! [UInt8](Data(contentsOf: old.appendingPathComponent("tiles/0/0/0.mvt"))), "tiles/dup.mvt", in: new)
+        Trees.write(rng.bytes(2000), "added/random.bin", in: new)
+        Trees.write(Array(String(repeating: "new layer notes, line after line\n", count: 200).utf8), "added/notes.txt", in: new)
+    }
+}
