@@ -61,6 +61,15 @@ echo corrupted >> "$work/data/current/de-berlin/base/meta.json"
 check "verify finds a changed file (exit 6)" 6 "$bin" verify
 check "uninstall germany" 0 "$bin" uninstall germany
 check "uninstalled folder is gone" 1 test -e "$work/data/current/de-berlin"
+port2=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$bin" serve "$work/site" --port "$port2" --drop-after 20000 --drop-count 4 --error-rate 0.2 --seed 3 > "$work/faulty.log" 2>&1 &
+faulty=$!
+for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port2/catalog.json" && break; sleep 0.1; done
+check "install through drops and 503s" 0 "$bin" install de-bavaria us-california --server "http://127.0.0.1:$port2" --data-dir "$work/faulty-data"
+contains "the faulty server dropped connections" "dropped" "$work/faulty.log"
+contains "the faulty server injected errors" "injected-error" "$work/faulty.log"
+check "files are intact after faults" 0 diff -r "$work/releases/v2/data/us-california/base" "$work/faulty-data/current/us-california/base"
+kill $faulty 2>/dev/null
 check "no server exits 5" 5 env MAPLOADER_SERVER=http://127.0.0.1:9 "$bin" list
 cp "$work/site/catalog.json" "$work/catalog.v2"
 echo ' ' >> "$work/site/catalog.json"

@@ -11,6 +11,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case manifest
     /// tar.gz / tar.zst extraction with limits.
     case archive
+    /// Patch containers: reading the manifest, then applying to a small fixed tree.
+    case patch
 
     /// Feeds `data` to the target. Any thrown error is a correct refusal; only a crash,
     /// hang or unbounded allocation is a finding.
@@ -31,6 +33,33 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             try? FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
             guard (try? data.write(to: file)) != nil else { return }
             _ = try? ArchiveExtractor.extract(file, into: destination, limits: .init(files: 64, bytes: 1 << 20))
+        case .patch:
+            let file = scratch.appendingPathComponent("input.patch")
+            let old = Self.oldTree(in: scratch)
+            let new = scratch.appendingPathComponent("new")
+            try? FileManager.default.removeItem(at: new)
+            guard (try? data.write(to: file)) != nil, (try? PatchContainer.manifest(at: file)) != nil else { return }
+            _ = try? PatchApplier.apply(patch: file, oldTree: old, into: new)
         }
     }
+
+    /// The old tree patches are applied to (the seed patch in `Tests/Fuzz/seeds/patch` diffs from it).
+    public static func oldTree(in scratch: URL) -> URL {
+        let old = scratch.appendingPathComponent("old")
+        guard !FileManager.default.fileExists(atPath: old.path) else { return old }
+        for (path, text) in oldFiles {
+            let url = old.appendingPathComponent(path)
+            try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try? Data(text.utf8).write(to: url)
+        }
+        return old
+    }
+
+    /// A small tree with a text file, a nested file and a duplicate.
+    public static let oldFiles: [(String, String)] = [
+        ("roads.csv", (0..<200).map { "\($0),Road \($0),\($0 % 7)\n" }.joined()),
+        ("tiles/1/2.mvt", String(repeating: "tile-1-2 ", count: 50)),
+        ("tiles/1/3.mvt", String(repeating: "tile-1-2 ", count: 50)),
+        ("meta.json", "{\"version\": 1}"),
+    ]
 }

@@ -34,7 +34,7 @@ public enum Publisher {
         let root = try publishNode(tree.root, groups: tree.groups, reader: reader, site: site, options: options,
                                    previous: previous, patcher: &patcher, report: &report, log: log)
         let manifest = Manifest(version: options.version, groups: tree.groups, root: root)
-        let manifestData = try manifest.jsonData()
+        let manifestData = try manifest.encoded()
         let manifestPath = SiteLayout.manifest(options.version)
         try site.write(manifestData, at: manifestPath)
 

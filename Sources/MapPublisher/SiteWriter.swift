@@ -31,7 +31,7 @@ struct SiteWriter {
     func manifest(_ entry: Catalog.Entry) throws -> Manifest {
         let file = root.appendingPathComponent(entry.manifest)
         do {
-            return try JSONCoding.decode(Manifest.self, from: Data(contentsOf: file))
+            return try Manifest.decode(Data(contentsOf: file))
         } catch {
             throw PublishError("\(file.path) is unreadable (\(error)); restore it from a backup")
         }

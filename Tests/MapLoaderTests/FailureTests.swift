@@ -83,14 +83,23 @@ import Testing
         // The first three bodies over 6 kB are cut after 6 kB; the client resumes each.
         let site = try TestSite(faults: FaultPlan(dropAfterBytes: 6000, dropCount: 3))
         let loader = site.loader(attempts: 5)
+        let log = EventLog()
+        let events = loader.events()
+        let collector = Task { for await event in events { await log.append(event) } }
         let report = try await loader.install(["de-berlin"])
+        loader.closeEventStreams()
+        await collector.value
         #expect(report.committed)
+        let seen = await log.events
+        #expect(seen.filter { if case .connectionLost = $0 { true } else { false } }.count == 3)
+        #expect(seen.contains { if case .connectionFound = $0 { true } else { false } })
         #expect(try snapshot(loader.currentFolder.appendingPathComponent("de-berlin/base")) == snapshot(site.release(1, "de-berlin", "base")))
         let stats = site.server.statistics
         #expect(stats.droppedResponses == 3)
         #expect(stats.statusCounts[206, default: 0] >= 1, "a resumed download asks for a range")
         // Resuming re-sends nothing: the bytes served equal the blobs' sizes plus metadata.
         #expect(stats.bodyBytesSent <= report.downloadedBytes + 8000)
+        print("resume after 3 drops: \(report.downloadedBytes) B of blobs needed, \(stats.bodyBytesSent) B served in all (metadata included)")
     }
 
     @Test func malformedManifestIsRefused() async throws {

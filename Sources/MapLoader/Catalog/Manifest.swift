@@ -22,6 +22,28 @@ public struct Manifest: Sendable, Hashable, Codable {
         self.root = root
     }
 
+    /// The largest unpacked manifest a client accepts.
+    public static let sizeLimit = 64 << 20
+
+    /// The manifest as published: compact JSON, zstd-compressed when `compressed`.
+    public func encoded(compressed: Bool = true) throws -> Data {
+        let json = try jsonData(pretty: !compressed)
+        return compressed ? Data(try ZstdFrame.compress(Array(json), level: 19)) : json
+    }
+
+    /// Reads a published manifest, compressed or plain JSON.
+    public static func decode(_ data: Data) throws(JSONProblem) -> Manifest {
+        var json = data
+        if data.starts(with: [0x28, 0xB5, 0x2F, 0xFD]) {
+            do {
+                json = Data(try ZstdFrame.decompress(Array(data), limit: sizeLimit))
+            } catch {
+                throw JSONProblem("not a readable zstd frame (\(error))")
+            }
+        }
+        return try JSONCoding.decode(Manifest.self, from: json)
+    }
+
     /// The group with this id, if the manifest defines it.
     public func group(_ id: String) -> DataGroup? { groups.first { $0.id == id } }
 }

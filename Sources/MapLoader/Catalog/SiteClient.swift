@@ -63,7 +63,7 @@ struct SiteClient: Sendable {
         guard let entry = catalog.entry(version) else {
             throw .versionUnavailable(installed: version, current: catalog.current)
         }
-        let cached = cache.appendingPathComponent(entry.sha256 + ".json")
+        let cached = cache.appendingPathComponent(entry.sha256)
         var data = try? Data(contentsOf: cached)
         if let bytes = data, bytes.count != entry.size || FileHashing.sha256(of: bytes) != entry.sha256 {
             data = nil
@@ -81,7 +81,7 @@ struct SiteClient: Sendable {
         }
         let manifest: Manifest
         do {
-            manifest = try JSONCoding.decode(Manifest.self, from: data!)
+            manifest = try Manifest.decode(data!)
         } catch {
             throw .invalidMetadata(what: source.describe(entry.manifest), detail: error.description)
         }

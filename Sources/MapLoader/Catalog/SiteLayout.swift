@@ -5,8 +5,8 @@ public enum SiteLayout {
     /// The catalog's detached signature.
     public static let catalogSignature = "catalog.json.sig"
 
-    /// The manifest of `version`.
-    public static func manifest(_ version: String) -> String { "versions/\(version)/manifest.json" }
+    /// The manifest of `version`: compact JSON in one zstd frame (a tenth of the bytes).
+    public static func manifest(_ version: String) -> String { "versions/\(version)/manifest.json.zst" }
 
     /// The content-addressed blob with this SHA-256.
     public static func blob(_ sha256: String) -> String { "blobs/sha256/\(sha256.prefix(2))/\(sha256)" }

@@ -52,19 +52,10 @@ final class OpenedPatch {
 
     /// Decompresses the manifest frame, whose header must declare exactly `rawLength`.
     private static func decompressManifest(_ compressed: [UInt8], rawLength: Int) throws -> [UInt8] {
-        try compressed.withUnsafeBytes { src in
-            let declared = ZSTD_getFrameContentSize(src.baseAddress, src.count)
-            guard declared == UInt64(rawLength) else {
-                throw PatchError.corrupt(detail: "manifest frame does not declare its \(rawLength) bytes")
-            }
-            var raw = [UInt8](repeating: 0, count: rawLength)
-            let n = raw.withUnsafeMutableBytes { dst in
-                ZSTD_decompress(dst.baseAddress, dst.count, src.baseAddress, src.count)
-            }
-            guard !ZstdDelta.isError(n), n == rawLength else {
-                throw PatchError.corrupt(detail: "manifest does not decompress (\(ZstdDelta.isError(n) ? ZstdDelta.errorName(n) : "\(n) bytes"))")
-            }
-            return raw
+        do {
+            return try ZstdFrame.decompress(compressed, limit: rawLength, exactly: rawLength)
+        } catch {
+            throw PatchError.corrupt(detail: "manifest does not decompress to its \(rawLength) bytes (\(error))")
         }
     }
 

@@ -6,18 +6,11 @@ import MapLoader
 package enum PatchContainerWriter {
     /// Compresses `manifest` (one frame with checksum and content size) at `level`.
     package static func compressManifest(_ manifest: [UInt8], level: Int) throws -> [UInt8] {
-        guard let cctx = ZSTD_createCCtx() else { throw PatchBuildError.codec(path: "manifest", message: "out of memory") }
-        defer { ZSTD_freeCCtx(cctx) }
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, Int32(level))
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)
-        var out = [UInt8](repeating: 0, count: ZSTD_compressBound(manifest.count))
-        let n = out.withUnsafeMutableBytes { dst in
-            manifest.withUnsafeBytes { src in
-                ZSTD_compress2(cctx, dst.baseAddress, dst.count, src.baseAddress, src.count)
-            }
+        do {
+            return try ZstdFrame.compress(manifest, level: level)
+        } catch {
+            throw PatchBuildError.codec(path: "manifest", message: "\(error)")
         }
-        if ZstdDelta.isError(n) { throw PatchBuildError.codec(path: "manifest", message: ZstdDelta.errorName(n)) }
-        return Array(out[0..<n])
     }
 
     /// The 16-byte header for a compressed manifest of `compressed` bytes that expands to `raw`.

@@ -46,7 +46,7 @@ final class TestSite: Sendable {
 
     /// The current manifest as published.
     func manifest(_ version: String) throws -> Manifest {
-        try JSONCoding.decode(Manifest.self, from: Data(contentsOf: site.appendingPathComponent(SiteLayout.manifest(version))))
+        try Manifest.decode(Data(contentsOf: site.appendingPathComponent(SiteLayout.manifest(version))))
     }
 
     /// The blob file of `package`/`group` in `version`.
