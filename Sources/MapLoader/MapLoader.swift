@@ -44,6 +44,9 @@ public actor MapLoader {
     private var tasks: [UUID: Task<any Sendable, any Error>] = [:]
     private var runningID: UUID?
     private var opened = false
+    /// Blob downloads of the running operation by SHA-256, so groups produced at once
+    /// never fetch the same blob twice.
+    var blobFetches: [String: Task<URL, any Error>] = [:]
 
     /// A loader for `configuration`. Nothing is read or written until the first operation.
     public init(configuration: Configuration, delegate: (any MapLoaderDelegate)? = nil) {
@@ -95,7 +98,10 @@ public actor MapLoader {
     private func execute<T: Sendable>(_ id: UUID, _ operation: MapLoaderOperation,
                                       _ body: @Sendable (isolated MapLoader) async throws -> T) async throws -> T {
         runningID = id
-        defer { runningID = nil }
+        defer {
+            runningID = nil
+            blobFetches = [:]
+        }
         hub.emit(.started(operation))
         do {
             if !opened {

@@ -7,7 +7,7 @@ actor ProgressRenderer {
     private let quiet: Bool
     private let terminal = Output.stderrIsTerminal
     private var lastDraw = Date.distantPast
-    private var lastKey = ""
+    private var announced = Set<String>()
     private var downloadStart: (time: Date, bytes: Int64)?
     private var barShown = false
 
@@ -41,6 +41,7 @@ actor ProgressRenderer {
             Output.error("  connection back for \(url)")
         case .started:
             downloadStart = nil
+            announced = []
         case .failed, .finished:
             clearBar()
         default:
@@ -52,14 +53,9 @@ actor ProgressRenderer {
         let key = "\(progress.phase.rawValue) \(progress.item ?? "")"
         let now = Date()
         if progress.phase == .download, downloadStart == nil { downloadStart = (now, progress.completedBytes) }
-        if key != lastKey {
-            lastKey = key
-            if !terminal, [.download, .extract, .patch, .commit].contains(progress.phase) {
-                let counter = progress.totalItems > 0 ? " (\(progress.completedItems + 1)/\(progress.totalItems))" : ""
-                let size = progress.phase == .download && progress.totalBytes > 0
-                    ? " [\(ByteFormat.string(progress.completedBytes)) of \(ByteFormat.string(progress.totalBytes))]" : ""
-                Output.error([progress.phase.rawValue, progress.item].compactMap { $0 }.joined(separator: " ") + counter + size)
-            }
+        if !terminal, [.download, .extract, .patch, .commit].contains(progress.phase), announced.insert(key).inserted {
+            let counter = progress.totalItems > 0 ? " (\(progress.completedItems + 1)/\(progress.totalItems))" : ""
+            Output.error([progress.phase.rawValue, progress.item].compactMap { $0 }.joined(separator: " ") + counter)
         }
         guard terminal, now.timeIntervalSince(lastDraw) >= 0.1 || progress.fraction >= 1 else { return }
         lastDraw = now

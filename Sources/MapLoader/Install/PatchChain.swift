@@ -7,7 +7,7 @@ extension MapLoader {
     /// artifact's tree hash. Any failure throws, and the caller falls back to the full
     /// archive.
     func applyChain(_ step: GroupStep, item: Int, of items: Int, into builder: GenerationBuilder,
-                    operation: MapLoaderOperation, transfer: inout Transfer) async throws -> [FileEntry] {
+                    operation: MapLoaderOperation, transfer: TransferLedger) async throws -> [FileEntry] {
         guard let artifact = step.artifact, !step.patches.isEmpty else {
             throw MapLoaderError.invalidMetadata(what: step.name, detail: "no patches to apply")
         }
@@ -15,7 +15,7 @@ extension MapLoader {
         for edge in step.patches {
             patchFiles.append(try await fetchBlob(sha256: edge.sha256, size: edge.size,
                                                   item: "\(step.name) \(edge.from)→\(edge.to)", index: item, of: items,
-                                                  operation: operation, transfer: &transfer))
+                                                  operation: operation, transfer: transfer))
         }
         var source = store.groupDirectory(package: step.package, group: step.group)
         var intermediates: [URL] = []

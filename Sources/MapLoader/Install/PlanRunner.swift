@@ -14,24 +14,32 @@ extension MapLoader {
         }
         let builder = try store.beginGeneration()
         do {
-            var transfer = Transfer(total: plan.downloadBytes)
+            let transfer = TransferLedger(total: plan.downloadBytes)
             var installed: [String: [String: InstalledGroup]] = [:]
-            var done: [GroupStep] = []
-            let work = plan.steps.filter { $0.action == .install || $0.action == .update }
-            for step in plan.steps {
-                switch step.action {
-                case .remove:
-                    done.append(step)
-                case .keep:
-                    try builder.carryOver(package: step.package, group: step.group)
-                    installed[step.package, default: [:]][step.group] = state.packages[step.package]?[step.group]
-                    done.append(step)
-                case .install, .update:
-                    let index = (work.firstIndex(of: step) ?? 0) + 1
-                    let (group, carried) = try await produce(step, item: index, of: work.count, into: builder,
-                                                             operation: operation, transfer: &transfer)
-                    installed[step.package, default: [:]][step.group] = group
-                    done.append(carried)
+            var done = plan.steps
+            for step in plan.steps where step.action == .keep {
+                try builder.carryOver(package: step.package, group: step.group)
+                installed[step.package, default: [:]][step.group] = state.packages[step.package]?[step.group]
+            }
+            let work = plan.steps.indices.filter { [.install, .update].contains(plan.steps[$0].action) }
+            let count = work.count
+            // Groups are fetched and unpacked or patched a few at a time: each waits mostly on
+            // the network and the disk, and the actor is free while it does.
+            try await withThrowingTaskGroup(of: (Int, InstalledGroup, GroupStep).self) { group in
+                var pending = work[...]
+                func startNext() {
+                    guard let index = pending.popFirst() else { return }
+                    group.addTask {
+                        let (result, carried) = try await self.produce(plan.steps[index], of: count, into: builder,
+                                                                       operation: operation, transfer: transfer)
+                        return (index, result, carried)
+                    }
+                }
+                for _ in 0..<Self.parallelGroups { startNext() }
+                while let (index, result, carried) = try await group.next() {
+                    installed[carried.package, default: [:]][carried.group] = result
+                    done[index] = carried
+                    startNext()
                 }
             }
             progress(operation, .commit)
@@ -56,6 +64,9 @@ extension MapLoader {
         }
     }
 
+    /// How many groups are fetched and produced at once.
+    static let parallelGroups = 3
+
     /// Whether `error` is the file system running out of space.
     static func isNoSpace(_ error: any Error) -> Bool {
         switch error {
@@ -68,8 +79,10 @@ extension MapLoader {
 
     /// Produces one group's target files in the new generation: by patch chain when the
     /// plan says so (falling back to the full archive on any failure), else by archive.
-    private func produce(_ step: GroupStep, item: Int, of items: Int, into builder: GenerationBuilder,
-                         operation: MapLoaderOperation, transfer: inout Transfer) async throws -> (InstalledGroup, GroupStep) {
+    private func produce(_ step: GroupStep, of items: Int, into builder: GenerationBuilder,
+                         operation: MapLoaderOperation, transfer: TransferLedger) async throws -> (InstalledGroup, GroupStep) {
+        defer { transfer.itemFinished() }
+        let item = transfer.itemsDone + 1
         guard let artifact = step.artifact else {
             throw MapLoaderError.invalidMetadata(what: step.name, detail: "no artifact to install")
         }
@@ -77,7 +90,7 @@ extension MapLoader {
         if step.method == .delta {
             do {
                 let files = try await applyChain(step, item: item, of: items, into: builder, operation: operation,
-                                                 transfer: &transfer)
+                                                 transfer: transfer)
                 return (InstalledGroup(artifact: artifact.sha256, treeHash: artifact.treeHash, files: files.count,
                                        size: files.reduce(0) { $0 + $1.size }), step)
             } catch {
@@ -91,12 +104,12 @@ extension MapLoader {
                 step.patches = []
                 step.downloadBytes = artifact.size
                 step.reason = "patch failed (\(error)); fell back to the full archive"
-                transfer.total += artifact.size
+                transfer.addToTotal(artifact.size)
                 hub.emit(.planned(step))
             }
         }
         let archive = try await fetchBlob(sha256: artifact.sha256, size: artifact.size, item: step.name,
-                                          index: item, of: items, operation: operation, transfer: &transfer)
+                                          index: item, of: items, operation: operation, transfer: transfer)
         let folder = try builder.makeGroupDirectory(package: step.package, group: step.group)
         progress(operation, .extract, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: step.name)
         let hub = self.hub
@@ -130,42 +143,38 @@ extension MapLoader {
     /// Downloads a pinned blob into `downloads/<sha256>` (resuming a partial file, reusing
     /// a complete one) and checks its SHA-256.
     func fetchBlob(sha256: String, size: Int64, item: String, index: Int, of items: Int,
-                   operation: MapLoaderOperation, transfer: inout Transfer) async throws -> URL {
+                   operation: MapLoaderOperation, transfer: TransferLedger) async throws -> URL {
+        let task = blobFetches[sha256] ?? Task {
+            try await self.downloadBlob(sha256: sha256, size: size, item: item, index: index, of: items,
+                                        operation: operation, transfer: transfer)
+        }
+        blobFetches[sha256] = task
+        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+
+    private func downloadBlob(sha256: String, size: Int64, item: String, index: Int, of items: Int,
+                              operation: MapLoaderOperation, transfer: TransferLedger) async throws -> URL {
         let file = store.downloads.appendingPathComponent(sha256)
         let client = try site()
-        let already = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int64) ?? 0
-        let base = transfer.completed - min(already, size)
-        let total = transfer.total
+        let already = min(size, (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int64) ?? 0)
         let hub = self.hub
-        progress(operation, .download, bytes: transfer.completed, total: total, items: index - 1, totalItems: items, item: item)
+        let completed = transfer.record(sha256, bytes: already)
+        progress(operation, .download, bytes: completed, total: transfer.total, items: index - 1, totalItems: items, item: item)
         try await client.source.download(SiteLayout.blob(sha256), to: file, limit: .exactly(size)) { bytes in
-            hub.emit(.progress(OperationProgress(operation: operation, phase: .download, completedBytes: base + bytes,
-                                                 totalBytes: total, completedItems: index - 1, totalItems: items, item: item)))
+            let completed = transfer.record(sha256, bytes: bytes)
+            hub.emit(.progress(OperationProgress(operation: operation, phase: .download, completedBytes: completed,
+                                                 totalBytes: transfer.total, completedItems: index - 1, totalItems: items,
+                                                 item: item)))
         }
-        transfer.downloaded += size - min(already, size)
-        transfer.completed += size - min(already, size)
-        transfer.fetched.append(file)
+        transfer.finished(file, new: size - already)
         progress(operation, .verify, items: index - 1, totalItems: items, item: item)
         let actual = try await offActor { try FileHashing.sha256(ofFileAt: file) }
         guard actual.hex == sha256, actual.size == size else {
             try? FileManager.default.removeItem(at: file)
+            blobFetches[sha256] = nil
             throw MapLoaderError.integrityFailed(what: client.source.describe(SiteLayout.blob(sha256)) + " (\(item))",
                                                  detail: "SHA-256 is \(actual.hex.prefix(12))…, the manifest pins \(sha256.prefix(12))…")
         }
         return file
-    }
-
-    /// Running totals of one operation's downloads.
-    struct Transfer {
-        /// Bytes the plan expects to download.
-        var total: Int64
-        /// Bytes done towards `total`.
-        var completed: Int64 = 0
-        /// Bytes actually fetched over the network (resumed parts excluded).
-        var downloaded: Int64 = 0
-        /// Blob files to delete after the commit.
-        var fetched: [URL] = []
-
-        init(total: Int64) { self.total = total }
     }
 }
