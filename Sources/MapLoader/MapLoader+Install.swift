@@ -75,9 +75,7 @@ extension MapLoader {
     /// The manifest of the installed version: from the cache, else from the site, else `nil`.
     func installedManifest(_ state: InstalledState) async throws -> Manifest? {
         guard let version = state.version, let sha = state.manifest else { return nil }
-        let cached = store.root.appendingPathComponent("cache/manifests/\(sha)")
-        if let data = try? Data(contentsOf: cached), FileHashing.sha256(of: data) == sha,
-           let manifest = try? Manifest.decode(data) {
+        if let data = SiteClient.cachedData(sha, in: manifestCache), let manifest = try? Manifest.decode(data) {
             return manifest
         }
         let client = try site()

@@ -117,6 +117,9 @@ public actor MapLoader {
         }
     }
 
+    /// Verified manifests by SHA-256, so an unchanged manifest is never downloaded twice.
+    var manifestCache: URL { store.root.appendingPathComponent("cache/manifests") }
+
     /// The site client for the configured server.
     func site() throws(MapLoaderError) -> SiteClient {
         guard let server = configuration.server, !server.isEmpty else { throw .noServer }
@@ -127,8 +130,7 @@ public actor MapLoader {
             case .found(let url): hub.emit(.connectionFound(url: url))
             }
         }
-        return SiteClient(source: source, cache: store.root.appendingPathComponent("cache/manifests"),
-                          scratch: store.downloads)
+        return SiteClient(source: source, cache: manifestCache, scratch: store.downloads)
     }
 
     func progress(_ operation: MapLoaderOperation, _ phase: OperationPhase, bytes: Int64 = 0, total: Int64 = 0,

@@ -58,16 +58,19 @@ struct SiteClient: Sendable {
         }
     }
 
+    /// A cached manifest's bytes, when present and still matching their hash.
+    static func cachedData(_ sha256: String, in cache: URL) -> Data? {
+        guard let data = try? Data(contentsOf: cache.appendingPathComponent(sha256)),
+              FileHashing.sha256(of: data) == sha256 else { return nil }
+        return data
+    }
+
     /// Fetches (or reads from cache) the manifest of `version`, checked against the catalog's pin.
     func manifest(_ version: String, in catalog: Catalog) async throws(MapLoaderError) -> Manifest {
         guard let entry = catalog.entry(version) else {
             throw .versionUnavailable(installed: version, current: catalog.current)
         }
-        let cached = cache.appendingPathComponent(entry.sha256)
-        var data = try? Data(contentsOf: cached)
-        if let bytes = data, bytes.count != entry.size || FileHashing.sha256(of: bytes) != entry.sha256 {
-            data = nil
-        }
+        var data = Self.cachedData(entry.sha256, in: cache)
         if data == nil {
             let fetched = try await source.fetchData(entry.manifest, limit: .exactly(entry.size), scratch: scratch)
             let actual = FileHashing.sha256(of: fetched)
@@ -76,7 +79,7 @@ struct SiteClient: Sendable {
                                        detail: "SHA-256 is \(actual.prefix(12))…, the catalog pins \(entry.sha256.prefix(12))…")
             }
             try? FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
-            try? fetched.write(to: cached, options: .atomic)
+            try? fetched.write(to: cache.appendingPathComponent(entry.sha256), options: .atomic)
             data = fetched
         }
         let manifest: Manifest
