@@ -16,19 +16,48 @@ package final class ZstdCompressor {
 
     deinit { ZSTD_freeCCtx(cctx) }
 
+    /// How a delta frame is searched for, beyond the level. Every variant writes frames the
+    /// same decoder reads (the window stays the one covering the new file).
+    package enum DeltaSearch: String, CaseIterable, Sendable {
+        /// The zstd CLI's `--patch-from` parameters on the calling thread (`ZSTD_c_nbWorkers` 0).
+        case cli
+        /// The same through zstd's multithreaded API with one worker, the CLI's default
+        /// (`--patch-from` without `--single-thread`): the frame is cut into jobs and the
+        /// old file indexed differently. 14% smaller on timezone polygons (58 MB), 8–17%
+        /// larger at levels 1–18 on other data.
+        case cliWorker
+        /// For the optimal parser (levels 16+ with more than ~256 KB): the CLI worker with a
+        /// binary-tree chain table that spans the whole window (`chainLog` = windowLog + 1,
+        /// at most ``maxDeepChainLog``) and level 22's hash table and search (`hashLog` up
+        /// to 25, `searchLog` ≥ 9, `targetLength` ≥ 999), as the CLI's "[Optimal parser
+        /// notes]" advise. At level 19
+        /// zstd loads only the last 2^(max(hashLog+3, chainLog+1)) bytes (32 MiB) of the old
+        /// file into its tables; the deeper chain indexes all of it. Timezone polygons
+        /// (58 MB): 636,297 B vs 737,394 (CLI -19) and 636,301 (`--ultra -22`); 4,083,788 B
+        /// vs 4,600,800 and 4,083,792 on a larger edit. Encoder ~1.4 GB at windowLog 26.
+        case deep
+    }
+
+    /// The largest `chainLog` ``DeltaSearch/deep`` uses: a 1 GiB chain table (4 B per
+    /// entry), which keeps the encoder below ~2 GB for files up to 2 GiB.
+    package static let maxDeepChainLog = 28
+
     /// Compresses the file at `path` into `output` as one zstd frame and returns the bytes
     /// written. With a non-empty `prefix` (the old file, usually memory-mapped) the frame
     /// is a delta made with the zstd CLI's `--patch-from` parameters: window covering the
-    /// new file, long-distance matching when the level's chain table reaches less far.
+    /// new file, long-distance matching when the level's chain table reaches less far,
+    /// searched as `search` says.
     /// Checksums are off (the patch pins every file by SHA-256); the content size is in
     /// the frame header.
     ///
-    /// `longDistanceMatching` nil applies the CLI's rule; true or false forces it. Frames
-    /// are made on the calling thread (`ZSTD_c_nbWorkers` 0). The CLI runs one worker
-    /// thread by default, which on a 61.6 MB pair gave 8–17% larger deltas at levels 1–18
-    /// and 0.3% smaller ones only at level 19.
+    /// `longDistanceMatching` nil applies the CLI's rule; true or false forces it. Plain
+    /// frames (no prefix) are always made on the calling thread. Throws
+    /// ``PatchBuildError/codec(path:message:)`` when zstd refuses a parameter (e.g. a
+    /// library built without threads for ``DeltaSearch/cliWorker``).
     package func encode(path: String, prefix: UnsafeRawBufferPointer?, level: Int,
-                        longDistanceMatching: Bool? = nil, into output: PosixFile) throws -> Int64 {
+                        longDistanceMatching: Bool? = nil, search: DeltaSearch = .cli,
+                        overrides: [(ZSTD_cParameter, Int)] = [],
+                        into output: PosixFile) throws -> Int64 {
         let input = try PosixFile.openForReading(path)
         let size = try input.size()
         ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
@@ -51,12 +80,31 @@ package final class ZstdCompressor {
                                                                       newSize: size, prefixSize: prefix.count) {
                 try set(ZSTD_c_enableLongDistanceMatching, 1)
             }
+            if search != .cli {
+                try set(ZSTD_c_nbWorkers, 1)
+            }
+            if search == .deep {
+                let params = ZSTD_getCParams(Int32(level), UInt64(size), prefix.count)
+                if params.strategy.rawValue >= ZSTD_btopt.rawValue {
+                    try set(ZSTD_c_chainLog, max(Int(params.chainLog), min(windowLog + 1, Self.maxDeepChainLog)))
+                    try set(ZSTD_c_hashLog, max(Int(params.hashLog), min(windowLog - 1, 25)))
+                    try set(ZSTD_c_searchLog, max(Int(params.searchLog), 9))
+                    try set(ZSTD_c_targetLength, max(Int(params.targetLength), 999))
+                }
+            }
         }
+        for (p, v) in overrides { try set(p, v) }
         if let prefix, prefix.count > 0 {
             try check(ZSTD_CCtx_refPrefix(cctx, prefix.baseAddress, prefix.count))
         }
         try check(ZSTD_CCtx_setPledgedSrcSize(cctx, UInt64(size)))
         return try stream(input, expectedSize: size, path: path, into: output)
+    }
+
+    /// Whether ``DeltaSearch/deep`` differs from ``DeltaSearch/cliWorker`` at `level` for
+    /// a `newSize`-byte file against a `prefixSize`-byte one (optimal-parser levels only).
+    package static func deepSearchApplies(level: Int, newSize: Int64, prefixSize: Int) -> Bool {
+        ZSTD_getCParams(Int32(level), UInt64(newSize), prefixSize).strategy.rawValue >= ZSTD_btopt.rawValue
     }
 
     /// The CLI's rule: long-distance matching when the window is larger than the cycle
