@@ -5,33 +5,8 @@ import MapPublisher
 import Glibc
 #endif
 
-/// A fresh directory under the system temp dir, removed when the value goes away.
-final class TempDirectory {
-    let url: URL
-
-    init(_ label: String = "delta") {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("\(label)-\(UUID().uuidString)", isDirectory: true)
-        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    /// A path below the directory (not created).
-    func child(_ name: String) -> URL { url.appendingPathComponent(name) }
-}
-
-/// A small deterministic generator (SplitMix64), so fixtures are the same on every run.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
+extension SeededGenerator {
+    /// `count` random bytes.
     mutating func bytes(_ count: Int) -> [UInt8] {
         (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) }
     }
@@ -44,7 +19,7 @@ enum Records {
                                 "North", "South", "Market", "School", "Road", "Street", "Lane", "Hill"]
 
     /// One record.
-    static func record(id: UInt32, lat: Int32, lon: Int32, using rng: inout SeededRandom) -> [UInt8] {
+    static func record(id: UInt32, lat: Int32, lon: Int32, using rng: inout SeededGenerator) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(size)
         withUnsafeBytes(of: id.littleEndian) { out += $0 }
@@ -61,7 +36,7 @@ enum Records {
 
     /// `count` records along a random walk.
     static func make(count: Int, seed: UInt64) -> [[UInt8]] {
-        var rng = SeededRandom(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         var lat: Int32 = 515_000_000, lon: Int32 = -1_200_000
         return (0..<count).map { i in
             lat &+= Int32.random(in: -3000...3000, using: &rng)
@@ -72,7 +47,7 @@ enum Records {
 
     /// Deletes, edits and inserts about `fraction` of the records.
     static func mutate(_ records: [[UInt8]], fraction: Double, seed: UInt64) -> [[UInt8]] {
-        var rng = SeededRandom(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         var out: [[UInt8]] = []
         var nextID = UInt32(records.count)
         for var record in records {
@@ -134,9 +109,9 @@ func patchError(_ body: () throws -> Void) -> PatchError? {
 
 /// An old and a new release tree with every kind of change a patch has to carry.
 struct SampleRelease {
-    let directory = TempDirectory("release")
-    var old: URL { directory.child("old") }
-    var new: URL { directory.child("new") }
+    let directory = TemporaryDirectory("release")
+    var old: URL { directory.path("old") }
+    var new: URL { directory.path("new") }
 
     /// Paths the fixture leaves unchanged.
     static let unchanged = ["docs/readme.txt", "meta/empty.dat", "tiles/0/0/0.mvt", "tiles/2/5/5.mvt"]
@@ -145,7 +120,7 @@ struct SampleRelease {
                          "meta/new-empty.dat": "meta/empty.dat"]
 
     init() {
-        var rng = SeededRandom(seed: 1)
+        var rng = SeededGenerator(seed: 1)
         let roads = Records.make(count: 20_000, seed: 2)
         Trees.write(roads.flatMap { $0 }, "roads.bin", in: old)
         Trees.write(Records.mutate(roads, fraction: 0.02, seed: 3).flatMap { $0 }, "roads.bin", in: new)

@@ -14,8 +14,8 @@ extension DeltaTests {
         static let size: Int64 = 130 << 20
 
         @Test func smallEditToA130MBFileGivesATinyPatch() async throws {
-            let reportDirectory = TempDirectory("large-report")
-            let report = reportDirectory.child("failure.txt").path
+            let reportDirectory = TemporaryDirectory("large-report")
+            let report = reportDirectory.path("failure.txt").path
             await #expect(processExitsWith: .success) { [report = report as String] in
                 try LargeFileTests.run(reportingFailuresTo: report)
             }
@@ -32,27 +32,27 @@ extension DeltaTests {
                 try? message().write(toFile: report, atomically: true, encoding: .utf8)
                 exit(EXIT_FAILURE)
             }
-            let dir = TempDirectory("large")
-            let oldTree = dir.child("old"), newTree = dir.child("new")
+            let dir = TemporaryDirectory("large")
+            let oldTree = dir.path("old"), newTree = dir.path("new")
             try FileManager.default.createDirectory(at: oldTree, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: newTree, withIntermediateDirectories: true)
             let expected = try writePair(old: oldTree.appendingPathComponent("planet.bin"),
                                          new: newTree.appendingPathComponent("planet.bin"))
             check(ZstdDelta.windowLog(forContentSize: size)! > 27, "file does not need a raised window")
 
-            let stats = try PatchBuilder.build(from: oldTree, to: newTree, output: dir.child("p"),
+            let stats = try PatchBuilder.build(from: oldTree, to: newTree, output: dir.path("p"),
                                                options: PatchOptions(level: 3))
             check(stats.file("planet.bin")?.encoding == .delta, "planet.bin is not a delta")
             check(stats.patchBytes < 64 << 10, "patch is \(stats.patchBytes) bytes")
             let files: [FileEntry]
             do {
-                files = try PatchApplier.apply(patch: dir.child("p"), oldTree: oldTree, into: dir.child("out"))
+                files = try PatchApplier.apply(patch: dir.path("p"), oldTree: oldTree, into: dir.path("out"))
             } catch {
                 check(false, "apply failed: \(error)")
                 return
             }
             check(files.first?.sha256 == expected, "apply reported another digest")
-            check(try FileHashing.sha256(ofFileAt: dir.child("out/planet.bin")).hex == expected, "output differs")
+            check(try FileHashing.sha256(ofFileAt: dir.path("out/planet.bin")).hex == expected, "output differs")
         }
 
         /// Writes the old file (random bytes) and the new one in 1 MiB chunks: 200 bytes

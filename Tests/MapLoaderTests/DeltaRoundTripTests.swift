@@ -8,10 +8,10 @@ extension DeltaTests {
     @Suite struct RoundTripTests {
         @Test func resultTreeEqualsTargetByteForByte() throws {
             let release = SampleRelease()
-            let patch = release.directory.child("p.mlpatch")
+            let patch = release.directory.path("p.mlpatch")
             let stats = try PatchBuilder.build(from: release.old, to: release.new, output: patch,
                                                options: PatchOptions(level: 3))
-            let out = release.directory.child("out")
+            let out = release.directory.path("out")
             let files = try PatchApplier.apply(patch: patch, oldTree: release.old, into: out)
 
             #expect(files == (try FileTree.entries(in: release.new)))
@@ -26,9 +26,9 @@ extension DeltaTests {
 
         @Test func unchangedAndCopiedFilesAreHardLinksIntoTheOldTree() throws {
             let release = SampleRelease()
-            let patch = release.directory.child("p.mlpatch")
+            let patch = release.directory.path("p.mlpatch")
             _ = try PatchBuilder.build(from: release.old, to: release.new, output: patch, options: PatchOptions(level: 3))
-            let out = release.directory.child("out")
+            let out = release.directory.path("out")
             try PatchApplier.apply(patch: patch, oldTree: release.old, into: out)
 
             for path in SampleRelease.unchanged {
@@ -44,7 +44,7 @@ extension DeltaTests {
 
         @Test func operationsAndEncodingsAreRecordedPerFile() throws {
             let release = SampleRelease()
-            let patch = release.directory.child("p.mlpatch")
+            let patch = release.directory.path("p.mlpatch")
             let stats = try PatchBuilder.build(from: release.old, to: release.new, output: patch, options: PatchOptions(level: 3))
             let manifest = try PatchContainer.manifest(at: patch)
             func target(_ path: String) -> PatchManifest.Target? { manifest.targets.first { $0.path == path } }
@@ -83,36 +83,36 @@ extension DeltaTests {
         }
 
         @Test func defaultLevelBeatsPlainZstdOnEditedRecords() throws {
-            let dir = TempDirectory()
+            let dir = TemporaryDirectory()
             let records = Records.make(count: 4000, seed: 9)
-            Trees.write(records.flatMap { $0 }, "r.bin", in: dir.child("old"))
-            Trees.write(Records.mutate(records, fraction: 0.02, seed: 10).flatMap { $0 }, "r.bin", in: dir.child("new"))
-            let stats = try PatchBuilder.build(from: dir.child("old"), to: dir.child("new"), output: dir.child("p"))
+            Trees.write(records.flatMap { $0 }, "r.bin", in: dir.path("old"))
+            Trees.write(Records.mutate(records, fraction: 0.02, seed: 10).flatMap { $0 }, "r.bin", in: dir.path("new"))
+            let stats = try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"))
             let file = try #require(stats.file("r.bin"))
             #expect(file.encoding == .delta)
-            let plain = try ZstdDelta.encode(new: dir.child("new/r.bin"), old: nil, to: dir.child("plain.zst"))
+            let plain = try ZstdDelta.encode(new: dir.path("new/r.bin"), old: nil, to: dir.path("plain.zst"))
             #expect(file.payloadBytes * 20 < plain, "delta \(file.payloadBytes) vs zstd \(plain)")
-            try PatchApplier.apply(patch: dir.child("p"), oldTree: dir.child("old"), into: dir.child("out"))
-            #expect(Trees.contents(of: dir.child("out")) == Trees.contents(of: dir.child("new")))
+            try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"))
+            #expect(Trees.contents(of: dir.path("out")) == Trees.contents(of: dir.path("new")))
         }
 
         @Test func progressReachesTheTargetSize() throws {
             let release = SampleRelease()
-            let patch = release.directory.child("p.mlpatch")
+            let patch = release.directory.path("p.mlpatch")
             let stats = try PatchBuilder.build(from: release.old, to: release.new, output: patch, options: PatchOptions(level: 3))
             var reports: [Int64] = []
-            try PatchApplier.apply(patch: patch, oldTree: release.old, into: release.directory.child("out")) { reports.append($0) }
+            try PatchApplier.apply(patch: patch, oldTree: release.old, into: release.directory.path("out")) { reports.append($0) }
             #expect(reports.last == stats.targetBytes)
             #expect(reports == reports.sorted())
         }
 
         @Test func identicalTreesGiveAPatchWithoutPayloads() throws {
             let release = SampleRelease()
-            let patch = release.directory.child("p.mlpatch")
+            let patch = release.directory.path("p.mlpatch")
             let stats = try PatchBuilder.build(from: release.old, to: release.old, output: patch)
             #expect(stats.payloadBytes == 0 && stats.count(.unchanged) == stats.files.count)
-            try PatchApplier.apply(patch: patch, oldTree: release.old, into: release.directory.child("out"))
-            #expect(Trees.contents(of: release.directory.child("out")) == Trees.contents(of: release.old))
+            try PatchApplier.apply(patch: patch, oldTree: release.old, into: release.directory.path("out"))
+            #expect(Trees.contents(of: release.directory.path("out")) == Trees.contents(of: release.old))
         }
     }
 }

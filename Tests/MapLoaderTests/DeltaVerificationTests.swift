@@ -9,9 +9,9 @@ extension DeltaTests {
         /// A release, its patch (level 3 for speed) and a private copy of the old tree to damage.
         private func prepared() throws -> (SampleRelease, URL, URL) {
             let release = SampleRelease()
-            let patch = release.directory.child("p.mlpatch")
+            let patch = release.directory.path("p.mlpatch")
             _ = try PatchBuilder.build(from: release.old, to: release.new, output: patch, options: PatchOptions(level: 3))
-            let old = release.directory.child("old-copy")
+            let old = release.directory.path("old-copy")
             Trees.copy(release.old, to: old)
             return (release, patch, old)
         }
@@ -22,7 +22,7 @@ extension DeltaTests {
             var bytes = try [UInt8](Data(contentsOf: base))
             bytes[100] ^= 0xff
             try Data(bytes).write(to: base)
-            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.child("out")) }
+            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out")) }
             guard case .sourceMismatch(let path, let expected, let found)? = error else {
                 Issue.record("expected sourceMismatch, got \(String(describing: error))"); return
             }
@@ -33,7 +33,7 @@ extension DeltaTests {
         @Test func changedUnchangedFileIsRefusedBeforeLinking() throws {
             let (release, patch, old) = try prepared()
             try Data("tampered\n".utf8).write(to: old.appendingPathComponent("docs/readme.txt"))
-            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.child("out")) }
+            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out")) }
             guard case .sourceMismatch(let path, _, _)? = error else {
                 Issue.record("expected sourceMismatch, got \(String(describing: error))"); return
             }
@@ -43,7 +43,7 @@ extension DeltaTests {
         @Test func changedCopySourceIsRefused() throws {
             let (release, patch, old) = try prepared()
             try Data("x".utf8).write(to: old.appendingPathComponent("tiles/0/1/1.mvt"))
-            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.child("out")) }
+            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out")) }
             guard case .sourceMismatch(let path, _, _)? = error else {
                 Issue.record("expected sourceMismatch, got \(String(describing: error))"); return
             }
@@ -53,7 +53,7 @@ extension DeltaTests {
         @Test func missingOldFileIsReported() throws {
             let (release, patch, old) = try prepared()
             try FileManager.default.removeItem(at: old.appendingPathComponent("index/v1.idx"))
-            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.child("out")) }
+            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out")) }
             #expect(error == .sourceMissing(path: "index/v1.idx"))
         }
 
@@ -66,17 +66,17 @@ extension DeltaTests {
             var bytes = try [UInt8](Data(contentsOf: patch))
             bytes[Int(payload.offset) + 10] ^= 0x01
             try Data(bytes).write(to: patch)
-            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: release.old, into: release.directory.child("out")) }
+            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: release.old, into: release.directory.path("out")) }
             guard case .outputMismatch(let path, let expected, let found, _, _)? = error else {
                 Issue.record("expected outputMismatch, got \(String(describing: error))"); return
             }
             #expect(path == "added/random.bin" && expected == stored.sha256.hex && found != expected)
-            #expect(!FileManager.default.fileExists(atPath: release.directory.child("out/added/random.bin").path))
+            #expect(!FileManager.default.fileExists(atPath: release.directory.path("out/added/random.bin").path))
         }
 
         @Test func destinationMustBeEmpty() throws {
             let (release, patch, _) = try prepared()
-            let out = release.directory.child("out")
+            let out = release.directory.path("out")
             Trees.write([1], "stale.bin", in: out)
             let error = patchError { try PatchApplier.apply(patch: patch, oldTree: release.old, into: out) }
             #expect(error == .destinationNotEmpty(path: out.path))
@@ -85,19 +85,19 @@ extension DeltaTests {
         @Test func copyFallbackAcrossDevicesIsVerified() throws {
             // /dev/shm is tmpfs: link(2) from there into the temp dir fails with EXDEV.
             let shm = URL(fileURLWithPath: "/dev/shm/delta-\(UUID().uuidString)")
-            let dir = TempDirectory()
+            let dir = TemporaryDirectory()
             var st1 = stat(), st2 = stat()
             guard stat("/dev/shm", &st1) == 0, stat(dir.url.path, &st2) == 0, st1.st_dev != st2.st_dev else { return }
             defer { try? FileManager.default.removeItem(at: shm) }
             let bytes = Array("same bytes on another device\n".utf8)
             try Data(bytes).write(to: shm)
             let hash = SHA256Hash.of(bytes.withUnsafeBytes { UnsafeRawBufferPointer($0) })
-            let linked = try TreeLinker.linkOrCopy(source: shm.path, destination: dir.child("copy").path,
+            let linked = try TreeLinker.linkOrCopy(source: shm.path, destination: dir.path("copy").path,
                                                    displayPath: "copy", sha256: hash, size: Int64(bytes.count))
             #expect(!linked)
-            #expect(try Data(contentsOf: dir.child("copy")) == Data(bytes))
+            #expect(try Data(contentsOf: dir.path("copy")) == Data(bytes))
             let wrong = patchError {
-                try TreeLinker.linkOrCopy(source: shm.path, destination: dir.child("copy2").path, displayPath: "copy2",
+                try TreeLinker.linkOrCopy(source: shm.path, destination: dir.path("copy2").path, displayPath: "copy2",
                                           sha256: SHA256Hash(bytes: [UInt8](repeating: 0, count: 32))!, size: Int64(bytes.count))
             }
             guard case .outputMismatch? = wrong else { Issue.record("copy was not verified"); return }
