@@ -13,7 +13,9 @@ public enum PatchApplier {
     /// - `newTree` is created if missing and must be empty; `oldTree` is never modified.
     /// - Unchanged, moved and duplicated files are hard links into `oldTree` (a verified
     ///   copy where linking fails, e.g. across devices).
-    /// - Every old file is checked against the SHA-256 the patch expects before it is used;
+    /// - Every old file linked or copied is checked against the SHA-256 the patch expects; an old
+    ///   file used as a delta base is checked through the result (the output must match its
+    ///   SHA-256, and a mismatch then names the old file when it was the cause);
     ///   every produced file is streamed to disk with bounded memory, fsync'ed and checked
     ///   against its SHA-256 and size; directories are created as needed and fsync'ed.
     /// - At the end `newTree` must hold exactly the patch's target files.

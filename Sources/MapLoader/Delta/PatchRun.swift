@@ -43,15 +43,19 @@ struct PatchRun {
         case .patch(let index, let payload):
             let source = sources[index]
             let mapped = try MappedFile(path: oldRoot + "/" + source.path, displayPath: source.path)
-            if verified[source.path] != source.sha256 {
-                let found = SHA256Hash.of(mapped.bytes)
+            // The output's SHA-256 is checked before anything is kept, so wrong old bytes can
+            // never produce an accepted file; hashing the old file first would read it twice.
+            // Only when decoding fails is the old file hashed, to say which side was wrong.
+            do {
+                try decode(payload, prefix: mapped.bytes, target: target, destination: destination)
+            } catch {
+                let found = verified[source.path] ?? SHA256Hash.of(mapped.bytes)
                 guard found == source.sha256 else {
                     throw PatchError.sourceMismatch(path: source.path, expectedSHA256: source.sha256.hex,
                                                     foundSHA256: found.hex)
                 }
-                verified[source.path] = found
+                throw error
             }
-            try decode(payload, prefix: mapped.bytes, target: target, destination: destination)
         }
         report(force: true)
     }
