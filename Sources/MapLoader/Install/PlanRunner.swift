@@ -29,8 +29,10 @@ extension MapLoader {
                 var pending = work[...]
                 func startNext() {
                     guard let index = pending.popFirst() else { return }
+                    let position = count - pending.count
                     group.addTask {
-                        let (result, carried) = try await self.produce(plan.steps[index], of: count, into: builder,
+                        let (result, carried) = try await self.produce(plan.steps[index], item: position, of: count,
+                                                                       into: builder,
                                                                        operation: operation, transfer: transfer)
                         return (index, result, carried)
                     }
@@ -79,10 +81,9 @@ extension MapLoader {
 
     /// Produces one group's target files in the new generation: by patch chain when the
     /// plan says so (falling back to the full archive on any failure), else by archive.
-    private func produce(_ step: GroupStep, of items: Int, into builder: GenerationBuilder,
+    /// - Parameter item: the step's 1-based position among the `items` groups produced.
+    private func produce(_ step: GroupStep, item: Int, of items: Int, into builder: GenerationBuilder,
                          operation: MapLoaderOperation, transfer: TransferLedger) async throws -> (InstalledGroup, GroupStep) {
-        defer { transfer.itemFinished() }
-        let item = transfer.itemsDone + 1
         guard let artifact = step.artifact else {
             throw MapLoaderError.invalidMetadata(what: step.name, detail: "no artifact to install")
         }

@@ -8,7 +8,6 @@ final class TransferLedger: Sendable {
         var progress: [String: Int64] = [:]
         var downloaded: Int64 = 0
         var fetched: [URL] = []
-        var itemsDone = 0
     }
 
     private let state: Mutex<State>
@@ -21,8 +20,6 @@ final class TransferLedger: Sendable {
     var downloaded: Int64 { state.withLock { $0.downloaded } }
     /// Blob files to delete after the commit.
     var fetched: [URL] { state.withLock { $0.fetched } }
-    /// Groups finished so far.
-    var itemsDone: Int { state.withLock { $0.itemsDone } }
 
     func addToTotal(_ bytes: Int64) { state.withLock { $0.total += bytes } }
 
@@ -41,7 +38,4 @@ final class TransferLedger: Sendable {
             $0.fetched.append(file)
         }
     }
-
-    /// Counts a finished group.
-    func itemFinished() { state.withLock { $0.itemsDone += 1 } }
 }
