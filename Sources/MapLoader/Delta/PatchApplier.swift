@@ -46,12 +46,10 @@ public enum PatchApplier {
             guard contents?.isEmpty == true else { throw PatchError.destinationNotEmpty(path: url.path) }
             return
         }
-        var path = ""
-        for component in url.standardizedFileURL.path.split(separator: "/") {
-            path += "/" + component
-            if mkdir(path, 0o755) != 0 && errno != EEXIST {
-                throw PatchError.io(path: path, operation: "mkdir", errno: errno)
-            }
+        do {
+            try FileSystem.makeDirectories(url)
+        } catch let error as StorageError {
+            throw PatchError.io(path: error.path, operation: "mkdir", errno: error.code)
         }
     }
 

@@ -60,24 +60,20 @@ package final class PosixFile {
 
     /// Reads up to `buffer.count` bytes at `offset`; fewer only at end of file.
     package func readChunk(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        var done = 0
-        while done < buffer.count {
-            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw PatchError.io(path: path, operation: "read", errno: errno)
-            }
-            if n == 0 { break }
-            done += n
-        }
-        return done
+        try fill(buffer) { pread(fd, $0, $1, off_t(offset) + off_t($2)) }
     }
 
     /// Reads up to `buffer.count` bytes from the current position; fewer only at end of file.
     package func readChunk(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try fill(buffer) { pointer, count, _ in systemRead(fd, pointer, count) }
+    }
+
+    /// Calls `read(pointer, count, done)` until `buffer` is full or the file ends, retrying on EINTR.
+    private func fill(_ buffer: UnsafeMutableRawBufferPointer,
+                      _ read: (UnsafeMutableRawPointer, Int, Int) -> Int) throws -> Int {
         var done = 0
         while done < buffer.count {
-            let n = systemRead(fd, buffer.baseAddress! + done, buffer.count - done)
+            let n = read(buffer.baseAddress! + done, buffer.count - done, done)
             if n < 0 {
                 if errno == EINTR { continue }
                 throw PatchError.io(path: path, operation: "read", errno: errno)

@@ -21,7 +21,8 @@ enum FileSystem {
         }
     }
 
-    /// Writes `data` to a new file at `url`, replacing nothing: fails if it exists.
+    /// Writes `data` to the file at `url`, creating or truncating it (callers write into
+    /// staging or a temporary name and rename afterwards).
     static func write(_ data: Data, to url: URL) throws {
         let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw StorageError(path: url.path, errno: errno) }
