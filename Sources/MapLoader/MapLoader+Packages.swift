@@ -26,18 +26,21 @@ extension MapLoader {
     /// Fetches the catalog under the trust policy (configured keys plus saved ones), then
     /// saves the keys and the catalog's serial so later runs refuse rollbacks.
     func acceptedCatalog(_ client: SiteClient) async throws -> (Catalog, Settings) {
-        var settings = try store.settings()
+        let settings = try store.settings()
         let saved = (settings.trustedKeys ?? []).compactMap(PublicKey.init(base64:))
         let keys = Array(Set(saved + configuration.trust.keys))
         let catalog = try await client.catalog(trust: TrustPolicy(keys: keys, allowUnsigned: configuration.trust.allowUnsigned),
                                                lastSerial: settings.lastSerial)
         let allKeys = keys.map(\.base64).sorted()
-        if catalog.serial > settings.lastSerial ?? .min || allKeys != (settings.trustedKeys ?? []).sorted() {
-            settings.lastSerial = max(catalog.serial, settings.lastSerial ?? .min)
-            settings.trustedKeys = allKeys.isEmpty ? nil : allKeys
-            try store.save(settings)
+        guard catalog.serial > settings.lastSerial ?? .min || allKeys != (settings.trustedKeys ?? []).sorted() else {
+            return (catalog, settings)
         }
-        return (catalog, settings)
+        let updated = try await store.updateSettings { settings in
+            settings.lastSerial = max(catalog.serial, settings.lastSerial ?? .min)
+            let merged = Set(settings.trustedKeys ?? []).union(allKeys).sorted()
+            settings.trustedKeys = merged.isEmpty ? nil : merged
+        }
+        return (catalog, updated)
     }
 
     /// The package tree of the newest version with every node's state on this device.
@@ -100,9 +103,7 @@ extension MapLoader {
                 throw MapLoaderError.unknownGroup(id, known: context.manifest.groups.map(\.id))
             }
             if group.required && !selected { throw MapLoaderError.requiredGroup(id) }
-            var settings = context.settings
-            settings.groups[id] = selected
-            try loader.store.save(settings)
+            let settings = try await loader.store.updateSettings { $0.groups[id] = selected }
             loader.hub.emit(.groupsChanged(selected: settings.selectedGroups(context.manifest.groups).sorted()))
         }
     }

@@ -26,24 +26,31 @@ public actor MapLoader {
         /// Publisher keys to trust (added to the data directory's saved keys), and whether
         /// unsigned catalogs are accepted.
         public var trust: TrustPolicy
+        /// Whether an operation that changes the data directory waits while another process
+        /// or loader changes it (reporting ``MapLoaderEvent/waitingForLock(pid:)``), or fails
+        /// at once with ``MapLoaderError/busy(pid:)``.
+        public var waitForLock: Bool
 
         /// A configuration.
-        public init(server: String?, dataDirectory: URL, retry: RetryPolicy = .init(), trust: TrustPolicy = .init()) {
+        public init(server: String?, dataDirectory: URL, retry: RetryPolicy = .init(), trust: TrustPolicy = .init(),
+                    waitForLock: Bool = true) {
             self.server = server
             self.dataDirectory = dataDirectory
             self.retry = retry
             self.trust = trust
+            self.waitForLock = waitForLock
         }
     }
 
     /// The configuration this loader was made with.
     public nonisolated let configuration: Configuration
-    let store: Store
+    /// The data directory; while a reading operation runs, it reads the generation that
+    /// operation pinned.
+    var store: Store
     let hub = EventHub()
     private var queueTail: Task<Void, Never>?
     private var tasks: [UUID: Task<any Sendable, any Error>] = [:]
     private var runningID: UUID?
-    private var opened = false
     /// Blob downloads of the running operation by SHA-256, so groups produced at once
     /// never fetch the same blob twice.
     var blobFetches: [String: Task<URL, any Error>] = [:]
@@ -98,17 +105,34 @@ public actor MapLoader {
     private func execute<T: Sendable>(_ id: UUID, _ operation: MapLoaderOperation,
                                       _ body: @Sendable (isolated MapLoader) async throws -> T) async throws -> T {
         runningID = id
+        let base = store
         defer {
             runningID = nil
             blobFetches = [:]
+            store = base
         }
         hub.emit(.started(operation))
         do {
-            if !opened {
-                try store.open()
-                opened = true
+            try store.prepare()
+            // Writers hold the write lock for the whole operation and clean up first; readers
+            // pin the live generation so that a writer committing meanwhile removes nothing
+            // they read (a copied `current` folder is first turned back into a link).
+            var writeLock: FileLock?
+            if operation.changesDataDirectory || store.currentIsFolder {
+                let hub = self.hub
+                writeLock = try await store.lockForWriting(wait: configuration.waitForLock) { pid in
+                    hub.emit(.waitingForLock(pid: pid.map(Int.init)))
+                }
+                try store.recover()
+            }
+            var lease: GenerationLease?
+            if !operation.changesDataDirectory {
+                writeLock = nil
+                lease = try store.pinCurrent()
+                store = store.reading(lease)
             }
             let value = try await body(self)
+            withExtendedLifetime((writeLock, lease)) {}
             hub.emit(.finished(operation))
             return value
         } catch {
@@ -146,8 +170,21 @@ extension MapLoaderError {
         switch error {
         case let error as MapLoaderError: self = error
         case is CancellationError: self = .cancelled
+        case let error as StorageError where error.isNoSpace:
+            self = .insufficientSpace(needed: 0, available: DiskSpace.available(at: URL(fileURLWithPath: error.path)) ?? 0,
+                                      path: error.path)
         case let error as StorageError: self = .storageFailed(path: error.path, reason: "\(error)")
         default: self = .storageFailed(path: "", reason: "\(error)")
+        }
+    }
+}
+
+extension MapLoaderOperation {
+    /// Whether the operation changes the data directory (and so holds its write lock).
+    var changesDataDirectory: Bool {
+        switch self {
+        case .install, .uninstall, .selectGroup, .deselectGroup, .update, .repair: true
+        case .list, .checkForUpdate, .verify: false
         }
     }
 }

@@ -34,6 +34,12 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
     case insufficientSpace(needed: Int64, available: Int64, path: String)
     /// Reading or writing the data directory failed.
     case storageFailed(path: String, reason: String)
+    /// Another process (or loader) is changing the data directory, and the configuration
+    /// says not to wait (``MapLoader/Configuration/waitForLock``).
+    case busy(pid: Int?)
+    /// The data directory is not one MapLoader may use: a folder of other files, or one
+    /// written by a newer MapLoader.
+    case dataDirectoryRefused(path: String, reason: String)
     /// The catalog's signature is missing or wrong, or the key is not trusted.
     case signatureRefused(String)
     /// The catalog is older than one already accepted, or has expired.
@@ -74,6 +80,11 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
             return "not enough disk space in \(path): need \(ByteFormat.string(needed)), \(ByteFormat.string(available)) free; free some space and retry"
         case .storageFailed(let path, let reason):
             return "cannot write \(path): \(reason); check permissions and free space of the data directory"
+        case .busy(let pid):
+            let holder = pid.map { " (pid \($0))" } ?? ""
+            return "another maploader\(holder) is changing the data directory: retry when it has finished, or wait for it"
+        case .dataDirectoryRefused(let path, let reason):
+            return "cannot use \(path) as the data directory: \(reason)"
         case .signatureRefused(let detail):
             return "catalog signature refused: \(detail)"
         case .rollbackRefused(let detail):

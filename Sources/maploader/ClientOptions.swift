@@ -23,7 +23,16 @@ struct ClientOptions: ParsableArguments {
     @Flag(name: .long, help: "Print machine-readable JSON on stdout instead of text.")
     var json = false
 
+    @Flag(name: .long, help: "Fail at once (exit 10) instead of waiting when another maploader is changing the data directory.")
+    var noWait = false
+
     func validate() throws {
+        if let dataDir, dataDir.isEmpty {
+            throw ValidationError("--data-dir is empty: name the folder where maps live")
+        }
+        if dataDir == nil, let fromEnv = ProcessInfo.processInfo.environment["MAPLOADER_DATA_DIR"], fromEnv.isEmpty {
+            throw ValidationError("MAPLOADER_DATA_DIR is set but empty: name the folder where maps live, or unset it")
+        }
         for key in trustKey where PublicKey(base64: key) == nil {
             throw ValidationError("--trust-key '\(key)' is not a base64 Ed25519 public key (maploader keygen prints one)")
         }
@@ -40,11 +49,14 @@ struct ClientOptions: ParsableArguments {
         } else if let xdg = env["XDG_DATA_HOME"], !xdg.isEmpty {
             directory = xdg + "/maploader"
         } else {
-            directory = NSHomeDirectory() + "/.local/share/maploader"
+            // $HOME first: Foundation's own lookup asks the password database when running as root.
+            let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+            directory = home + "/.local/share/maploader"
         }
         let keys = (trustKey + (env["MAPLOADER_TRUST_KEY"].map { [$0] } ?? [])).compactMap(PublicKey.init(base64:))
         let trust = TrustPolicy(keys: keys, allowUnsigned: allowUnsigned || env["MAPLOADER_ALLOW_UNSIGNED"] == "1")
-        return .init(server: server ?? env["MAPLOADER_SERVER"], dataDirectory: URL(fileURLWithPath: directory), trust: trust)
+        return .init(server: server ?? env["MAPLOADER_SERVER"], dataDirectory: URL(fileURLWithPath: directory), trust: trust,
+                     waitForLock: !noWait)
     }
 
     /// Runs `body` with a loader whose events are rendered for a person (or silenced
@@ -89,7 +101,8 @@ struct Failure: Error, CustomStringConvertible {
 
     var exitCode: Int32 {
         switch error {
-        case .storageFailed: return 1
+        case .storageFailed, .dataDirectoryRefused: return 1
+        case .busy: return 10
         case .invalidParameters: return 64
         case .unknownPackage, .unknownGroup, .requiredGroup, .notInstalled: return 4
         case .noServer, .connectionFailed, .httpStatus: return 5

@@ -39,6 +39,9 @@ actor ProgressRenderer {
         case .connectionFound(let url):
             clearBar()
             Output.error("  connection back for \(url)")
+        case .waitingForLock(let pid):
+            clearBar()
+            Output.error("waiting for another maploader\(pid.map { " (pid \($0))" } ?? "") to finish")
         case .started:
             downloadStart = nil
             announced = []

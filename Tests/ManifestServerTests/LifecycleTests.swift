@@ -41,25 +41,26 @@ struct LifecycleTests {
         #expect(try await RawHTTP.request(port, "/a.bin").body == [1])
     }
 
-    @Test("stop() cuts a slow in-flight download promptly")
+    @Test("stop() cuts an in-flight download: the client gets a short body, not the whole file")
     func stopCutsConnections() async throws {
         let site = try TempSite()
         try site.write("big.bin", patternBytes(1_000_000))
-        let server = ManifestServer(root: site.root, faults: FaultPlan(bytesPerSecond: 20_000))  // ~50 s
+        // 20 kB/s: the whole body would take ~50 s, so a short body can only come from stop().
+        let server = ManifestServer(root: site.root, faults: FaultPlan(bytesPerSecond: 20_000))
         let port = try server.start()
-        let clock = ContinuousClock()
-        let started = clock.now
         let download = Task { try await RawHTTP.request(port, "/big.bin") }
-        // Wait until the body is flowing (however loaded the machine is), then stop.
-        while server.statistics.bodyBytesSent == 0, clock.now - started < .seconds(10) {
+        // Wait until the body is flowing, however loaded the machine is (the bound only keeps
+        // a broken server from hanging the suite; it is no speed requirement).
+        var polls = 0
+        while server.statistics.bodyBytesSent == 0, polls < 6_000 {
             try await Task.sleep(for: .milliseconds(20))
+            polls += 1
         }
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(server.statistics.bodyBytesSent > 0, "the body never started flowing")
         server.stop()
         let response = try await download.value
         #expect(response.status == 200)
-        #expect(response.body.count < 1_000_000)
-        #expect(clock.now - started < .seconds(10))
+        #expect(response.body.count < 1_000_000, "stop() should cut the body short")
     }
 
     @Test("A client hanging up mid-body does not crash the server")

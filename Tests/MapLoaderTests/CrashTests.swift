@@ -56,8 +56,13 @@ import MapPublisher
     }
 
     /// Kills `arguments` at random instants, `trials` times, each from the state `prepare`
-    /// makes; `new` is what an uninterrupted run leaves.
-    func trial(_ name: String, site: TestSite, arguments: [String], prepare: (URL) throws -> Void) throws {
+    /// makes; `new` is what an uninterrupted run leaves. The site is served slowly so the
+    /// operation, not the process start, fills most of the run.
+    func trial(_ name: String, site: TestSite, arguments: [String], bytesPerSecond: Int,
+               prepare: (URL) throws -> Void) throws {
+        let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: bytesPerSecond))
+        let server = TestSiteView(url: "http://127.0.0.1:\(try slow.start())", publicKey: site.publicKey)
+        defer { slow.stop() }
         var rng = SeededGenerator(seed: 2026)
         // The quickest of three uninterrupted runs: kill instants spread over it land inside
         // the operation (a first, cold run is slower than the rest).
@@ -66,36 +71,51 @@ import MapPublisher
         for probe in 0..<3 {
             let data = probe == 0 ? reference : site.dir.path("\(name)-probe-\(probe)")
             try prepare(data)
-            duration = min(duration, try Self.run(arguments, site: site, data: data).seconds)
+            duration = min(duration, try Self.run(arguments, server: server, data: data).seconds)
         }
         let new = try Self.installed(reference)
         #expect(!new.isEmpty)
-        var (killedOld, killedNew) = (0, 0)
+        var (killedOld, killedNew, midOperation) = (0, 0, 0)
         for index in 0..<Self.trials {
             let data = site.dir.path("\(name)-\(index)")
             try prepare(data)
             let before = try Self.installed(data)
             let delay = Double.random(in: 0...duration, using: &rng)
-            let run = try Self.run(arguments, site: site, data: data, killAfter: delay)
-            // The next run recovers by itself: verify passes and nothing half-built is left.
-            let verify = try Self.run(["verify"], site: site, data: data)
+            let run = try Self.run(arguments, server: server, data: data, killAfter: delay)
+            // Work in progress on disk shows the kill landed inside the operation.
+            if run.killed, Self.workInProgress(data) { midOperation += 1 }
+            // A reader right after the kill sees one whole version: verify passes.
+            let verify = try Self.run(["verify"], server: server, data: data)
             #expect(verify.status == 0, "trial \(index) (\(name), killed at \(delay) s): verify failed")
             let after = try Self.installed(data)
             #expect(after == before || after == new, "trial \(index) (\(name), killed at \(delay) s): a mix of old and new")
             if run.killed { if after == before { killedOld += 1 } else { killedNew += 1 } }
+            // The interrupted operation completes when run again, and the writer that does it
+            // leaves nothing half-built behind.
+            #expect(try Self.run(arguments, server: server, data: data).status == 0)
+            #expect(try Self.installed(data) == new)
             let staging = try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("staging").path)
             #expect(staging.isEmpty, "trial \(index): staging was not cleaned")
-            // And the interrupted operation completes when run again.
-            #expect(try Self.run(arguments, site: site, data: data).status == 0)
-            #expect(try Self.installed(data) == new)
+            let generations = try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("generations").path)
+            #expect(generations.count == 1, "trial \(index): old generations were left: \(generations)")
             try? FileManager.default.removeItem(at: data)
         }
-        print("crash trials \(name): \(Self.trials) runs, kills spread over \(String(format: "%.2f", duration)) s; killed mid-run \(killedOld + killedNew) (old state kept \(killedOld), new state \(killedNew)), the rest finished first")
+        // The trials prove something only if kills landed while the operation was at work.
+        #expect(midOperation >= Self.trials / 3, "only \(midOperation) of \(Self.trials) kills landed mid-operation")
+        print("crash trials \(name): \(Self.trials) runs, kills spread over \(String(format: "%.2f", duration)) s; \(midOperation) landed mid-operation (work in progress on disk); killed before exit \(killedOld + killedNew) (old state kept \(killedOld), new state \(killedNew))")
+    }
+
+    /// Whether an operation left work in progress: a generation being built or a download.
+    static func workInProgress(_ data: URL) -> Bool {
+        let fm = FileManager.default
+        let staging = (try? fm.contentsOfDirectory(atPath: data.appendingPathComponent("staging").path)) ?? []
+        let downloads = (try? fm.contentsOfDirectory(atPath: data.appendingPathComponent("downloads").path)) ?? []
+        return !staging.isEmpty || !downloads.isEmpty
     }
 
     @Test func killDuringInstallLeavesOldOrNew() throws {
         let site = try TestSite()
-        try trial("install", site: site, arguments: ["install", "germany"], prepare: { _ in })
+        try trial("install", site: site, arguments: ["install", "germany"], bytesPerSecond: 100_000, prepare: { _ in })
     }
 
     @Test func killDuringUpdateLeavesOldOrNew() throws {
@@ -103,7 +123,7 @@ import MapPublisher
         let template = site.dir.path("template")
         #expect(try Self.run(["install", "germany"], site: site, data: template).status == 0)
         try site.publish(2)
-        try trial("update", site: site, arguments: ["update"], prepare: { data in
+        try trial("update", site: site, arguments: ["update"], bytesPerSecond: 20_000, prepare: { data in
             try? FileManager.default.removeItem(at: data)
             try FileManager.default.copyItem(at: template, to: data)
         })

@@ -63,6 +63,9 @@ public struct OperationProgress: Sendable, Hashable, Codable {
 public enum MapLoaderEvent: Sendable, Hashable {
     /// An operation left the queue and began.
     case started(MapLoaderOperation)
+    /// The operation waits for another process (or loader) that is changing the data
+    /// directory; `pid` names it when known. It starts once that one has finished.
+    case waitingForLock(pid: Int?)
     /// Progress of the running operation.
     case progress(OperationProgress)
     /// What an install or update will do for one group, and why.

@@ -1,5 +1,7 @@
 import Foundation
-#if canImport(Glibc)
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
 import Glibc
 #endif
 
@@ -35,7 +37,7 @@ public struct GenerationBuilder: Sendable {
                 try Self.link(source.appendingPathComponent(file.path), to: target.appendingPathComponent(file.path))
             }
             let index = Store.indexPath(package: package, group: group)
-            try Self.link(store.current.appendingPathComponent(index), to: directory.appendingPathComponent(index))
+            try Self.link(store.live.appendingPathComponent(index), to: directory.appendingPathComponent(index))
         } catch {
             throw .storageFailed(path: target.path, reason: Store.reason(error))
         }
@@ -53,35 +55,29 @@ public struct GenerationBuilder: Sendable {
     }
 
     /// Makes this generation current: writes `state`, flushes every file to disk, moves
-    /// the folder into `generations/`, and switches `current` with one rename. Then the
-    /// previous generation is removed.
+    /// the folder into `generations/`, and switches `current` with one rename. Then every
+    /// generation that is neither live nor pinned by a reader is removed. Call only while
+    /// holding the write lock.
     public func commit(_ state: InstalledState) throws(MapLoaderError) {
         var state = state
         state.generation = number
         state.committed = Date()
-        let final = store.generations.appendingPathComponent("\(number)")
-        let previous = store.currentGeneration()
+        let final = store.generationDirectory(number)
         do {
             try FileSystem.write(state.jsonData(), to: directory.appendingPathComponent("state.json"))
             try Self.syncFileSystem(of: directory.path)
             guard rename(directory.path, final.path) == 0 else { throw StorageError(path: final.path, errno: errno) }
             try Store.fsyncPath(store.generations.path)
-            let link = store.root.appendingPathComponent("current.\(number)")
-            try? FileManager.default.removeItem(at: link)
-            guard symlink("generations/\(number)", link.path) == 0 else { throw StorageError(path: link.path, errno: errno) }
-            guard rename(link.path, store.current.path) == 0 else { throw StorageError(path: store.current.path, errno: errno) }
-            try Store.fsyncPath(store.root.path)
         } catch {
             throw .storageFailed(path: store.root.path, reason: Store.reason(error))
         }
-        if let previous, previous != number {
-            try? FileManager.default.removeItem(at: store.generations.appendingPathComponent("\(previous)"))
-        }
+        try store.switchCurrent(to: number)
+        store.removeUnusedGenerations()
     }
 
     static func link(_ source: URL, to target: URL) throws {
         try FileSystem.makeDirectories(target.deletingLastPathComponent())
-        if Glibc.link(source.path, target.path) != 0 {
+        if systemLink(source.path, target.path) != 0 {
             guard errno == EXDEV || errno == EPERM || errno == EMLINK else {
                 throw StorageError(path: target.path, errno: errno)
             }
@@ -92,6 +88,15 @@ public struct GenerationBuilder: Sendable {
     /// Flushes every written file to disk before the switch: one `sync(2)` (which on
     /// Linux waits for completion) instead of an `fsync` per file.
     static func syncFileSystem(of path: String) throws {
-        Glibc.sync()
+        sync()
     }
+}
+
+/// `link(2)`, named apart from the method that wraps it.
+private func systemLink(_ source: String, _ target: String) -> Int32 {
+    #if canImport(Darwin)
+    return Darwin.link(source, target)
+    #else
+    return Glibc.link(source, target)
+    #endif
 }

@@ -2,6 +2,11 @@ import Foundation
 
 /// What one generation of the store holds (`generations/<n>/state.json`).
 public struct InstalledState: Sendable, Hashable, Codable {
+    /// The state format this build writes and reads.
+    static let currentFormat = 1
+
+    /// The format of this state file (`nil` in files written before it was recorded: 1).
+    var formatVersion: Int? = InstalledState.currentFormat
     /// The map version of every installed group, or `nil` when nothing is installed.
     public var version: String?
     /// SHA-256 of the manifest of `version`, so the tree can be read offline from the cache.
@@ -24,6 +29,21 @@ public struct InstalledState: Sendable, Hashable, Codable {
         self.generation = generation
         self.committed = committed
         self.packages = packages
+    }
+
+    /// Why this state cannot be trusted, or `nil` when it is consistent.
+    var problem: String? {
+        if let format = formatVersion, format > Self.currentFormat {
+            return "it was written by a newer MapLoader (state format \(format), this one reads \(Self.currentFormat))"
+        }
+        if generation < 0 { return "it records a negative generation number" }
+        for (package, groups) in packages {
+            for (group, installed) in groups where installed.size < 0 || installed.files < 0 {
+                return "it records a negative size for \(package)/\(group)"
+            }
+        }
+        if !packages.isEmpty && version == nil { return "it records installed packages without a version" }
+        return nil
     }
 
     /// Bytes the package's installed files take.

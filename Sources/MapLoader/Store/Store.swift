@@ -1,5 +1,7 @@
 import Foundation
-#if canImport(Glibc)
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
 import Glibc
 #endif
 
@@ -18,45 +20,164 @@ import Glibc
 /// ``GenerationBuilder/commit(_:)`` makes it current with one `rename(2)`; a crash at any
 /// instant leaves the old or the new generation in force, never a mix.
 public struct Store: Sendable {
+    /// The store format this build reads and writes (recorded in the marker file).
+    static let format = 1
+
     /// The data directory.
     public let root: URL
+    /// The installed generation that reads go to: `current` (the live one, for writers
+    /// holding the write lock) or a pinned `generations/<n>` (for readers).
+    var live: URL
 
-    /// A store at `root`; nothing is touched until ``open()``.
+    /// A store at `root`; nothing is touched until ``prepare()``.
     public init(root: URL) {
         self.root = root.standardizedFileURL
+        self.live = self.root.appendingPathComponent("current")
     }
 
     var generations: URL { root.appendingPathComponent("generations") }
     var staging: URL { root.appendingPathComponent("staging") }
+    var leases: URL { root.appendingPathComponent("leases") }
+    var locks: URL { root.appendingPathComponent("locks") }
+    /// The marker that makes a folder a MapLoader data directory.
+    var marker: URL { root.appendingPathComponent(".maploader") }
     /// Partial and finished downloads, named by SHA-256 so a retry resumes them.
     public var downloads: URL { root.appendingPathComponent("downloads") }
     /// The live generation, through the `current` link.
     public var current: URL { root.appendingPathComponent("current") }
     var settingsFile: URL { root.appendingPathComponent("settings.json") }
+    var writeLockFile: String { locks.appendingPathComponent("write.lock").path }
+    var settingsLockFile: String { locks.appendingPathComponent("settings.lock").path }
 
-    /// Creates the folders and removes what an interrupted operation left behind.
-    public func open() throws(MapLoaderError) {
-        for folder in [root, generations, staging, downloads] {
+    func generationDirectory(_ number: Int) -> URL { generations.appendingPathComponent("\(number)") }
+
+    /// This store reading the generation `lease` pins (or the live one when `nil`).
+    func reading(_ lease: GenerationLease?) -> Store {
+        var copy = self
+        copy.live = lease?.directory ?? current
+        return copy
+    }
+
+    /// Names a MapLoader data directory may hold; a directory without the marker that holds
+    /// only these (a store from before the marker existed) is adopted, anything else refused.
+    private static let ownNames: Set<String> = ["generations", "current", "staging", "downloads", "settings.json",
+                                                 "cache", "leases", "locks", ".maploader"]
+
+    /// Makes sure `root` is a MapLoader data directory of a format this build reads, creating
+    /// it (and its marker) when it is new or empty. Removes nothing: cleaning happens only
+    /// in ``recover()``, under the write lock.
+    public func prepare() throws(MapLoaderError) {
+        do {
+            try FileSystem.makeDirectories(root)
+        } catch {
+            throw .storageFailed(path: root.path, reason: Self.reason(error))
+        }
+        if let data = try? Data(contentsOf: marker) {
+            struct Marker: Decodable { var format: Int }
+            guard let found = try? JSONDecoder().decode(Marker.self, from: data) else {
+                throw .dataDirectoryRefused(path: root.path, reason: "its marker file .maploader is unreadable; restore it or choose another folder")
+            }
+            guard found.format <= Self.format else {
+                throw .dataDirectoryRefused(path: root.path,
+                                            reason: "it was written by a newer MapLoader (store format \(found.format), this one reads \(Self.format)); upgrade maploader")
+            }
+        } else {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+            let ownPrefixes = ["current.", ".settings.json.", ".maploader."]  // links and temporary files being made
+            if let foreign = names.sorted().first(where: { name in
+                !Self.ownNames.contains(name) && !ownPrefixes.contains { name.hasPrefix($0) }
+            }) {
+                throw .dataDirectoryRefused(path: root.path,
+                                            reason: "it is not a MapLoader data directory (it holds '\(foreign)'); choose an empty or new folder")
+            }
+            guard access(root.path, W_OK) == 0 else {
+                throw .storageFailed(path: root.path, reason: "the data directory is not writable (\(String(cString: strerror(errno))))")
+            }
+            try Self.writeAtomically(marker) { Data("{\"format\":\(Self.format)}\n".utf8) }
+        }
+        for folder in [generations, staging, downloads, leases, locks] {
             do {
                 try FileSystem.makeDirectories(folder)
             } catch {
                 throw .storageFailed(path: folder.path, reason: Self.reason(error))
             }
         }
-        guard access(root.path, W_OK) == 0 else {
-            throw .storageFailed(path: root.path, reason: "the data directory is not writable (\(String(cString: strerror(errno))))")
-        }
-        let live = currentGeneration()
+    }
+
+    /// Takes the data directory's write lock: one writer at a time, across processes and
+    /// across loaders in one process.
+    /// - Parameters:
+    ///   - wait: wait for another writer to finish; `false` fails at once with ``MapLoaderError/busy(pid:)``.
+    ///   - onWait: called once before waiting, with the holder's pid when known.
+    func lockForWriting(wait: Bool, onWait: (Int32?) -> Void) async throws -> FileLock {
+        try await FileLock.acquire(writeLockFile, .exclusive, wait: wait, onWait: onWait)
+    }
+
+    /// Pins the live generation for reading (`nil` when nothing is installed).
+    func pinCurrent() throws -> GenerationLease? {
+        try GenerationLease.pinCurrent(of: self)
+    }
+
+    /// Whether `current` is a real folder rather than the link to a generation (a data
+    /// directory copied with `cp -rL`, say): ``recover()`` turns it back into a link.
+    var currentIsFolder: Bool {
+        var info = stat()
+        return lstat(current.path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// Removes what interrupted operations left behind: staging, half-made `current` links,
+    /// generations neither live nor pinned by a reader, and leases of dead processes; turns a
+    /// copied `current` folder back into a generation. Call only while holding the write lock.
+    func recover() throws(MapLoaderError) {
         let fm = FileManager.default
+        if currentIsFolder { try adoptCurrentFolder() }
         for name in (try? fm.contentsOfDirectory(atPath: staging.path)) ?? [] {
             try? fm.removeItem(at: staging.appendingPathComponent(name))
-        }
-        for name in (try? fm.contentsOfDirectory(atPath: generations.path)) ?? [] where Int(name) != live {
-            try? fm.removeItem(at: generations.appendingPathComponent(name))
         }
         for name in (try? fm.contentsOfDirectory(atPath: root.path)) ?? [] where name.hasPrefix("current.") {
             try? fm.removeItem(at: root.appendingPathComponent(name))
         }
+        removeUnusedGenerations()
+    }
+
+    /// Removes every generation that is neither live nor pinned. Call only while holding the
+    /// write lock.
+    func removeUnusedGenerations() {
+        let live = currentGeneration()
+        let pinned = GenerationLease.pinnedGenerations(of: self)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? [] {
+            guard let number = Int(name), number != live, !pinned.contains(number) else { continue }
+            try? FileManager.default.removeItem(at: generations.appendingPathComponent(name))
+        }
+    }
+
+    /// A `current` that is a folder becomes generation n+1 and `current` links to it again.
+    private func adoptCurrentFolder() throws(MapLoaderError) {
+        let number = nextGenerationNumber()
+        let target = generationDirectory(number)
+        guard rename(current.path, target.path) == 0 else {
+            throw .storageFailed(path: current.path, reason: String(cString: strerror(errno)))
+        }
+        try switchCurrent(to: number)
+    }
+
+    /// Points `current` at generation `number` with one rename, and flushes the folder.
+    func switchCurrent(to number: Int) throws(MapLoaderError) {
+        let link = root.appendingPathComponent("current.\(number)")
+        do {
+            try? FileManager.default.removeItem(at: link)
+            guard symlink("generations/\(number)", link.path) == 0 else { throw StorageError(path: link.path, errno: errno) }
+            guard rename(link.path, current.path) == 0 else { throw StorageError(path: current.path, errno: errno) }
+            try Self.fsyncPath(root.path)
+        } catch {
+            throw .storageFailed(path: current.path, reason: Self.reason(error))
+        }
+    }
+
+    /// One more than every generation on disk. Call only while holding the write lock.
+    func nextGenerationNumber() -> Int {
+        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? []).compactMap { Int($0) }
+        return max(existing.max() ?? 0, currentGeneration() ?? 0) + 1
     }
 
     /// The number of the live generation, or `nil` before the first install.
@@ -65,20 +186,28 @@ public struct Store: Sendable {
         return Int((target as NSString).lastPathComponent)
     }
 
-    /// The live state; ``InstalledState/empty`` before the first install.
+    /// The installed state of the generation read (``InstalledState/empty`` before the first
+    /// install). A state that is unreadable, of a newer format, or inconsistent is an error
+    /// that ``MapLoader/repair()`` mends.
     public func state() throws(MapLoaderError) -> InstalledState {
-        guard let generation = currentGeneration() else { return .empty }
-        let file = generations.appendingPathComponent("\(generation)/state.json")
+        let file = live.appendingPathComponent("state.json")
+        var info = stat()
+        guard lstat(live.path, &info) == 0 else { return .empty }
+        let state: InstalledState
         do {
-            return try JSONCoding.decode(InstalledState.self, from: Data(contentsOf: file))
+            state = try JSONCoding.decode(InstalledState.self, from: Data(contentsOf: file))
         } catch {
             throw .storageFailed(path: file.path, reason: "unreadable state (\(error)); run 'maploader repair'")
         }
+        if let problem = state.problem {
+            throw .storageFailed(path: file.path, reason: "\(problem); run 'maploader repair'")
+        }
+        return state
     }
 
-    /// The recorded files of an installed group in the live generation.
+    /// The recorded files of an installed group in the generation read.
     public func index(package: String, group: String) throws(MapLoaderError) -> [FileEntry] {
-        let file = current.appendingPathComponent(Self.indexPath(package: package, group: group))
+        let file = live.appendingPathComponent(Self.indexPath(package: package, group: group))
         do {
             return try JSONCoding.decode([FileEntry].self, from: Data(contentsOf: file))
         } catch {
@@ -86,9 +215,9 @@ public struct Store: Sendable {
         }
     }
 
-    /// The folder of an installed group in the live generation.
+    /// The folder of an installed group in the generation read.
     public func groupDirectory(package: String, group: String) -> URL {
-        current.appendingPathComponent(package).appendingPathComponent(group)
+        live.appendingPathComponent(package).appendingPathComponent(group)
     }
 
     static func indexPath(package: String, group: String) -> String { ".index/\(package)/\(group).json" }
@@ -103,15 +232,27 @@ public struct Store: Sendable {
         }
     }
 
+    /// Reads, changes and saves the settings under the settings lock, so two processes that
+    /// both change them (a reader recording a catalog serial, a writer a selection) never
+    /// lose each other's change.
+    func updateSettings(_ change: (inout Settings) throws -> Void) async throws -> Settings {
+        let lock = try await FileLock.acquire(settingsLockFile, .exclusive, wait: true) { _ in }
+        defer { withExtendedLifetime(lock) {} }
+        var settings = try self.settings()
+        let before = settings
+        try change(&settings)
+        if settings != before { try save(settings) }
+        return settings
+    }
+
     /// Saves `settings` atomically.
     public func save(_ settings: Settings) throws(MapLoaderError) {
         try Self.writeAtomically(settingsFile) { try settings.jsonData() }
     }
 
-    /// Starts the next generation in `staging/`.
+    /// Starts the next generation in `staging/`. Call only while holding the write lock.
     public func beginGeneration() throws(MapLoaderError) -> GenerationBuilder {
-        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? []).compactMap { Int($0) }
-        let number = max(existing.max() ?? 0, currentGeneration() ?? 0) + 1
+        let number = nextGenerationNumber()
         let directory = staging.appendingPathComponent("gen-\(number)")
         do {
             try? FileManager.default.removeItem(at: directory)
@@ -129,7 +270,8 @@ public struct Store: Sendable {
 
     /// Writes the bytes `make` returns to a temporary sibling, fsyncs and renames it over `url`.
     static func writeAtomically(_ url: URL, _ make: () throws -> Data) throws(MapLoaderError) {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp")
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(getpid())-\(UUID().uuidString).tmp")
         do {
             let data = try make()
             try FileSystem.write(data, to: temporary)
@@ -143,7 +285,7 @@ public struct Store: Sendable {
 
     /// `fsync(2)` of a file or folder by path.
     static func fsyncPath(_ path: String) throws {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw StorageError(path: path, errno: errno) }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw StorageError(path: path, errno: errno) }
