@@ -62,6 +62,9 @@ extension MapLoader {
     @discardableResult
     public func repair() async throws(MapLoaderError) -> UpdateReport {
         try await run(.repair) { loader in
+            if case .failure = Result(catching: { try loader.store.state() }) {
+                return try await loader.rebuildState()
+            }
             let context = try await loader.context(atInstalledVersion: true, operation: .repair)
             let store = loader.store
             let state = context.state
@@ -93,6 +96,28 @@ extension MapLoader {
             }
             return try await loader.execute(plan, from: state, manifestSHA: state.manifest, operation: .repair)
         }
+    }
+
+    /// Repair when the installed state itself is unusable (unreadable, inconsistent):
+    /// the packages and groups whose folders are on disk are installed afresh, in full, at
+    /// the version the state recorded when the site still has it, else the newest; a data
+    /// directory with nothing recognisable ends up empty and usable again.
+    private func rebuildState() async throws -> UpdateReport {
+        progress(.repair, .resolve)
+        let client = try site()
+        let (catalog, settings) = try await acceptedCatalog(client)
+        let live = store.live
+        let recorded = (try? JSONSerialization.jsonObject(with: Data(contentsOf: live.appendingPathComponent("state.json"))))
+            .flatMap { ($0 as? [String: Any])?["version"] as? String }
+        let version = recorded.flatMap { catalog.entry($0) == nil ? nil : $0 } ?? catalog.current
+        let manifest = try await client.manifest(version, in: catalog)
+        let fm = FileManager.default
+        let leaves = Set(manifest.root.leaves.map(\.id))
+        let found = Set(((try? fm.contentsOfDirectory(atPath: live.path)) ?? []).filter(leaves.contains))
+        let plan = Planner.plan(installed: .empty, manifest: manifest, packages: found,
+                                selection: settings.selectedGroups(manifest.groups), strategy: .full)
+        let empty = InstalledState.empty
+        return try await execute(plan, from: empty, manifestSHA: catalog.entry(version)?.sha256, operation: .repair)
     }
 
     /// The plan from the installed state to the newest version.

@@ -83,7 +83,7 @@ public struct Store: Sendable {
             }
         } else {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
-            let ownPrefixes = ["current.", ".settings.json.", ".maploader."]  // links and temporary files being made
+            let ownPrefixes = ["current.", ".settings.json.", "..maploader."]  // links and temporary files being made
             if let foreign = names.sorted().first(where: { name in
                 !Self.ownNames.contains(name) && !ownPrefixes.contains { name.hasPrefix($0) }
             }) {

@@ -1,0 +1,61 @@
+import Foundation
+
+/// Runs the real `maploader` binary (built next to the test bundle by
+/// `swift build --build-tests`) and captures what it prints.
+enum CLI {
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    static var binary: URL { CrashTests.binary }
+
+    /// Starts the CLI; the caller waits for it (`finish`) or kills it.
+    static func start(_ arguments: [String], environment: [String: String] = [:],
+                      directory: URL? = nil) throws -> (Process, output: URL, errors: URL) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("maploader-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let output = folder.appendingPathComponent("stdout")
+        let errors = folder.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for key in env.keys where key.hasPrefix("MAPLOADER_") { env[key] = nil }
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        if let directory { process.currentDirectoryURL = directory }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = try FileHandle(forWritingTo: errors)
+        try process.run()
+        return (process, output, errors)
+    }
+
+    /// Waits for a started CLI and reads what it printed.
+    static func finish(_ started: (Process, output: URL, errors: URL)) throws -> Result {
+        started.0.waitUntilExit()
+        defer { try? FileManager.default.removeItem(at: started.output.deletingLastPathComponent()) }
+        return Result(status: started.0.terminationStatus,
+                      stdout: try String(contentsOf: started.output, encoding: .utf8),
+                      stderr: try String(contentsOf: started.errors, encoding: .utf8))
+    }
+
+    /// Runs the CLI to completion.
+    static func run(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil) throws -> Result {
+        try finish(start(arguments, environment: environment, directory: directory))
+    }
+
+    /// Runs a client command against `site` with `data` as the data directory.
+    static func run(_ arguments: [String], site: TestSite, data: URL) throws -> Result {
+        try run(arguments + ["--server", site.url, "--data-dir", data.path, "--trust-key", site.publicKey.base64])
+    }
+
+    /// The arguments that point a client command at `site` and `data`.
+    static func client(_ site: TestSite, _ data: URL) -> [String] {
+        ["--server", site.url, "--data-dir", data.path, "--trust-key", site.publicKey.base64]
+    }
+}
