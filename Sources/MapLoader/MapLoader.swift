@@ -23,6 +23,8 @@ public actor MapLoader {
         public var dataDirectory: URL
         /// How failed requests are retried.
         public var retry: RetryPolicy
+        /// When a silent, stalled or too slow server counts as failed.
+        public var deadlines: TransferDeadlines
         /// Publisher keys to trust (added to the data directory's saved keys), and whether
         /// unsigned catalogs are accepted.
         public var trust: TrustPolicy
@@ -32,11 +34,12 @@ public actor MapLoader {
         public var waitForLock: Bool
 
         /// A configuration.
-        public init(server: String?, dataDirectory: URL, retry: RetryPolicy = .init(), trust: TrustPolicy = .init(),
-                    waitForLock: Bool = true) {
+        public init(server: String?, dataDirectory: URL, retry: RetryPolicy = .init(),
+                    deadlines: TransferDeadlines = .init(), trust: TrustPolicy = .init(), waitForLock: Bool = true) {
             self.server = server
             self.dataDirectory = dataDirectory
             self.retry = retry
+            self.deadlines = deadlines
             self.trust = trust
             self.waitForLock = waitForLock
         }
@@ -148,7 +151,7 @@ public actor MapLoader {
     func site() throws(MapLoaderError) -> SiteClient {
         guard let server = configuration.server, !server.isEmpty else { throw .noServer }
         let hub = self.hub
-        let source = try makeSiteSource(server, retry: configuration.retry) { event in
+        let source = try makeSiteSource(server, retry: configuration.retry, deadlines: configuration.deadlines) { event in
             switch event {
             case .lost(let url, let reason, let delay): hub.emit(.connectionLost(url: url, reason: reason, retryIn: delay))
             case .found(let url): hub.emit(.connectionFound(url: url))

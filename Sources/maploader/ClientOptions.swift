@@ -23,10 +23,18 @@ struct ClientOptions: ParsableArguments {
     @Flag(name: .long, help: "Print machine-readable JSON on stdout instead of text.")
     var json = false
 
+    @Option(name: .long, help: ArgumentHelp("Give up on a server that sends nothing for this many seconds (default 30).",
+                                             discussion: "Also $MAPLOADER_TIMEOUT. A server slower than 1 kB/s over a minute fails too.",
+                                             valueName: "seconds"))
+    var timeout: Double?
+
     @Flag(name: .long, help: "Fail at once (exit 10) instead of waiting when another maploader is changing the data directory.")
     var noWait = false
 
     func validate() throws {
+        if let timeout, !(timeout > 0 && timeout.isFinite) {
+            throw ValidationError("--timeout must be a positive number of seconds")
+        }
         if let dataDir, dataDir.isEmpty {
             throw ValidationError("--data-dir is empty: name the folder where maps live")
         }
@@ -55,13 +63,17 @@ struct ClientOptions: ParsableArguments {
         }
         let keys = (trustKey + (env["MAPLOADER_TRUST_KEY"].map { [$0] } ?? [])).compactMap(PublicKey.init(base64:))
         let trust = TrustPolicy(keys: keys, allowUnsigned: allowUnsigned || env["MAPLOADER_ALLOW_UNSIGNED"] == "1")
-        return .init(server: server ?? env["MAPLOADER_SERVER"], dataDirectory: URL(fileURLWithPath: directory), trust: trust,
-                     waitForLock: !noWait)
+        var deadlines = TransferDeadlines()
+        if let stall = timeout ?? env["MAPLOADER_TIMEOUT"].flatMap(Double.init), stall > 0 { deadlines.stall = stall }
+        return .init(server: server ?? env["MAPLOADER_SERVER"], dataDirectory: URL(fileURLWithPath: directory),
+                     deadlines: deadlines, trust: trust, waitForLock: !noWait)
     }
 
     /// Runs `body` with a loader whose events are rendered for a person (or silenced
     /// for `--json`), mapping failures to a one-line message and a documented exit code.
     func withLoader<T: Sendable>(_ body: @Sendable (MapLoader) async throws -> T) async throws -> T {
+        let configuration = self.configuration
+        Self.keepFoundationInside(configuration.dataDirectory)
         let loader = MapLoader(configuration: configuration)
         let renderer = ProgressRenderer(quiet: json)
         let events = loader.events()
@@ -80,6 +92,21 @@ struct ClientOptions: ParsableArguments {
             await consumer.value
             throw error
         }
+    }
+}
+
+extension ClientOptions {
+    /// On Linux, Foundation's networking creates a URL cache folder under
+    /// `$XDG_CACHE_HOME` (else `~/.cache`) and a folder under `$XDG_DATA_HOME` (else
+    /// `~/.local/share`) for every process that makes a URLSession, whatever the session's
+    /// configuration says. MapLoader writes nothing outside its data directory, so the CLI
+    /// points both into `<data-dir>/cache/foundation` before any request.
+    static func keepFoundationInside(_ dataDirectory: URL) {
+        #if os(Linux)
+        let folder = dataDirectory.appendingPathComponent("cache/foundation").path
+        setenv("XDG_CACHE_HOME", folder, 1)
+        setenv("XDG_DATA_HOME", folder, 1)
+        #endif
     }
 }
 
@@ -103,9 +130,9 @@ struct Failure: Error, CustomStringConvertible {
         switch error {
         case .storageFailed, .dataDirectoryRefused: return 1
         case .busy: return 10
-        case .invalidParameters: return 64
+        case .invalidParameters, .noServer: return 64
         case .unknownPackage, .unknownGroup, .requiredGroup, .notInstalled: return 4
-        case .noServer, .connectionFailed, .httpStatus: return 5
+        case .connectionFailed, .httpStatus: return 5
         case .integrityFailed, .invalidMetadata, .invalidArchive: return 6
         case .signatureRefused, .rollbackRefused: return 7
         case .insufficientSpace: return 8

@@ -5,13 +5,15 @@ import FoundationNetworking
 #endif
 
 /// One HTTP GET that streams its body onto the end of a partial file.
-final class HTTPDownload: NSObject, URLSessionDataDelegate, Sendable {
+final class HTTPDownload: Sendable {
     /// How one attempt ended.
     enum Outcome: Sendable {
         case finished
         case failed(MapLoaderError)
-        /// Worth another attempt; `validator` is the entity tag to resume against.
-        case retryable(reason: String, validator: String?)
+        /// Worth another attempt; `validator` is the entity tag to resume against;
+        /// `worked` tells whether the server answered this attempt at all (only a server
+        /// that answered is worth retrying).
+        case retryable(reason: String, validator: String?, worked: Bool)
     }
 
     private struct State {
@@ -20,25 +22,53 @@ final class HTTPDownload: NSObject, URLSessionDataDelegate, Sendable {
         var validator: String?
         var outcome: Outcome?
         var continuation: CheckedContinuation<Outcome, Never>?
+        /// When the attempt started, last heard from the server, and how many bytes came
+        /// since the current rate window began.
+        var started = ContinuousClock.now
+        var responded = false
+        var lastActivity = ContinuousClock.now
+        var windowStart = ContinuousClock.now
+        var windowBytes: Int64 = 0
     }
 
     private let url: URL
     private let file: URL
     private let limit: TransferLimit
+    private let deadlines: TransferDeadlines
     private let progress: @Sendable (Int64) -> Void
     private let state = Mutex(State())
 
-    private init(url: URL, file: URL, limit: TransferLimit, progress: @escaping @Sendable (Int64) -> Void) {
+    private init(url: URL, file: URL, limit: TransferLimit, deadlines: TransferDeadlines,
+                 progress: @escaping @Sendable (Int64) -> Void) {
         self.url = url
         self.file = file
         self.limit = limit
+        self.deadlines = deadlines
         self.progress = progress
     }
 
+    /// `host:port` of the URL, for messages.
+    var host: String { HTTPDownload.host(of: url) }
+
+    static func host(of url: URL) -> String {
+        (url.host ?? url.absoluteString) + (url.port.map { ":\($0)" } ?? "")
+    }
+
+    /// One URLSession for every download: no cache, no cookies, nothing written outside the
+    /// data directory. Each download is its own delegate through ``SessionRouter``.
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.urlCredentialStorage = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return URLSession(configuration: configuration, delegate: SessionRouter.shared, delegateQueue: nil)
+    }()
+
     /// Runs one attempt: `Range` from the partial file's length, `If-Range: validator`.
-    static func run(url: URL, file: URL, limit: TransferLimit, validator: String?,
+    static func run(url: URL, file: URL, limit: TransferLimit, validator: String?, deadlines: TransferDeadlines,
                     progress: @escaping @Sendable (Int64) -> Void) async -> Outcome {
-        let download = HTTPDownload(url: url, file: file, limit: limit, progress: progress)
+        let download = HTTPDownload(url: url, file: file, limit: limit, deadlines: deadlines, progress: progress)
         let handle: FileHandle
         let offset: Int64
         do {
@@ -54,28 +84,72 @@ final class HTTPDownload: NSObject, URLSessionDataDelegate, Sendable {
         if offset > limit.maximum {
             try? handle.close()
             try? FileManager.default.removeItem(at: file)
-            return .retryable(reason: "the partial file was longer than pinned", validator: nil)
+            return .retryable(reason: "the partial file was longer than pinned", validator: nil, worked: true)
         }
         download.state.withLock {
             $0.handle = handle
             $0.offset = offset
         }
         var request = URLRequest(url: url)
-        request.timeoutInterval = 30
+        // URLSession's own timer restarts on every byte; the watchdog below enforces the
+        // deadlines, this is only a backstop.
+        request.timeoutInterval = deadlines.stall + 5
+        request.cachePolicy = .reloadIgnoringLocalCacheData
         if offset > 0 {
             request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
             if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
         }
-        let session = URLSession(configuration: .ephemeral, delegate: download, delegateQueue: nil)
-        defer { session.finishTasksAndInvalidate() }
         let task = session.dataTask(with: request)
+        SessionRouter.shared.register(download, for: task)
+        defer { SessionRouter.shared.unregister(task) }
+        let watchdog = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(250))
+                if let stalled = download.stalled(now: .now) {
+                    download.finish(stalled)
+                    task.cancel()
+                    return
+                }
+            }
+        }
+        defer { watchdog.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                download.state.withLock { $0.continuation = continuation }
+                download.state.withLock {
+                    $0.continuation = continuation
+                    $0.started = .now
+                    $0.lastActivity = .now
+                    $0.windowStart = .now
+                }
                 task.resume()
             }
         } onCancel: {
             task.cancel()
+        }
+    }
+
+    /// The outcome when the attempt broke a deadline: no answer, silence, or too slow.
+    private func stalled(now: ContinuousClock.Instant) -> Outcome? {
+        state.withLock { state in
+            guard state.outcome == nil else { return nil }
+            let stall = Duration.seconds(deadlines.stall)
+            if !state.responded, now - state.started > stall {
+                return .retryable(reason: "\(host) accepted the connection but sent no answer in \(Int(deadlines.stall)) s",
+                                  validator: state.validator, worked: false)
+            }
+            if state.responded, now - state.lastActivity > stall {
+                return .retryable(reason: "\(host) stopped sending for \(Int(deadlines.stall)) s after \(ByteFormat.string(state.offset))",
+                                  validator: state.validator, worked: true)
+            }
+            guard deadlines.minimumRate > 0, now - state.windowStart >= .seconds(deadlines.rateWindow) else { return nil }
+            let needed = Int64(Double(deadlines.minimumRate) * deadlines.rateWindow)
+            if state.windowBytes < needed {
+                return .failed(.connectionFailed(url: url.absoluteString,
+                                                 reason: "\(host) is too slow: \(ByteFormat.string(state.windowBytes)) in \(Int(deadlines.rateWindow)) s, below the minimum of \(ByteFormat.string(deadlines.minimumRate))/s"))
+            }
+            state.windowStart = now
+            state.windowBytes = 0
+            return nil
         }
     }
 
@@ -89,6 +163,8 @@ final class HTTPDownload: NSObject, URLSessionDataDelegate, Sendable {
         let etag = http.value(forHTTPHeaderField: "ETag")
         let decision: Outcome? = state.withLock { state in
             state.validator = etag
+            state.responded = true
+            state.lastActivity = .now
             let announced = http.expectedContentLength
             if case .exactly(let size) = limit, [200, 206].contains(http.statusCode), announced >= 0,
                announced != size - (http.statusCode == 206 ? state.offset : 0) {
@@ -117,7 +193,7 @@ final class HTTPDownload: NSObject, URLSessionDataDelegate, Sendable {
             case 416 where { if case .exactly(let n) = limit { return n == state.offset } else { return false } }():
                 return .finished
             case 408, 429, 500...599:
-                return .retryable(reason: "HTTP \(http.statusCode)", validator: etag)
+                return .retryable(reason: "HTTP \(http.statusCode)", validator: etag, worked: true)
             default:
                 return .failed(.httpStatus(url: url.absoluteString, status: http.statusCode))
             }
@@ -143,6 +219,8 @@ final class HTTPDownload: NSObject, URLSessionDataDelegate, Sendable {
                 return .failed(.storageFailed(path: file.path, reason: Store.reason(error)))
             }
             state.offset += Int64(data.count)
+            state.lastActivity = .now
+            state.windowBytes += Int64(data.count)
             return nil
         }
         if let failure {
@@ -156,12 +234,26 @@ final class HTTPDownload: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let outcome: Outcome = state.withLock { state in
             if let error {
-                if (error as? URLError)?.code == .cancelled { return .failed(.cancelled) }
-                return .retryable(reason: error.localizedDescription, validator: state.validator)
+                let code = (error as? URLError)?.code
+                switch code {
+                case .cancelled?:
+                    return .failed(.cancelled)
+                case .cannotConnectToHost?:
+                    return .failed(.connectionFailed(url: url.absoluteString,
+                                                     reason: "\(host) refused the connection (is the server running?)"))
+                case .cannotFindHost?, .dnsLookupFailed?:
+                    return .failed(.connectionFailed(url: url.absoluteString,
+                                                     reason: "the host name '\(url.host ?? "")' does not resolve"))
+                case .timedOut? where !state.responded:
+                    return .retryable(reason: "\(host) accepted the connection but sent no answer in \(Int(deadlines.stall)) s",
+                                      validator: state.validator, worked: false)
+                default:
+                    return .retryable(reason: error.localizedDescription, validator: state.validator, worked: state.responded)
+                }
             }
             if case .exactly(let size) = limit, state.offset != size {
                 return .retryable(reason: "connection closed after \(state.offset) of \(size) bytes",
-                                  validator: state.validator)
+                                  validator: state.validator, worked: state.responded)
             }
             return .finished
         }
@@ -169,7 +261,7 @@ final class HTTPDownload: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     /// Records the first outcome, closes the file and resumes the waiting caller once.
-    private func finish(_ outcome: Outcome) {
+    fileprivate func finish(_ outcome: Outcome) {
         let continuation: CheckedContinuation<Outcome, Never>? = state.withLock { state in
             if state.outcome == nil {
                 state.outcome = outcome
@@ -181,5 +273,38 @@ final class HTTPDownload: NSObject, URLSessionDataDelegate, Sendable {
             return state.continuation.map { c in c }
         }
         continuation?.resume(returning: state.withLock { $0.outcome! })
+    }
+}
+
+/// Routes the shared session's delegate calls to the download that owns each task, so one
+/// session (and its connection pool) serves every download.
+final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
+    static let shared = SessionRouter()
+    private let downloads = Mutex<[Int: HTTPDownload]>([:])
+
+    func register(_ download: HTTPDownload, for task: URLSessionTask) {
+        downloads.withLock { $0[task.taskIdentifier] = download }
+    }
+
+    func unregister(_ task: URLSessionTask) {
+        _ = downloads.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+    }
+
+    private func download(_ task: URLSessionTask) -> HTTPDownload? {
+        downloads.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        guard let download = download(dataTask) else { return completionHandler(.cancel) }
+        download.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        download(dataTask)?.urlSession(session, dataTask: dataTask, didReceive: data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        download(task)?.urlSession(session, task: task, didCompleteWithError: error)
     }
 }

@@ -12,35 +12,48 @@ import FoundationNetworking
 public struct HTTPSource: SiteSource {
     public let baseURL: URL
     let retry: RetryPolicy
+    let deadlines: TransferDeadlines
     let onConnection: @Sendable (ConnectionEvent) -> Void
 
     /// A source for the site at `baseURL`.
-    public init(baseURL: URL, retry: RetryPolicy = .init(),
-                onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }) {
+    init(baseURL: URL, retry: RetryPolicy = .init(), deadlines: TransferDeadlines = .init(),
+         onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }) {
         self.baseURL = baseURL
         self.retry = retry
+        self.deadlines = deadlines
         self.onConnection = onConnection
     }
 
     public func download(_ path: String, to file: URL, limit: TransferLimit,
                          progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError) {
         let url = baseURL.appendingPathComponent(path)
+        let clock = ContinuousClock()
+        let giveUp = deadlines.total.map { clock.now + .seconds($0) }
         var validator: String?
         var lostOnce = false
+        var everWorked = false
         for attempt in 1...retry.attempts {
-            let outcome = await HTTPDownload.run(url: url, file: file, limit: limit, validator: validator, progress: progress)
+            let outcome = await HTTPDownload.run(url: url, file: file, limit: limit, validator: validator,
+                                                 deadlines: deadlines, progress: progress)
             switch outcome {
             case .finished:
                 if lostOnce { onConnection(.found(url: url.absoluteString)) }
                 return
             case .failed(let error):
                 throw error
-            case .retryable(let reason, let newValidator):
+            case .retryable(let reason, let newValidator, let worked):
                 validator = newValidator ?? validator
+                everWorked = everWorked || worked
+                // Retries are for a server that answered: one that never did fails at once.
+                guard everWorked else { throw .connectionFailed(url: url.absoluteString, reason: reason) }
                 guard attempt < retry.attempts else {
                     throw .connectionFailed(url: url.absoluteString, reason: "\(reason) after \(attempt) attempts")
                 }
                 let delay = retry.delay(beforeRetry: attempt)
+                if let giveUp, clock.now + .seconds(delay) > giveUp {
+                    throw .connectionFailed(url: url.absoluteString,
+                                            reason: "\(reason); gave up after the \(Int(deadlines.total ?? 0)) s allowed for one file")
+                }
                 lostOnce = true
                 onConnection(.lost(url: url.absoluteString, reason: reason, retryIn: delay))
                 do {

@@ -53,13 +53,27 @@ extension SiteSource {
     }
 }
 
-/// Picks the source for a server string: `http(s)://…`, `file://…` or a local path.
-public func makeSiteSource(_ server: String, retry: RetryPolicy = .init(),
-                           onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }) throws(MapLoaderError) -> any SiteSource {
+/// Picks the source for a server string: `http(s)://host…`, `file://…`, or a folder given
+/// as an absolute path or one starting with `./` or `../`. Anything else (a bare
+/// `host:port`, another scheme) is refused, saying which forms work.
+func makeSiteSource(_ server: String, retry: RetryPolicy = .init(), deadlines: TransferDeadlines = .init(),
+                    onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }) throws(MapLoaderError) -> any SiteSource {
+    let forms = "use http://host:port/…, https://…, file:///path, /absolute/path or ./relative/path"
     if server.hasPrefix("http://") || server.hasPrefix("https://") {
-        guard let url = URL(string: server) else { throw .invalidParameters("'\(server)' is not a valid URL") }
-        return HTTPSource(baseURL: url, retry: retry, onConnection: onConnection)
+        guard let url = URL(string: server), let host = url.host, !host.isEmpty else {
+            throw .invalidParameters("'\(server)' is not a valid URL: \(forms)")
+        }
+        return HTTPSource(baseURL: url, retry: retry, deadlines: deadlines, onConnection: onConnection)
     }
-    let path = server.hasPrefix("file://") ? (URL(string: server)?.path ?? server) : server
-    return FolderSource(root: URL(fileURLWithPath: path))
+    if server.hasPrefix("file://") {
+        guard let url = URL(string: server), url.isFileURL, !url.path.isEmpty else {
+            throw .invalidParameters("'\(server)' is not a valid file URL: \(forms)")
+        }
+        return FolderSource(root: URL(fileURLWithPath: url.path))
+    }
+    let folderForms = ["/", "./", "../"]
+    guard folderForms.contains(where: server.hasPrefix) || server == "." || server == ".." else {
+        throw .invalidParameters("'\(server)' is not a site address: \(forms)")
+    }
+    return FolderSource(root: URL(fileURLWithPath: server))
 }

@@ -1,0 +1,115 @@
+import Foundation
+import ManifestServer
+import Testing
+@testable import MapLoader
+
+/// Servers that refuse, never answer or dribble end in one clear network error naming the
+/// host and what stalled; only servers that answered are retried.
+@Suite struct DeadlineTests {
+    /// A loader with fast deadlines and plenty of retries, and the events it reports.
+    static func loader(server: String, data: URL, deadlines: TransferDeadlines) -> (MapLoader, EventLog, Task<Void, Never>) {
+        let loader = MapLoader(configuration: .init(server: server, dataDirectory: data,
+                                                    retry: RetryPolicy(attempts: 6, initialDelay: 0.01, maxDelay: 0.02),
+                                                    deadlines: deadlines, trust: TrustPolicy(allowUnsigned: true)))
+        let log = EventLog()
+        let events = loader.events()
+        let collector = Task { for await event in events { await log.append(event) } }
+        return (loader, log, collector)
+    }
+
+    static func lostConnections(_ log: EventLog) async -> Int {
+        await log.events.filter { if case .connectionLost = $0 { true } else { false } }.count
+    }
+
+    @Test func refusedConnectionFailsAtOnceWithoutRetries() async throws {
+        let dir = TemporaryDirectory()
+        let (loader, log, collector) = Self.loader(server: "http://127.0.0.1:9", data: dir.path("data"), deadlines: .init())
+        await #expect {
+            try await loader.install(["de-berlin"])
+        } throws: { error in
+            guard case MapLoaderError.connectionFailed(_, let reason) = error else { return false }
+            return reason.contains("127.0.0.1:9 refused the connection")
+        }
+        loader.closeEventStreams()
+        await collector.value
+        #expect(await Self.lostConnections(log) == 0)
+    }
+
+    @Test func serverThatNeverAnswersFailsAfterTheStallDeadline() async throws {
+        // A listening socket that never accepts: the kernel completes the handshake, and
+        // nothing ever answers.
+        let listener = try SilentListener()
+        defer { listener.close() }
+        let dir = TemporaryDirectory()
+        let (loader, log, collector) = Self.loader(server: "http://127.0.0.1:\(listener.port)", data: dir.path("data"),
+                                                   deadlines: TransferDeadlines(stall: 0.5))
+        await #expect {
+            try await loader.install(["de-berlin"])
+        } throws: { error in
+            guard case MapLoaderError.connectionFailed(_, let reason) = error else { return false }
+            return reason.contains("127.0.0.1:\(listener.port) accepted the connection but sent no answer")
+        }
+        loader.closeEventStreams()
+        await collector.value
+        #expect(await Self.lostConnections(log) == 0)
+    }
+
+    @Test func dribblingServerFailsBelowTheMinimumRate() async throws {
+        // 200 bytes a second: the catalog arrives, slowly, far below 5 kB/s.
+        let site = try TestSite()
+        let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: 200))
+        let port = try slow.start()
+        defer { slow.stop() }
+        let dir = TemporaryDirectory()
+        let (loader, _, collector) = Self.loader(server: "http://127.0.0.1:\(port)", data: dir.path("data"),
+                                                 deadlines: TransferDeadlines(stall: 30, minimumRate: 5_000, rateWindow: 0.5))
+        await #expect {
+            try await loader.install(["de-berlin"])
+        } throws: { error in
+            guard case MapLoaderError.connectionFailed(_, let reason) = error else { return false }
+            return reason.contains("127.0.0.1:\(port) is too slow")
+        }
+        loader.closeEventStreams()
+        await collector.value
+        #expect(!FileManager.default.fileExists(atPath: dir.path("data/current").path))
+    }
+
+    @Test func siteAddressesThatAreNeitherURLsNorPathsAreUsageErrors() async throws {
+        let dir = TemporaryDirectory()
+        for server in ["127.0.0.1:8080", "ftp://example.org/site", "maps.example.com", "http://"] {
+            let loader = MapLoader(configuration: .init(server: server, dataDirectory: dir.path("data")))
+            await #expect {
+                _ = try await loader.packageTree()
+            } throws: { error in
+                guard case MapLoaderError.invalidParameters(let detail) = error else { return false }
+                return detail.contains("http://host:port")
+            }
+        }
+    }
+}
+
+/// A TCP socket on 127.0.0.1 that listens and never accepts.
+struct SilentListener {
+    let fd: Int32
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else { throw StorageError(path: "listener", errno: errno) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}
