@@ -43,6 +43,21 @@ extension MapLoader {
         return (catalog, updated)
     }
 
+    /// Stops trusting publisher keys saved in the data directory: `keys`, or all of them when
+    /// `nil`. Keys given in the configuration are trusted (and saved) again on the next run.
+    /// - Returns: the keys still trusted.
+    @discardableResult
+    public func forgetTrustedKeys(_ keys: [PublicKey]? = nil) async throws(MapLoaderError) -> [PublicKey] {
+        try await run(.forgetKeys) { loader in
+            let settings = try await loader.store.updateSettings { settings in
+                let forget = Set((keys ?? []).map(\.base64))
+                let kept = keys == nil ? [] : (settings.trustedKeys ?? []).filter { !forget.contains($0) }
+                settings.trustedKeys = kept.isEmpty ? nil : kept
+            }
+            return (settings.trustedKeys ?? []).compactMap(PublicKey.init(base64:))
+        }
+    }
+
     /// The package tree of the newest version with every node's state on this device.
     public func packageTree() async throws(MapLoaderError) -> PackageTree {
         try await run(.list) { loader in try await loader.treeAndManifest().tree }

@@ -173,10 +173,8 @@ extension MapLoaderError {
         switch error {
         case let error as MapLoaderError: self = error
         case is CancellationError: self = .cancelled
-        case let error as StorageError where error.isNoSpace:
-            self = .insufficientSpace(needed: 0, available: DiskSpace.available(at: URL(fileURLWithPath: error.path)) ?? 0,
-                                      path: error.path)
-        case let error as StorageError: self = .storageFailed(path: error.path, reason: "\(error)")
+        case let error as StorageError: self = .storage(path: error.path, error)
+        case PatchError.io(let path, _, _): self = .storage(path: path, error)
         default: self = .storageFailed(path: "", reason: "\(error)")
         }
     }
@@ -186,7 +184,7 @@ extension MapLoaderOperation {
     /// Whether the operation changes the data directory (and so holds its write lock).
     var changesDataDirectory: Bool {
         switch self {
-        case .install, .uninstall, .selectGroup, .deselectGroup, .update, .repair: true
+        case .install, .uninstall, .selectGroup, .deselectGroup, .update, .repair, .forgetKeys: true
         case .list, .checkForUpdate, .verify: false
         }
     }

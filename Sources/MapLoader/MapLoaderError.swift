@@ -76,6 +76,8 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
             return "archive of \(package)/\(group) refused: \(detail); nothing was installed"
         case .versionUnavailable(let installed, let current):
             return "installed maps are version \(installed), which the site no longer has (current is \(current)): run 'maploader update' first"
+        case .insufficientSpace(let needed, _, let path) where needed <= 0:
+            return "not enough disk space in \(path): the file system is full (no blocks, inodes or quota left); free some space and retry"
         case .insufficientSpace(let needed, let available, let path):
             return "not enough disk space in \(path): need \(ByteFormat.string(needed)), \(ByteFormat.string(available)) free; free some space and retry"
         case .storageFailed(let path, let reason):

@@ -53,3 +53,39 @@ struct SignCommand: ParsableCommand {
         }
     }
 }
+
+/// `maploader forget-keys [KEY…]`.
+struct ForgetKeysCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forget-keys",
+        abstract: "Stop trusting publisher keys saved in the data directory.",
+        discussion: """
+        A data directory remembers every publisher key it was given, and then refuses \
+        catalogs not signed by one of them, even with --allow-unsigned. Forget a key when a \
+        publisher rotates keys or really stops signing. With no key named, all are forgotten.
+
+        Example:
+          maploader forget-keys
+        """)
+
+    @OptionGroup var client: ClientOptions
+
+    @Argument(help: ArgumentHelp("Public keys to forget (base64); all when none is named.", valueName: "key"))
+    var keys: [String] = []
+
+    func validate() throws {
+        for key in keys where PublicKey(base64: key) == nil {
+            throw ValidationError("'\(key)' is not a base64 Ed25519 public key")
+        }
+    }
+
+    func run() async throws {
+        let forget = keys.isEmpty ? nil : keys.compactMap(PublicKey.init(base64:))
+        let kept = try await client.withLoader { try await $0.forgetTrustedKeys(forget) }
+        if client.json {
+            Output.json(["trustedKeys": kept.map(\.base64)])
+        } else {
+            Output.line(kept.isEmpty ? "no publisher key is trusted now" : "still trusted: \(kept.map(\.base64).joined(separator: ", "))")
+        }
+    }
+}

@@ -36,7 +36,7 @@ struct MapLoaderCommand: AsyncParsableCommand {
         """,
         subcommands: [
             ListCommand.self, InfoCommand.self, LocateCommand.self, InstallCommand.self, UninstallCommand.self,
-            GroupsCommand.self, CheckUpdateCommand.self, UpdateCommand.self, VerifyCommand.self, RepairCommand.self, PinCommand.self,
+            GroupsCommand.self, CheckUpdateCommand.self, UpdateCommand.self, VerifyCommand.self, RepairCommand.self, PinCommand.self, ForgetKeysCommand.self,
             PublishCommand.self, ServeCommand.self, KeygenCommand.self, SignCommand.self,
         ]
     )

@@ -24,6 +24,27 @@ struct DiskSpaceTests {
         #expect(!FileManager.default.fileExists(atPath: loader.currentFolder.path))
     }
 
+    @Test func aFullInodeTableIsADiskSpaceFailure() async throws {
+        let site = try TestSite()
+        // Room for bytes, but only a few dozen files and folders.
+        let mount = try ReadOnlyMount(size: "32m", inodes: 48)
+        defer { mount.unmount() }
+        let data = mount.url.appendingPathComponent("data")
+        let loader = site.loader(dataDirectory: data)
+        try await loader.install(["ch"])
+        let before = try snapshot(loader.currentFolder)
+        do {
+            try await loader.install(["germany"])
+            Issue.record("install with no inodes left succeeded")
+        } catch {
+            guard case .insufficientSpace = error else { Issue.record("\(error)"); return }
+            #expect(error.description.contains("inodes"))
+        }
+        #expect(try snapshot(loader.currentFolder) == before)
+        let cli = try CLI.run(["install", "germany"], site: site, data: data)
+        #expect(cli.status == 8, "\(cli.stderr)")
+    }
+
     /// Fills the disk as soon as the first download begins, as another app might.
     final class DiskFiller: MapLoaderDelegate {
         let file: URL

@@ -187,10 +187,11 @@ struct ReadOnlyMount {
         return true
     }()
 
-    init(size: String = "64m") throws {
+    init(size: String = "64m", inodes: Int? = nil) throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("maploader-mount-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        guard Self.shell("mount", "-t", "tmpfs", "-o", "size=\(size)", "tmpfs", url.path) else {
+        let options = "size=\(size)" + (inodes.map { ",nr_inodes=\($0)" } ?? "")
+        guard Self.shell("mount", "-t", "tmpfs", "-o", options, "tmpfs", url.path) else {
             try? FileManager.default.removeItem(at: url)
             throw CocoaError(.fileWriteNoPermission)
         }

@@ -62,6 +62,28 @@ import MapPublisher
         try await MapLoader(configuration: .init(server: site.url, dataDirectory: dir.path("data"))).install(["de-hamburg"])
     }
 
+    @Test func aSignedSiteCannotBeDowngradedToUnsignedWithAllowUnsigned() async throws {
+        let site = try TestSite()
+        let dir = TemporaryDirectory()
+        let data = dir.path("data")
+        try await MapLoader(configuration: .init(server: site.url, dataDirectory: data,
+                                                 trust: TrustPolicy(keys: [site.publicKey]))).install(["de-berlin"])
+        let before = try snapshot(data.appendingPathComponent("current"))
+        // The site turns unsigned and edited; the client asks for unsigned catalogs.
+        try FileManager.default.removeItem(at: site.site.appendingPathComponent(SiteLayout.catalogSignature))
+        let url = site.site.appendingPathComponent(SiteLayout.catalog)
+        let text = try String(contentsOf: url, encoding: .utf8).replacingOccurrences(of: "\"serial\" : 1", with: "\"serial\" : 99")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        let permissive = MapLoader(configuration: .init(server: site.url, dataDirectory: data,
+                                                        trust: TrustPolicy(allowUnsigned: true)))
+        await expectRefused(permissive) { error in isSignature(error) && error.description.contains("forget-keys") }
+        #expect(try snapshot(data.appendingPathComponent("current")) == before)
+
+        // Forgetting the key is the explicit way out.
+        #expect(try await permissive.forgetTrustedKeys().isEmpty)
+        try await permissive.install(["de-hamburg"])
+    }
+
     @Test func rollbackToAnOlderSignedCatalogIsRefused() async throws {
         let site = try TestSite()
         let catalogURL = site.site.appendingPathComponent(SiteLayout.catalog)

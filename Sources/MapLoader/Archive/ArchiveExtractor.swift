@@ -102,7 +102,11 @@ public enum ArchiveExtractor {
         let path = destination.path + "/" + name
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw Refusal(description: "cannot create '\(name)': \(String(cString: strerror(errno)))")
+            let code = errno
+            // A name the archive should not hold is a refusal; anything else (a full disk or
+            // inode table, a quota, a read-only file system) is the store's failure.
+            guard [EEXIST, ELOOP, EISDIR, ENOTDIR, ENAMETOOLONG].contains(code) else { throw StorageError(path: path, errno: code) }
+            throw Refusal(description: "cannot create '\(name)': \(String(cString: strerror(code)))")
         }
         defer { close(fd) }
         var hasher = SHA256()

@@ -17,7 +17,9 @@ struct SiteClient: Sendable {
     /// `lastSerial` (rollback) and its expiry against `now` (freeze).
     func catalog(trust: TrustPolicy, lastSerial: Int?, now: Date = Date()) async throws(MapLoaderError) -> Catalog {
         let data = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
-        if !trust.allowUnsigned { try await checkSignature(of: data, trust: trust) }
+        // Unsigned catalogs pass only where no key is trusted at all: once a publisher key is
+        // trusted (given now or saved by an earlier run), a signed site may not turn unsigned.
+        if !(trust.allowUnsigned && trust.keys.isEmpty) { try await checkSignature(of: data, trust: trust) }
         let catalog: Catalog
         do {
             catalog = try JSONCoding.decode(Catalog.self, from: data)
@@ -50,6 +52,9 @@ struct SiteClient: Sendable {
         do {
             data = try await source.fetchData(SiteLayout.catalogSignature, limit: .atMost(Self.signatureLimit), scratch: scratch)
         } catch .httpStatus(_, 404) {
+            if trust.allowUnsigned {
+                throw .signatureRefused("\(site) has no catalog.json.sig, but a publisher key is trusted for this data directory: a signed site may not become unsigned, and --allow-unsigned does not change that; if the publisher really stopped signing, run 'maploader forget-keys' first")
+            }
             throw .signatureRefused("\(site) has no catalog.json.sig: the site is unsigned; ask the publisher to sign it (publish --key), or pass --allow-unsigned for a site you control")
         }
         guard let signature = try? JSONCoding.decode(CatalogSignature.self, from: data),

@@ -2,7 +2,7 @@ import Foundation
 
 /// The kind of operation an event belongs to.
 public enum MapLoaderOperation: String, Sendable, Hashable, Codable {
-    case list, install, uninstall, selectGroup, deselectGroup, checkForUpdate, update, verify, repair
+    case list, install, uninstall, selectGroup, deselectGroup, checkForUpdate, update, verify, repair, forgetKeys
 }
 
 /// The phase of a running operation, in the order they happen.

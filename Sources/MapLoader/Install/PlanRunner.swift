@@ -61,22 +61,20 @@ extension MapLoader {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: store.downloads.path)) ?? [] {
                 try? FileManager.default.removeItem(at: store.downloads.appendingPathComponent(name))
             }
-            throw MapLoaderError.insufficientSpace(needed: plan.peakBytes, available: store.availableSpace() ?? 0,
-                                                   path: store.root.path)
+            // With the bytes there, what ran out was inodes or a quota: say the file system is full.
+            let available = store.availableSpace() ?? 0
+            throw MapLoaderError.insufficientSpace(needed: available > plan.peakBytes ? 0 : plan.peakBytes,
+                                                   available: available, path: store.root.path)
         }
     }
 
     /// How many groups are fetched and produced at once.
     static let parallelGroups = 3
 
-    /// Whether `error` is the file system running out of space.
+    /// Whether `error` is the file system running out of space (blocks, inodes or quota).
     static func isNoSpace(_ error: any Error) -> Bool {
-        switch error {
-        case let error as StorageError: return error.isNoSpace
-        case MapLoaderError.insufficientSpace: return true
-        case MapLoaderError.storageFailed(_, let reason): return reason.contains(String(cString: strerror(ENOSPC)))
-        default: return false
-        }
+        if case MapLoaderError.insufficientSpace = error { return true }
+        return POSIXFailure.isNoSpace(error)
     }
 
     /// Produces one group's target files in the new generation: by patch chain when the

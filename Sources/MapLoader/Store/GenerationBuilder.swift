@@ -22,7 +22,7 @@ public struct GenerationBuilder: Sendable {
             try? FileManager.default.removeItem(at: folder)
             try FileSystem.makeDirectories(folder)
         } catch {
-            throw .storageFailed(path: folder.path, reason: Store.reason(error))
+            throw .storage(path: folder.path, error)
         }
         return folder
     }
@@ -39,7 +39,7 @@ public struct GenerationBuilder: Sendable {
             let index = Store.indexPath(package: package, group: group)
             try Self.link(store.live.appendingPathComponent(index), to: directory.appendingPathComponent(index))
         } catch {
-            throw .storageFailed(path: target.path, reason: Store.reason(error))
+            throw .storage(path: target.path, error)
         }
     }
 
@@ -50,7 +50,7 @@ public struct GenerationBuilder: Sendable {
             try FileSystem.makeDirectories(file.deletingLastPathComponent())
             try FileSystem.write(TreeHash.sorted(entries).jsonData(pretty: false), to: file)
         } catch {
-            throw .storageFailed(path: file.path, reason: Store.reason(error))
+            throw .storage(path: file.path, error)
         }
     }
 
@@ -69,7 +69,7 @@ public struct GenerationBuilder: Sendable {
             guard rename(directory.path, final.path) == 0 else { throw StorageError(path: final.path, errno: errno) }
             try Store.fsyncPath(store.generations.path)
         } catch {
-            throw .storageFailed(path: store.root.path, reason: Store.reason(error))
+            throw .storage(path: store.root.path, error)
         }
         try store.switchCurrent(to: number)
         store.removeUnusedGenerations()

@@ -70,7 +70,7 @@ public struct Store: Sendable {
         do {
             try FileSystem.makeDirectories(root)
         } catch {
-            throw .storageFailed(path: root.path, reason: Self.reason(error))
+            throw .storage(path: root.path, error)
         }
         if let data = try? Data(contentsOf: marker) {
             struct Marker: Decodable { var format: Int }
@@ -99,7 +99,7 @@ public struct Store: Sendable {
             do {
                 try FileSystem.makeDirectories(folder)
             } catch {
-                throw .storageFailed(path: folder.path, reason: Self.reason(error))
+                throw .storage(path: folder.path, error)
             }
         }
     }
@@ -170,7 +170,7 @@ public struct Store: Sendable {
             guard rename(link.path, current.path) == 0 else { throw StorageError(path: current.path, errno: errno) }
             try Self.fsyncPath(root.path)
         } catch {
-            throw .storageFailed(path: current.path, reason: Self.reason(error))
+            throw .storage(path: current.path, error)
         }
     }
 
@@ -258,7 +258,7 @@ public struct Store: Sendable {
             try? FileManager.default.removeItem(at: directory)
             try FileSystem.makeDirectories(directory)
         } catch {
-            throw .storageFailed(path: directory.path, reason: Self.reason(error))
+            throw .storage(path: directory.path, error)
         }
         return GenerationBuilder(store: self, number: number, directory: directory)
     }
@@ -279,7 +279,7 @@ public struct Store: Sendable {
             guard rename(temporary.path, url.path) == 0 else { throw StorageError(path: url.path, errno: errno) }
         } catch {
             try? FileManager.default.removeItem(at: temporary)
-            throw .storageFailed(path: url.path, reason: reason(error))
+            throw .storage(path: url.path, error)
         }
     }
 

@@ -39,7 +39,7 @@ public struct FolderSource: SiteSource {
         } catch is CancellationError {
             throw .cancelled
         } catch {
-            throw .storageFailed(path: file.path, reason: Store.reason(error))
+            throw .storage(path: file.path, error)
         }
     }
 }

@@ -75,7 +75,7 @@ final class HTTPDownload: Sendable {
             handle = try TransferFile.openForAppend(file)
             offset = Int64(try handle.offset())
         } catch {
-            return .failed(.storageFailed(path: file.path, reason: Store.reason(error)))
+            return .failed(.storage(path: file.path, error))
         }
         if case .exactly(let size) = limit, offset == size {
             try? handle.close()
@@ -179,7 +179,7 @@ final class HTTPDownload: Sendable {
                         try state.handle?.truncate(atOffset: 0)
                         state.offset = 0
                     } catch {
-                        return .failed(.storageFailed(path: file.path, reason: Store.reason(error)))
+                        return .failed(.storage(path: file.path, error))
                     }
                 }
                 return nil
@@ -216,7 +216,7 @@ final class HTTPDownload: Sendable {
             do {
                 try handle.write(contentsOf: data)
             } catch {
-                return .failed(.storageFailed(path: file.path, reason: Store.reason(error)))
+                return .failed(.storage(path: file.path, error))
             }
             state.offset += Int64(data.count)
             state.lastActivity = .now

@@ -43,7 +43,7 @@ extension SiteSource {
         do {
             return try Data(contentsOf: file)
         } catch {
-            throw .storageFailed(path: file.path, reason: Store.reason(error))
+            throw .storage(path: file.path, error)
         }
     }
 
