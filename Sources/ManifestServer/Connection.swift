@@ -15,11 +15,13 @@ struct Connection: Sendable {
     }
 
     func run() {
-        Socket.setReceiveTimeout(fd, seconds: 30)
         var summary = Summary()
-        switch HTTPRequest.read(from: fd) {
+        switch HTTPRequest.read(from: fd, within: .milliseconds(Int64(server.headTimeout * 1000))) {
         case .failure(.connectionClosed):
             return
+        case .failure(.headTimeout):
+            summary.note = "head-timeout"
+            sendSimple(408, head: false, summary: &summary)
         case .failure(.headTooLarge):
             sendSimple(431, head: false, summary: &summary)
         case .failure(.malformed):
@@ -133,10 +135,15 @@ struct Connection: Sendable {
     /// bytes do not make the kernel reset the connection before the client has read it all.
     private func closeGracefully() {
         Socket.shutdownWrite(fd)
-        Socket.setReceiveTimeout(fd, seconds: 2)
+        // Drain what the peer still sends, for 2 s at most in all.
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(2)
         var scratch = [UInt8](repeating: 0, count: 4096)
         var drained = 0
         while drained < 1 << 20 {
+            let left = deadline - clock.now
+            guard left > .zero else { break }
+            Socket.setReceiveTimeout(fd, left)
             let n = scratch.withUnsafeMutableBytes { Socket.receive(fd, into: $0) }
             if n <= 0 { break }
             drained += n

@@ -6,8 +6,11 @@ struct HTTPRequest: Sendable, Equatable {
         case malformed
         /// No blank line within `maxHeadBytes` (answer 431).
         case headTooLarge
-        /// The peer closed or stalled before sending a full head (send nothing).
+        /// The peer closed before sending a full head (send nothing).
         case connectionClosed
+        /// The head did not arrive whole within the time allowed, however the bytes
+        /// trickled in (answer 408).
+        case headTimeout
     }
 
     /// Largest accepted request head, request line included.
@@ -31,12 +34,20 @@ struct HTTPRequest: Sendable, Equatable {
 }
 
 extension HTTPRequest {
-    /// Reads from `fd` until the blank line that ends the head, then parses it.
-    static func read(from fd: Int32) -> Result<HTTPRequest, ReadError> {
+    /// Reads from `fd` until the blank line that ends the head, then parses it. The whole
+    /// head must arrive within `limit`: a peer dribbling a byte at a time cannot hold the
+    /// connection longer than that.
+    static func read(from fd: Int32, within limit: Duration) -> Result<HTTPRequest, ReadError> {
+        let clock = ContinuousClock()
+        let deadline = clock.now + limit
         var head: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
+            let left = deadline - clock.now
+            guard left > .zero else { return .failure(.headTimeout) }
+            Socket.setReceiveTimeout(fd, left)
             let n = chunk.withUnsafeMutableBytes { Socket.receive(fd, into: $0) }
+            if n < 0, Socket.receiveTimedOut { return .failure(.headTimeout) }
             guard n > 0 else { return .failure(.connectionClosed) }
             let searchFrom = max(0, head.count - 3)
             head.append(contentsOf: chunk[0..<n])

@@ -32,6 +32,7 @@ struct HTTPResponseHead: Sendable {
         case 400: "Bad Request"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
         case 416: "Range Not Satisfiable"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"

@@ -24,6 +24,8 @@ public final class ManifestServer: Sendable {
 
     /// The fault plan given at init.
     public let faults: FaultPlan
+    /// Seconds a client has to send its whole request head; slower ones get 408 and are closed.
+    public let headTimeout: Double
 
     /// Creates a server for the files under `root`; nothing is bound until `start()`.
     /// - Parameters:
@@ -35,8 +37,9 @@ public final class ManifestServer: Sendable {
     ///     plus ` dropped`, ` injected-error`, ` client-gone` or ` file-shrunk` when that happened.
     ///     Called on connection threads; it must not call `stop()`.
     public init(root: URL, host: String = "127.0.0.1", port: Int = 0, faults: FaultPlan = .init(),
-                log: (@Sendable (String) -> Void)? = nil) {
+                headTimeout: Double = 10, log: (@Sendable (String) -> Void)? = nil) {
         self.root = root
+        self.headTimeout = headTimeout
         self.host = host
         self.requestedPort = port
         self.faults = faults

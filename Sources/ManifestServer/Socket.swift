@@ -70,9 +70,19 @@ enum Socket {
         }
     }
 
+    /// Whether the last failed receive gave up because its timeout passed.
+    static var receiveTimedOut: Bool { errno == EAGAIN || errno == EWOULDBLOCK }
+
     /// Makes blocking receives on `fd` give up after `seconds`.
     static func setReceiveTimeout(_ fd: Int32, seconds: Int) {
-        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setReceiveTimeout(fd, .seconds(seconds))
+    }
+
+    /// Makes blocking receives on `fd` give up after `duration` (at least a millisecond).
+    static func setReceiveTimeout(_ fd: Int32, _ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        let microseconds = max(seconds == 0 ? 1_000 : 0, attoseconds / 1_000_000_000_000)
+        var timeout = timeval(tv_sec: Int(max(0, seconds)), tv_usec: Int(microseconds))
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 

@@ -122,7 +122,7 @@ struct Failure: Error, CustomStringConvertible {
     /// the exit code to throw.
     func exit() -> ExitCode {
         Output.error("error: \(error)")
-        if json { Output.json(["error": "\(error)", "exitCode": "\(exitCode)"]) }
+        if json { Output.json(ErrorJSON(error: "\(error)", exitCode: exitCode)) }
         return ExitCode(exitCode)
     }
 

@@ -42,3 +42,11 @@ enum Output {
         }
     }
 }
+
+/// The JSON object a failed command prints on stdout with `--json`.
+struct ErrorJSON: Encodable {
+    /// The one-line message also printed on stderr.
+    let error: String
+    /// The exit code, as a number.
+    let exitCode: Int32
+}

@@ -46,12 +46,20 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seed of the fault randomness (reproducible runs).")
     var seed: UInt64 = 1
 
+    @Option(name: .long, help: ArgumentHelp("Seconds a client has to send its whole request head (slower ones get 408).",
+                                             valueName: "seconds"))
+    var headTimeout: Double = 10
+
     @Flag(name: .long, help: "Print no request log.")
     var quiet = false
+
+    @Flag(name: .long, help: "Print one JSON object ({\"url\", \"port\", \"site\"}) on stdout once listening.")
+    var json = false
 
     func validate() throws {
         guard (0...1).contains(errorRate) else { throw ValidationError("--error-rate must be between 0 and 1") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard headTimeout > 0, headTimeout.isFinite else { throw ValidationError("--head-timeout must be a positive number of seconds") }
     }
 
     func run() async throws {
@@ -59,15 +67,47 @@ struct ServeCommand: AsyncParsableCommand {
                                bytesPerSecond: throttle, corruptOffset: corruptOffset, seed: seed)
         let printLine: @Sendable (String) -> Void = { line in Output.error(line) }
         let log = quiet ? nil : printLine
-        let server = ManifestServer(root: URL(fileURLWithPath: site), host: host, port: port, faults: faults, log: log)
+        let server = ManifestServer(root: URL(fileURLWithPath: site), host: host, port: port, faults: faults,
+                                    headTimeout: headTimeout, log: log)
         let bound: Int
         do {
             bound = try server.start()
-        } catch {
-            Output.error("error: cannot serve \(site) on \(host):\(port): \(error)")
+        } catch let error as ManifestServerError {
+            let message = Self.sentence(for: error, site: site, host: host, port: port)
+            Output.error("error: \(message)")
+            if json { Output.json(ErrorJSON(error: message, exitCode: 1)) }
             throw ExitCode(1)
         }
-        Output.line("serving \(site) at http://\(host):\(bound)/ (Ctrl-C to stop)")
+        var isFolder: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: URL(fileURLWithPath: site).appendingPathComponent("catalog.json").path,
+                                           isDirectory: &isFolder) {
+            Output.error("warning: \(site) has no catalog.json, so clients will find no site there; publish into it first (maploader publish <release> --site \(site) --version v1)")
+        }
+        let url = "http://\(host):\(bound)/"
+        if json {
+            struct Listening: Encodable { let url: String; let port: Int; let site: String }
+            Output.json(Listening(url: url, port: bound, site: site))
+        } else {
+            Output.line("serving \(site) at \(url) (Ctrl-C to stop)")
+        }
         while true { try await Task.sleep(nanoseconds: 3_600_000_000_000) }
+    }
+
+    /// One sentence a person can act on for each way `start()` fails.
+    static func sentence(for error: ManifestServerError, site: String, host: String, port: Int) -> String {
+        switch error {
+        case .rootNotDirectory:
+            return "\(site) is not a folder: name the site folder that 'maploader publish --site' wrote"
+        case .socket(let operation, let code) where operation == "bind" && code == EADDRINUSE:
+            return "port \(port) on \(host) is already in use: stop the other server or pick another port (--port 0 picks a free one)"
+        case .socket(let operation, let code) where operation == "bind" && code == EACCES:
+            return "port \(port) on \(host) needs privileges: use a port above 1023"
+        case .socket(let operation, let code):
+            return "cannot \(operation) a socket on \(host):\(port): \(String(cString: strerror(code)))"
+        case .addressResolution(let host, let message):
+            return "cannot listen on '\(host)': \(message); use an address of this machine such as 127.0.0.1"
+        case .alreadyStarted:
+            return "the server was already started"
+        }
     }
 }
