@@ -96,6 +96,9 @@ public enum Publisher {
             } catch {
                 throw PublishError("data/\(node.id)/\(group.id): \(error)")
             }
+            if let bad = entries.first(where: { RelativePath.normalized($0.path).map { Array($0.utf8) } != Array($0.path.utf8) }) {
+                throw PublishError("data/\(node.id)/\(group.id)/\(bad.path): clients refuse this name (a backslash, a NUL, or a part longer than 255 bytes); rename the file")
+            }
             let treeHash = TreeHash.of(entries)
             var artifact: Artifact
             if let reused = reusable(treeHash: treeHash, format: options.format, package: node.id, group: group.id,

@@ -36,14 +36,17 @@ struct ReleaseReader {
         }
         let leaves = Set(tree.root.leaves.map(\.id))
         let dataFolder = root.appendingPathComponent("data")
+        try refuseLink(dataFolder, "data")
         for package in (try? FileManager.default.contentsOfDirectory(atPath: dataFolder.path)) ?? [] {
             guard leaves.contains(package) else {
                 throw PublishError("data/\(package) has no leaf package '\(package)' in tree.json")
             }
+            try refuseLink(dataFolder.appendingPathComponent(package), "data/\(package)")
             for group in (try? FileManager.default.contentsOfDirectory(atPath: dataFolder.appendingPathComponent(package).path)) ?? [] {
                 guard groupIDs.contains(group) else {
                     throw PublishError("data/\(package)/\(group): tree.json defines no data group '\(group)'")
                 }
+                try refuseLink(dataFolder.appendingPathComponent(package).appendingPathComponent(group), "data/\(package)/\(group)")
             }
         }
         for leaf in leaves.sorted() {
@@ -58,8 +61,18 @@ struct ReleaseReader {
         root.appendingPathComponent("data").appendingPathComponent(package).appendingPathComponent(group)
     }
 
+    /// Whether `url` is a real folder (a symbolic link to one is not).
     func isDirectory(_ url: URL) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+        var info = stat()
+        return lstat(url.path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// Refuses a symbolic link where the release must hold a real folder: following it
+    /// would publish files from outside the release.
+    private func refuseLink(_ url: URL, _ name: String) throws {
+        var info = stat()
+        if lstat(url.path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+            throw PublishError("\(name) is a symbolic link: publish takes only real folders inside the release; copy the data in instead")
+        }
     }
 }

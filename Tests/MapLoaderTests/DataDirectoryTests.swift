@@ -226,7 +226,8 @@ import Testing
         let site = try TestSite()
         let data = site.dir.path("data")
         try await site.loader(dataDirectory: data).install(["germany"])
-        // `cp -rL`: `current` becomes a folder.
+        // `cp -rL` a second later: `current` becomes a folder, every file gets a new mtime.
+        try await Task.sleep(for: .milliseconds(1_100))
         let copy = site.dir.path("copy")
         let cp = Process()
         cp.executableURL = URL(fileURLWithPath: "/bin/cp")

@@ -54,7 +54,7 @@ public enum ArchiveExtractor {
         }
 
         var files: [FileEntry] = []
-        var seen = Set<String>()
+        var seen = Set<PathKey>()
         var written: Int64 = 0
         var entry: OpaquePointer?
         while true {
@@ -64,14 +64,16 @@ public enum ArchiveExtractor {
             guard status == ARCHIVE_OK, let entry else {
                 throw Refusal(description: "corrupt archive (\(errorString(reader)))")
             }
-            let rawName = archive_entry_pathname(entry).map { String(cString: $0) } ?? ""
+            guard let rawName = archive_entry_pathname(entry).map({ String(validatingCString: $0) }) ?? "" else {
+                throw Refusal(description: "an entry's name is not valid UTF-8")
+            }
             guard let name = RelativePath.normalized(rawName) else {
                 throw Refusal(description: "entry '\(rawName)' has an unsafe path (absolute, '..' or empty)")
             }
             guard archive_entry_hardlink(entry) == nil else {
                 throw Refusal(description: "entry '\(name)' is a hard link, which map archives may not hold")
             }
-            guard seen.insert(name).inserted else {
+            guard seen.insert(PathKey(name)).inserted else {
                 throw Refusal(description: "entry '\(name)' appears twice")
             }
             let type = UInt32(archive_entry_filetype(entry))

@@ -55,17 +55,17 @@ public enum PatchApplier {
 
     /// The finished tree must hold exactly the target paths, all regular files.
     private static func checkFileSet(of root: URL, against manifest: PatchManifest) throws {
-        let expected = Set(manifest.targets.map(\.path))
+        let expected = Set(manifest.targets.map { PathKey($0.path) })
         let found: [(path: String, size: Int64)]
         do {
             found = try FileTree.files(in: root)
         } catch let problem as FileTree.Problem {
             throw PatchError.unexpectedFiles([problem.description])
         }
-        let extra = found.filter { !expected.contains($0.path) }.map(\.path)
+        let extra = found.filter { !expected.contains(PathKey($0.path)) }.map(\.path)
         guard extra.isEmpty else { throw PatchError.unexpectedFiles(extra) }
-        let foundPaths = Set(found.map(\.path))
-        if let missing = manifest.targets.first(where: { !foundPaths.contains($0.path) }) {
+        let foundPaths = Set(found.map { PathKey($0.path) })
+        if let missing = manifest.targets.first(where: { !foundPaths.contains(PathKey($0.path)) }) {
             throw PatchError.outputMismatch(path: missing.path, expectedSHA256: missing.sha256.hex,
                                             foundSHA256: "missing", expectedSize: missing.size, foundSize: 0)
         }

@@ -91,19 +91,19 @@ enum PatchManifestDecoder {
     /// Target paths must be unique, no target may sit below another target (a file cannot
     /// be a directory), and a deleted path cannot also be a target.
     private static func checkPaths(targets: [PatchManifest.Target], deletions: [String]) throws {
-        var files = Set<String>()
+        var files = Set<PathKey>()
         files.reserveCapacity(targets.count)
         for target in targets {
-            guard files.insert(target.path).inserted else {
+            guard files.insert(PathKey(target.path)).inserted else {
                 throw PatchError.corrupt(detail: "target \(target.path) listed twice")
             }
         }
         for target in targets {
-            for dir in PatchPath.ancestors(of: target.path) where files.contains(String(dir)) {
+            for dir in PatchPath.ancestors(of: target.path) where files.contains(PathKey(dir)) {
                 throw PatchError.corrupt(detail: "target \(target.path) lies below file \(dir)")
             }
         }
-        for path in deletions where files.contains(path) {
+        for path in deletions where files.contains(PathKey(path)) {
             throw PatchError.corrupt(detail: "\(path) is both deleted and a target")
         }
     }

@@ -13,9 +13,9 @@ struct PatchRun {
     let newRoot: String
     let progress: ((Int64) -> Void)?
     /// Old paths whose bytes were hashed, with the digest found.
-    private var verified: [String: SHA256Hash] = [:]
+    private var verified: [PathKey: SHA256Hash] = [:]
     /// Directories of the new tree created or known to exist (relative; "" is the root).
-    private var directories: Set<String> = [""]
+    private var directories: Set<PathKey> = [PathKey("")]
     /// Target bytes done.
     private var done: Int64 = 0
     /// Bytes done at the last progress report.
@@ -49,7 +49,7 @@ struct PatchRun {
             do {
                 try decode(payload, prefix: mapped.bytes, target: target, destination: destination)
             } catch {
-                let found = verified[source.path] ?? SHA256Hash.of(mapped.bytes)
+                let found = verified[PathKey(source.path)] ?? SHA256Hash.of(mapped.bytes)
                 guard found == source.sha256 else {
                     throw PatchError.sourceMismatch(path: source.path, expectedSHA256: source.sha256.hex,
                                                     foundSHA256: found.hex)
@@ -68,12 +68,12 @@ struct PatchRun {
             throw PatchError.sourceMissing(path: oldPath)
         }
         let found: SHA256Hash
-        if let known = verified[oldPath] {
+        if let known = verified[PathKey(oldPath)] {
             found = known
         } else {
             let (hex, _) = try FileHashing.sha256(ofFileAt: URL(fileURLWithPath: source))
             found = SHA256Hash(hex: hex)!
-            verified[oldPath] = found
+            verified[PathKey(oldPath)] = found
         }
         guard found == target.sha256, Int64(st.st_size) == target.size else {
             throw PatchError.sourceMismatch(path: oldPath, expectedSHA256: target.sha256.hex, foundSHA256: found.hex)
@@ -125,18 +125,19 @@ struct PatchRun {
     private mutating func makeParentDirectories(of path: String) throws {
         for dir in PatchPath.ancestors(of: path) {
             let relative = String(dir)
-            if directories.contains(relative) { continue }
+            if directories.contains(PathKey(relative)) { continue }
             let full = newRoot + "/" + relative
             if mkdir(full, 0o755) != 0 && errno != EEXIST {
                 throw PatchError.io(path: full, operation: "mkdir", errno: errno)
             }
-            directories.insert(relative)
+            directories.insert(PathKey(relative))
         }
     }
 
     /// fsyncs every directory of the new tree so the new entries survive a crash.
     func syncDirectories() throws {
-        for dir in directories.sorted(by: >) {
+        for key in directories.sorted(by: >) {
+            let dir = String(decoding: key.bytes, as: UTF8.self)
             try PosixFile.openDirectory(dir.isEmpty ? newRoot : newRoot + "/" + dir).sync()
         }
     }

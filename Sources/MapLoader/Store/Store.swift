@@ -152,11 +152,20 @@ public struct Store: Sendable {
     }
 
     /// A `current` that is a folder becomes generation n+1 and `current` links to it again.
+    /// A copy has new modification times, which the quick check would take for local
+    /// changes: when every file still hashes as recorded, the state is recorded anew.
     private func adoptCurrentFolder() throws(MapLoaderError) {
         let number = nextGenerationNumber()
         let target = generationDirectory(number)
         guard rename(current.path, target.path) == 0 else {
             throw .storageFailed(path: current.path, reason: String(cString: strerror(errno)))
+        }
+        var adopted = self
+        adopted.live = target
+        if var state = try? adopted.state() {
+            state.generation = number
+            if StoreCheck.full(adopted, state).isEmpty { state.committed = Date() }
+            try Self.writeAtomically(target.appendingPathComponent("state.json")) { try state.jsonData() }
         }
         try switchCurrent(to: number)
     }

@@ -49,15 +49,15 @@ enum StoreCheck {
                     findings.append(Finding(key: key, detail: "its folder is missing or holds a link or device"))
                     continue
                 }
-                let sizes = Dictionary(present.map { ($0.path, $0.size) }, uniquingKeysWith: { a, _ in a })
-                let indexed = Set(index.map(\.path))
-                if let extra = present.first(where: { !indexed.contains($0.path) }) {
+                let sizes = Dictionary(present.map { (PathKey($0.path), $0.size) }, uniquingKeysWith: { a, _ in a })
+                let indexed = Set(index.map { PathKey($0.path) })
+                if let extra = present.first(where: { !indexed.contains(PathKey($0.path)) }) {
                     findings.append(Finding(key: key, detail: "\(extra.path) was added"))
                     continue
                 }
                 var problem: String?
                 for entry in index {
-                    guard let size = sizes[entry.path] else { problem = "\(entry.path) is missing"; break }
+                    guard let size = sizes[PathKey(entry.path)] else { problem = "\(entry.path) is missing"; break }
                     guard size == entry.size else { problem = "\(entry.path) changed size"; break }
                     if let found = file(folder.appendingPathComponent(entry.path), entry) { problem = found; break }
                 }

@@ -1,5 +1,7 @@
 import Foundation
-#if canImport(Glibc)
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
 import Glibc
 #endif
 
@@ -28,13 +30,7 @@ public enum FileTree {
     }
 
     private static func walk(_ directory: String, prefix: String, into result: inout [(String, Int64)]) throws {
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory)
-        } catch {
-            throw Problem(description: "cannot read folder \(directory): \(error.localizedDescription)")
-        }
-        for name in names {
+        for name in try names(in: directory) {
             let full = directory + "/" + name
             let relative = prefix.isEmpty ? name : prefix + "/" + name
             var info = stat()
@@ -47,5 +43,35 @@ public enum FileTree {
             default: throw Problem(description: "\(full) is not a regular file or folder (symlinks and devices are not allowed)")
             }
         }
+    }
+
+    /// The entries of a folder by their exact bytes; a name that is not UTF-8 is refused
+    /// (Foundation would turn its bad bytes into U+FFFD, naming a file that does not exist).
+    private static func names(in directory: String) throws -> [String] {
+        if prefixIsLink(directory) {
+            throw Problem(description: "\(directory) is a symbolic link, not a folder")
+        }
+        guard let stream = opendir(directory) else {
+            throw Problem(description: "cannot read folder \(directory): \(String(cString: strerror(errno)))")
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                Array(raw.prefix(while: { $0 != 0 }))
+            }
+            if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
+            guard let name = String(validating: bytes, as: UTF8.self) else {
+                let shown = String(decoding: bytes, as: UTF8.self)
+                throw Problem(description: "\(directory)/\(shown): the name is not valid UTF-8; rename the file")
+            }
+            names.append(name)
+        }
+        return names
+    }
+
+    private static func prefixIsLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
     }
 }

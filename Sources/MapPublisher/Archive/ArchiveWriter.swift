@@ -19,6 +19,13 @@ public enum ArchiveWriter {
         guard let archive = archive_write_new() else { throw Failure(description: "libarchive is out of memory") }
         defer { archive_write_free(archive) }
         archive_write_set_format_pax_restricted(archive)
+        // Names are stored as their exact bytes (UTF-8, NFC and NFD kept apart) rather than
+        // converted through the process locale, which fails for anything but ASCII in "C".
+        // Only then: archives of ASCII names stay byte-identical to earlier releases.
+        if files.contains(where: { $0.path.utf8.contains { $0 >= 0x80 } }),
+           archive_write_set_format_option(archive, "pax", "hdrcharset", "BINARY") != ARCHIVE_OK {
+            throw Failure(description: "libarchive cannot store non-ASCII names: \(errorString(archive))")
+        }
         switch format {
         case .tarZstd:
             archive_write_add_filter_zstd(archive)

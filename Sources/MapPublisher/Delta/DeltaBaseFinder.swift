@@ -7,11 +7,11 @@ import MapLoader
 struct DeltaBaseFinder {
     private var byName: [String: [TreeScan.File]] = [:]
     private var byExtension: [String: [TreeScan.File]] = [:]
-    private let goneFromNew: Set<String>
+    private let goneFromNew: Set<PathKey>
 
     /// An index of `old`; `newPaths` tells which old paths disappear.
-    init(old: [TreeScan.File], newPaths: Set<String>) {
-        goneFromNew = Set(old.map(\.path).filter { !newPaths.contains($0) })
+    init(old: [TreeScan.File], newPaths: Set<PathKey>) {
+        goneFromNew = Set(old.map { PathKey($0.path) }.filter { !newPaths.contains($0) })
         for file in old where file.size > 0 {
             byName[Self.name(of: file.path), default: []].append(file)
             if let ext = Self.pathExtension(of: file.path) { byExtension[ext, default: []].append(file) }
@@ -37,7 +37,7 @@ struct DeltaBaseFinder {
         }
         func distance(_ c: TreeScan.File) -> Int64 { abs(c.size - size) }
         let fitting = candidates.lazy.filter(fits)
-        let gone = fitting.filter { goneFromNew.contains($0.path) }
+        let gone = fitting.filter { goneFromNew.contains(PathKey($0.path)) }
         return gone.min { distance($0) < distance($1) } ?? fitting.min { distance($0) < distance($1) }
     }
 

@@ -27,7 +27,7 @@ public enum PatchBuilder {
         let chooser = PayloadChooser(compressor: try ZstdCompressor(), level: options.level,
                                      workDirectory: work.path)
         let finder = options.findRenamedBases
-            ? DeltaBaseFinder(old: old.files, newPaths: Set(new.files.map(\.path))) : nil
+            ? DeltaBaseFinder(old: old.files, newPaths: Set(new.files.map { PathKey($0.path) })) : nil
         var targets: [PatchManifest.Target] = []
         var stats = PatchStats()
 
@@ -35,14 +35,14 @@ public enum PatchBuilder {
             var entry = PatchStats.File(path: file.path, operation: .unchanged, size: file.size, source: nil,
                                         encoding: nil, payloadBytes: 0, tried: [:], note: nil)
             let origin: PatchManifest.Origin
-            if let same = old.byPath[file.path], same.sha256 == file.sha256 {
+            if let same = old.byPath[PathKey(file.path)], same.sha256 == file.sha256 {
                 origin = .unchanged
             } else if let source = plan.copySource(for: file) {
                 origin = .copy(source: plan.sourceIndex(source))
                 entry.operation = .copy
                 entry.source = source.path
             } else {
-                let base = old.byPath[file.path] ?? finder?.base(for: file)
+                let base = old.byPath[PathKey(file.path)] ?? finder?.base(for: file)
                 let choice = try chooser.choose(newPath: new.fullPath(file), newSize: file.size,
                                                 basePath: base.map(old.fullPath))
                 try append(choice.payloadPath, length: choice.length, to: spool)
@@ -63,8 +63,8 @@ public enum PatchBuilder {
             targets.append(.init(path: file.path, size: file.size, sha256: file.sha256, origin: origin))
             stats.files.append(entry)
         }
-        let newPaths = Set(new.files.map(\.path))
-        let deletions = old.files.map(\.path).filter { !newPaths.contains($0) }
+        let newPaths = Set(new.files.map { PathKey($0.path) })
+        let deletions = old.files.map(\.path).filter { !newPaths.contains(PathKey($0)) }
         for path in deletions {
             stats.files.append(.init(path: path, operation: .delete, size: 0, source: nil, encoding: nil,
                                      payloadBytes: 0, tried: [:], note: nil))
@@ -107,7 +107,7 @@ private struct PlanState {
     let oldByHash: [SHA256Hash: [TreeScan.File]]
     /// The source table of the manifest.
     private(set) var sources: [PatchManifest.Source] = []
-    private var indexByPath: [String: Int] = [:]
+    private var indexByPath: [PathKey: Int] = [:]
 
     init(old: TreeScan) {
         oldByHash = Dictionary(grouping: old.files, by: \.sha256)
@@ -122,9 +122,9 @@ private struct PlanState {
 
     /// The index of `file` in the source table, adding it on first use.
     mutating func sourceIndex(_ file: TreeScan.File) -> Int {
-        if let index = indexByPath[file.path] { return index }
+        if let index = indexByPath[PathKey(file.path)] { return index }
         sources.append(.init(path: file.path, sha256: file.sha256))
-        indexByPath[file.path] = sources.count - 1
+        indexByPath[PathKey(file.path)] = sources.count - 1
         return sources.count - 1
     }
 }

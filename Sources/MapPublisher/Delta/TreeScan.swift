@@ -17,8 +17,8 @@ struct TreeScan {
     let root: URL
     /// Every file, sorted by path.
     let files: [File]
-    /// Files by path.
-    let byPath: [String: File]
+    /// Files by path (by its bytes: NFC and NFD names are two files).
+    let byPath: [PathKey: File]
 
     /// Scans and hashes every file below `root` (sorted by the paths' UTF-8 bytes, as
     /// tree hashes are); anything but regular files and directories, or a name a patch
@@ -38,7 +38,7 @@ struct TreeScan {
             files.append(File(path: entry.path, size: size, sha256: SHA256Hash(hex: hex)!))
         }
         self.files = files
-        byPath = Dictionary(uniqueKeysWithValues: files.map { ($0.path, $0) })
+        byPath = Dictionary(uniqueKeysWithValues: files.map { (PathKey($0.path), $0) })
     }
 
     /// The absolute path of `file`.
