@@ -10,3 +10,5 @@ echo "==> swift test"
 swift test --skip-build
 echo "==> CLI smoke test"
 scripts/smoke.sh
+echo "==> stress: concurrent processes and SIGKILLs on one data directory (short run)"
+python3 scripts/stress.py --seconds 15 --workers 3
