@@ -22,7 +22,7 @@ contains() { # contains "what" pattern file
 python3 scripts/gen-sample.py --out "$work/releases" > /dev/null
 check "keygen" 0 "$bin" keygen "$work/publisher.key"
 key=$(cat "$work/out")
-check "keygen never overwrites" 1 "$bin" keygen "$work/publisher.key"
+check "keygen never overwrites (usage error)" 64 "$bin" keygen "$work/publisher.key"
 check "publish v1 (signed)" 0 "$bin" publish "$work/releases/v1" --site "$work/site" --version v1 --key "$work/publisher.key"
 "$bin" serve "$work/site" --host 127.0.0.1 --port "$port" > "$work/serve.log" 2>&1 &
 server=$!

@@ -33,12 +33,19 @@ extension MapLoader {
         guard !ids.isEmpty else { throw .invalidParameters("name at least one package to uninstall") }
         return try await run(.uninstall) { loader in
             let state = try loader.store.state()
-            let manifest = try await loader.installedManifest(state)
+            // The installed version's tree names the packages; with nothing installed, the
+            // site's tree (when reachable) tells an unknown id from one not installed.
+            var manifest = try await loader.installedManifest(state)
+            if manifest == nil, ids.contains(where: { state.packages[$0] == nil }) {
+                manifest = try? await loader.context(atInstalledVersion: true, operation: .uninstall).manifest
+            }
             var leaves = Set<String>()
             for id in ids {
                 if state.packages[id] != nil { leaves.insert(id); continue }
                 guard let node = manifest?.root.allNodes.first(where: { $0.id == id }) else {
-                    throw MapLoaderError.notInstalled(id)
+                    guard let manifest else { throw MapLoaderError.notInstalled(id) }
+                    let ids = manifest.root.allNodes.map(\.id)
+                    throw MapLoaderError.unknownPackage(id, suggestion: PackageTreeBuilder.suggestion(for: id, among: ids))
                 }
                 let installed = node.leaves.map(\.id).filter { state.packages[$0] != nil }
                 guard !installed.isEmpty else { throw MapLoaderError.notInstalled(id) }

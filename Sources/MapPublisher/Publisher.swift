@@ -16,11 +16,13 @@ public enum Publisher {
         guard options.version.range(of: #"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"#, options: .regularExpression) != nil else {
             throw PublishError("version label '\(options.version)' is malformed: use letters, digits, '.', '-' and '_'")
         }
+        try options.validate()
         if let keyFile = options.keyFile { _ = try SigningKeyFile.publicKey(of: keyFile) }
         let reader = ReleaseReader(root: release)
         let tree = try reader.read()
         let site = SiteWriter(root: siteURL)
         let previousCatalog = try site.catalog()
+        try checkSigningContinuity(site: site, keyFile: options.keyFile, rekey: options.rekey, unsigned: options.unsigned)
         if previousCatalog?.entry(options.version) != nil {
             throw PublishError("version \(options.version) is already published on \(siteURL.path): pick a new label")
         }
@@ -51,15 +53,34 @@ public enum Publisher {
     /// Re-signs a site's catalog with a new serial and expiry, without a new version (for
     /// publishers whose catalog is about to expire).
     @discardableResult
-    public static func resign(site siteURL: URL, keyFile: URL, validity: TimeInterval?) throws -> Catalog {
+    public static func resign(site siteURL: URL, keyFile: URL, validity: TimeInterval?, rekey: Bool = false) throws -> Catalog {
         let site = SiteWriter(root: siteURL)
         guard var catalog = try site.catalog() else { throw PublishError("\(siteURL.path) has no catalog.json to sign") }
+        try checkSigningContinuity(site: site, keyFile: keyFile, rekey: rekey, unsigned: false)
         try site.prepare()
         defer { site.cleanUp() }
         catalog.serial += 1
         catalog.expires = validity.map { Date().addingTimeInterval($0) }
         try writeCatalog(catalog, site: site, keyFile: keyFile)
         return catalog
+    }
+
+    /// A site signed with one key stays signed with it: clients that trust it refuse
+    /// anything else. Another key needs `rekey`, no key needs `unsigned`.
+    private static func checkSigningContinuity(site: SiteWriter, keyFile: URL?, rekey: Bool, unsigned: Bool) throws {
+        let file = site.root.appendingPathComponent(SiteLayout.catalogSignature)
+        guard let data = try? Data(contentsOf: file) else { return }
+        guard let existing = try? JSONCoding.decode(CatalogSignature.self, from: data) else {
+            throw PublishError("\(file.path) is unreadable: restore it, or remove it to publish as if the site were new")
+        }
+        let signedBy = existing.signatures.map(\.keyid)
+        guard let keyFile else {
+            if unsigned { return }
+            throw PublishError("\(site.root.path) is signed (key \(signedBy.joined(separator: ", "))): pass --key with that key file; publishing it unsigned makes every client that trusts it refuse it (--unsigned does so anyway)")
+        }
+        let key = try SigningKeyFile.publicKey(of: keyFile)
+        if signedBy.contains(key.id) || rekey { return }
+        throw PublishError("\(site.root.path) is signed with key \(signedBy.joined(separator: ", ")), not with \(keyFile.path) (key \(key.id)): clients that trust the old key would refuse the site; use the old key file, or pass --rekey and give clients the new public key")
     }
 
     /// Writes the signature first, then the catalog: a client that reads the new catalog

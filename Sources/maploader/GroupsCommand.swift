@@ -39,7 +39,8 @@ struct GroupsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await client.withLoader { [group] in try await $0.selectDataGroup(group) }
-            if !client.json { Output.line("selected \(group); run 'maploader update' to fetch it for installed packages") }
+            if client.json { return Output.json(GroupChange(group: group, selected: true)) }
+            Output.line("selected \(group); run 'maploader update' to fetch it for installed packages")
         }
     }
 
@@ -53,7 +54,14 @@ struct GroupsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await client.withLoader { [group] in try await $0.deselectDataGroup(group) }
-            if !client.json { Output.line("deselected \(group); run 'maploader update' to remove its installed files") }
+            if client.json { return Output.json(GroupChange(group: group, selected: false)) }
+            Output.line("deselected \(group); run 'maploader update' to remove its installed files")
         }
     }
+}
+
+/// What `groups select|deselect --json` prints.
+struct GroupChange: Encodable {
+    let group: String
+    let selected: Bool
 }

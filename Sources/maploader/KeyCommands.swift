@@ -10,19 +10,25 @@ struct KeygenCommand: ParsableCommand {
         abstract: "Make an Ed25519 signing key for a publisher and print its public key.",
         discussion: """
         Keep the key file secret (it is written with mode 0600). Give the printed public key \
-        to clients: maploader --trust-key KEY, or MAPLOADER_TRUST_KEY.
+        to clients: maploader <command> --trust-key KEY, or MAPLOADER_TRUST_KEY.
         """)
 
     @Argument(help: "Where to write the private key (never overwritten).")
     var keyFile: String
 
+    @Flag(name: .long, help: "Print {\"publicKey\", \"keyFile\"} as JSON.")
+    var json = false
+
     func run() throws {
         do {
             let key = try SigningKeyFile.generate(at: URL(fileURLWithPath: keyFile))
-            Output.line(key.base64)
+            if json {
+                Output.json(["publicKey": key.base64, "keyFile": keyFile])
+            } else {
+                Output.line(key.base64)
+            }
         } catch {
-            Output.error("error: \(error)")
-            throw ExitCode(1)
+            throw PublisherFailure(error, doing: "write \(keyFile)", json: json).exit()
         }
     }
 }
@@ -39,17 +45,27 @@ struct SignCommand: ParsableCommand {
     @Option(name: .long, help: "The signing key file.")
     var key: String
 
-    @Option(name: .long, help: "Days the catalog stays valid (0: never expires).")
+    @Option(name: .long, parsing: .unconditional, help: "Days the catalog stays valid (0: never expires).")
     var validDays: Double = 30
+
+    @Flag(name: .long, help: "Sign a site that is signed with another key.")
+    var rekey = false
+
+    @Flag(name: .long, help: "Print the signed catalog as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard validDays >= 0, validDays.isFinite else { throw ValidationError("--valid-days must be 0 (never expires) or more") }
+    }
 
     func run() throws {
         do {
             let catalog = try Publisher.resign(site: URL(fileURLWithPath: site), keyFile: URL(fileURLWithPath: key),
-                                               validity: validDays > 0 ? validDays * 86400 : nil)
+                                               validity: validDays > 0 ? validDays * 86400 : nil, rekey: rekey)
+            if json { return Output.json(catalog) }
             Output.line("signed catalog serial \(catalog.serial), current \(catalog.current), expires \(catalog.expires.map { "\($0)" } ?? "never")")
         } catch {
-            Output.error("error: \(error)")
-            throw ExitCode(1)
+            throw PublisherFailure(error, doing: "sign \(site)", json: json).exit()
         }
     }
 }

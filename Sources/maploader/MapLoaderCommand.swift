@@ -12,13 +12,18 @@ struct MapLoaderCommand: AsyncParsableCommand {
         HTTP server can host (maploader serve, nginx, a CDN). Devices install packages from \
         it and update with patches, falling back to full archives when needed.
 
-        Quick start:
-          maploader publish ./release-v1 --site ./site --version v1
+        Quick start (a signed site served from this machine):
+          maploader keygen publisher.key          # prints the public key
+          maploader publish ./release-v1 --site ./site --version v1 --key publisher.key
           maploader serve ./site --port 8080 &
           export MAPLOADER_SERVER=http://127.0.0.1:8080
+          export MAPLOADER_TRUST_KEY=<the key keygen printed>
           maploader list
           maploader install de-berlin
-          maploader check-update && maploader update
+          maploader check-update || [ $? -eq 3 ] && maploader update
+
+        Options shared by the client commands (--server, --data-dir, --trust-key, \
+        --timeout, --json, --allow-unsigned, --no-wait) may come before or after the command.
 
         Installed files are read at <data-dir>/current/<package>/<group>/<path>.
 
@@ -32,12 +37,19 @@ struct MapLoaderCommand: AsyncParsableCommand {
           7  signature or rollback refused
           8  not enough disk space
           9  installed version no longer on the server: update first
+          10 another maploader is changing the data directory (with --no-wait)
           64 usage error;  130 cancelled
         """,
+        version: MapLoaderVersion.current,
         subcommands: [
             ListCommand.self, InfoCommand.self, LocateCommand.self, InstallCommand.self, UninstallCommand.self,
             GroupsCommand.self, CheckUpdateCommand.self, UpdateCommand.self, VerifyCommand.self, RepairCommand.self, PinCommand.self, ForgetKeysCommand.self,
             PublishCommand.self, ServeCommand.self, KeygenCommand.self, SignCommand.self,
         ]
     )
+}
+
+/// The version `maploader --version` prints.
+enum MapLoaderVersion {
+    static let current = "0.3.0"
 }

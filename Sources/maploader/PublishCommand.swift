@@ -11,7 +11,7 @@ struct PublishCommand: ParsableCommand {
         discussion: """
         A release folder holds tree.json (groups and the package tree) and \
         data/<package>/<group>/… (the files of each leaf's groups). The site gets \
-        content-addressed archives under blobs/, versions/<v>/manifest.json and catalog.json. \
+        content-addressed archives under blobs/, versions/<v>/manifest.json.zst and catalog.json. \
         Groups whose files did not change reuse their earlier archive.
         """)
 
@@ -27,28 +27,46 @@ struct PublishCommand: ParsableCommand {
     @Option(name: .long, help: "Archive format: tar.zst or tar.gz.")
     var format: String = "tar.zst"
 
-    @Option(name: .long, help: "Compression level (zstd 1–19, gzip 1–9).")
-    var level: Int = 19
+    @Option(name: .long, parsing: .unconditional,
+            help: "Compression level: zstd 1–19 (default 19), gzip 1–9 (default 9).")
+    var level: Int?
 
-    @Option(name: .long, help: "Write patches from this many previous versions of each changed group.")
+    @Option(name: .long, parsing: .unconditional,
+            help: "Write patches from this many previous versions of each changed group (0–16).")
     var patchDepth: Int = 3
 
     @Option(name: .long, help: ArgumentHelp("Sign the catalog with this key file (maploader keygen). Without it the site is unsigned.", valueName: "key-file"))
     var key: String?
 
-    @Option(name: .long, help: "Days the catalog stays valid; clients refuse it afterwards (0: never expires).")
+    @Option(name: .long, parsing: .unconditional,
+            help: "Days the catalog stays valid; clients refuse it afterwards (0: never expires).")
     var validDays: Double = 30
+
+    @Flag(name: .long, help: "Sign a site that is signed with another key (clients must be given the new public key).")
+    var rekey = false
+
+    @Flag(name: .long, help: "Publish a signed site without a key (every client that trusts it will refuse it).")
+    var unsigned = false
 
     @Flag(name: .long, help: "Print the report as JSON.")
     var json = false
 
-    func run() throws {
-        guard let format = ArchiveFormat(rawValue: format) else {
-            throw ValidationError("--format must be tar.zst or tar.gz")
+    func validate() throws {
+        guard let format = ArchiveFormat(rawValue: format) else { throw ValidationError("--format must be tar.zst or tar.gz") }
+        let levels = format == .tarGzip ? 1...9 : 1...19
+        if let level, !levels.contains(level) {
+            throw ValidationError("--level \(level) is out of range: \(format.rawValue) takes \(levels.lowerBound)–\(levels.upperBound)")
         }
-        let options = PublishOptions(version: version, format: format, level: level, patchDepth: patchDepth,
-                                     validity: validDays > 0 ? validDays * 86400 : nil,
-                                     keyFile: key.map { URL(fileURLWithPath: $0) })
+        guard (0...16).contains(patchDepth) else { throw ValidationError("--patch-depth must be between 0 and 16") }
+        guard validDays >= 0, validDays.isFinite else { throw ValidationError("--valid-days must be 0 (never expires) or more") }
+        if unsigned && key != nil { throw ValidationError("--unsigned and --key contradict each other: pick one") }
+    }
+
+    func run() throws {
+        let format = ArchiveFormat(rawValue: format) ?? .tarZstd
+        let options = PublishOptions(version: version, format: format, level: level ?? (format == .tarGzip ? 9 : 19),
+                                     patchDepth: patchDepth, validity: validDays > 0 ? validDays * 86400 : nil,
+                                     keyFile: key.map { URL(fileURLWithPath: $0) }, rekey: rekey, unsigned: unsigned)
         let quiet = json
         do {
             let report = try Publisher.publish(release: URL(fileURLWithPath: release), site: URL(fileURLWithPath: site),
@@ -57,15 +75,37 @@ struct PublishCommand: ParsableCommand {
             Output.line("published \(report.version) (serial \(report.serial)): \(report.packages) packages, " +
                         "\(report.groups) groups, \(report.newArchives) new archives, \(report.reusedArchives) reused, " +
                         "\(report.patches) patches, \(ByteFormat.string(report.bytesWritten)) written")
-        } catch let error as MapLoaderError {
-            Output.error("error: \(error)")
-            throw ExitCode(1)
-        } catch let error as PublishError {
-            Output.error("error: \(error)")
-            throw ExitCode(1)
         } catch {
-            Output.error("error: cannot publish \(release) to \(site): \((error as NSError).localizedDescription)")
-            throw ExitCode(1)
+            throw PublisherFailure(error, doing: "publish \(release) to \(site)", json: json).exit()
         }
+    }
+}
+
+/// A failed publisher command (publish, keygen, sign): one line on stderr, a JSON object
+/// with `--json`, and the documented exit code (64 for a caller's mistake, 1 otherwise).
+struct PublisherFailure {
+    let message: String
+    let code: Int32
+    let json: Bool
+
+    init(_ error: any Error, doing what: String, json: Bool) {
+        switch error {
+        case let error as MapLoaderError:
+            message = "\(error)"
+            code = Failure(error: error, json: json).exitCode
+        case let error as PublishError:
+            message = error.description
+            code = 1
+        default:
+            message = "cannot \(what): \((error as NSError).localizedDescription)"
+            code = 1
+        }
+        self.json = json
+    }
+
+    func exit() -> ExitCode {
+        Output.error("error: \(message)")
+        if json { Output.json(ErrorJSON(error: message, exitCode: code)) }
+        return ExitCode(code)
     }
 }

@@ -63,20 +63,6 @@ struct PackageTreeBuilder {
 
     /// The closest id by edit distance, when it is close enough to be a typo.
     static func suggestion(for id: String, among ids: [String]) -> String? {
-        let scored = ids.map { ($0, editDistance(Array(id), Array($0))) }.min { $0.1 < $1.1 }
-        guard let (best, distance) = scored, distance <= max(2, id.count / 3) else { return nil }
-        return best
-    }
-
-    private static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
-        var previous = Array(0...b.count)
-        for (i, x) in a.enumerated() {
-            var row = [i + 1]
-            for (j, y) in b.enumerated() {
-                row.append(min(previous[j + 1] + 1, row[j] + 1, previous[j] + (x == y ? 0 : 1)))
-            }
-            previous = row
-        }
-        return previous[b.count]
+        Suggestion.closest(to: id, among: ids)
     }
 }
