@@ -36,10 +36,27 @@ public struct PackageStatus: Sendable, Hashable, Encodable {
     public var sizeOnDisk: Int64
     /// Installed group ids (leaves only).
     public var groups: [String]
+    /// Every data group the package offers at the tree's version, with its size and
+    /// whether it is selected and installed (leaves only).
+    public var offered: [GroupOffer] = []
     /// Its box, if published.
     public var bbox: BoundingBox?
     /// Publisher metadata, as is.
     public var metadata: [String: JSONValue]?
+}
+
+/// One data group a leaf package offers.
+public struct GroupOffer: Sendable, Hashable, Encodable {
+    /// The group id, e.g. `poi`.
+    public var id: String
+    /// Bytes of its full archive (what installing it downloads).
+    public var downloadSize: Int64
+    /// Bytes its files take once installed.
+    public var unpackedSize: Int64
+    /// Whether the data-group selection includes it.
+    public var selected: Bool
+    /// Whether it is installed on this device.
+    public var installed: Bool
 }
 
 /// The package tree and its states, parents before children.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import MapLoader
 
 /// Options every client command shares: where the site is and where maps go.
@@ -78,6 +79,10 @@ struct ClientOptions: ParsableArguments {
         let renderer = ProgressRenderer(quiet: json)
         let events = loader.events()
         let consumer = Task { await renderer.consume(events) }
+        // Ctrl-C (or SIGTERM) cancels the running operation, which cleans up and changes
+        // nothing installed; the command then exits 130. A second one ends the process.
+        let interrupts = Interrupts { Task { await loader.cancelCurrentOperation() } }
+        defer { interrupts.stop() }
         do {
             let value = try await body(loader)
             loader.closeEventStreams()
@@ -139,5 +144,32 @@ struct Failure: Error, CustomStringConvertible {
         case .versionUnavailable: return 9
         case .cancelled: return 130
         }
+    }
+}
+
+/// Turns SIGINT and SIGTERM into a cancellation while a command runs.
+final class Interrupts {
+    private let sources: [any DispatchSourceSignal]
+
+    init(onInterrupt: @escaping @Sendable () -> Void) {
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            let seen = Atomic(false)
+            source.setEventHandler {
+                // The first signal cancels cleanly; a second one stops at once.
+                if seen.exchange(true, ordering: .relaxed) { Foundation.exit(130) }
+                onInterrupt()
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    /// Restores the default signal handling.
+    func stop() {
+        for source in sources { source.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
     }
 }

@@ -23,7 +23,13 @@ struct InfoCommand: AsyncParsableCommand {
                     ["kind", package.isLeaf ? "leaf" : "inner node"], ["parent", package.parent ?? "-"],
                     ["version", package.version ?? "-"], ["download", ByteFormat.string(package.downloadSize)],
                     ["on disk", ByteFormat.string(package.sizeOnDisk)]]
-        if package.isLeaf { rows.append(["groups", package.groups.isEmpty ? "-" : package.groups.joined(separator: ", ")]) }
+        if package.isLeaf {
+            let offered = package.offered.map { offer in
+                let state = offer.installed ? "installed" : offer.selected ? "selected" : "not selected"
+                return "\(offer.id) \(ByteFormat.string(offer.downloadSize)) (\(state))"
+            }
+            rows.append(["groups", offered.isEmpty ? "-" : offered.joined(separator: ", ")])
+        }
         if let box = package.bbox { rows.append(["bbox", "\(box.minLon), \(box.minLat), \(box.maxLon), \(box.maxLat)"]) }
         if let metadata = package.metadata, let data = try? JSONCoding.encoder(pretty: false).encode(metadata) {
             rows.append(["metadata", String(decoding: data, as: UTF8.self)])

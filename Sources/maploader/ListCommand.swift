@@ -25,6 +25,11 @@ struct ListCommand: AsyncParsableCommand {
             Output.json(filtered)
             return
         }
+        if packages.isEmpty {
+            Output.line("nothing is installed: see 'maploader list' for packages, then 'maploader install <id>'")
+            Output.line("site version \(tree.currentVersion)")
+            return
+        }
         var rows = [["PACKAGE", "STATE", "VERSION", "DOWNLOAD", "ON DISK", "TITLE"]]
         for package in packages {
             rows.append([String(repeating: "  ", count: package.depth) + package.id, package.state.rawValue,

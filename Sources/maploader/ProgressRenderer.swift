@@ -10,6 +10,8 @@ actor ProgressRenderer {
     private var announced = Set<String>()
     private var downloadStart: (time: Date, bytes: Int64)?
     private var barShown = false
+    /// The latest download progress of the running operation.
+    private var lastDownload: OperationProgress?
 
     init(quiet: Bool) { self.quiet = quiet }
 
@@ -44,6 +46,7 @@ actor ProgressRenderer {
             Output.error("waiting for another maploader\(pid.map { " (pid \($0))" } ?? "") to finish")
         case .started:
             downloadStart = nil
+            lastDownload = nil
             announced = []
         case .failed, .finished:
             clearBar()
@@ -60,22 +63,35 @@ actor ProgressRenderer {
             let counter = progress.totalItems > 0 ? " (\(progress.completedItems + 1)/\(progress.totalItems))" : ""
             Output.error([progress.phase.rawValue, progress.item].compactMap { $0 }.joined(separator: " ") + counter)
         }
-        guard terminal, now.timeIntervalSince(lastDraw) >= 0.1 || progress.fraction >= 1 else { return }
+        if progress.phase == .download { lastDownload = progress }
+        guard terminal else { return }
+        // Groups download, unpack and patch at once: while bytes are still coming, the bar
+        // shows the whole download, so it never flips between phases.
+        let shown: OperationProgress
+        if let download = lastDownload, download.totalBytes > 0, download.completedBytes < download.totalBytes {
+            shown = download
+        } else {
+            shown = progress
+        }
+        guard now.timeIntervalSince(lastDraw) >= 0.1 || shown.fraction >= 1 else { return }
         lastDraw = now
-        let width = 24
-        let filled = Int(progress.fraction * Double(width))
+        let columns = Terminal.columns()
+        let width = max(8, min(24, columns / 4))
+        let filled = Int(shown.fraction * Double(width))
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-        var text = "\(progress.phase.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(bar) \(Int(progress.fraction * 100))%"
-        if progress.totalBytes > 0 {
-            text += "  \(ByteFormat.string(progress.completedBytes))/\(ByteFormat.string(progress.totalBytes))"
-            if progress.phase == .download, let start = downloadStart, now.timeIntervalSince(start.time) > 0.3,
-               progress.completedBytes > start.bytes {
-                let rate = Double(progress.completedBytes - start.bytes) / now.timeIntervalSince(start.time)
-                let eta = Double(progress.totalBytes - progress.completedBytes) / max(rate, 1)
+        var text = "\(shown.phase.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(bar) \(Int(shown.fraction * 100))%"
+        if shown.totalBytes > 0 {
+            text += "  \(ByteFormat.string(shown.completedBytes))/\(ByteFormat.string(shown.totalBytes))"
+            if shown.phase == .download, let start = downloadStart, now.timeIntervalSince(start.time) > 0.3,
+               shown.completedBytes > start.bytes {
+                let rate = Double(shown.completedBytes - start.bytes) / now.timeIntervalSince(start.time)
+                let eta = Double(shown.totalBytes - shown.completedBytes) / max(rate, 1)
                 text += "  \(ByteFormat.string(Int64(rate)))/s  ETA \(Int(eta.rounded()))s"
             }
         }
-        if let item = progress.item { text += "  \(item)" }
+        if let item = shown.item { text += "  \(item)" }
+        // Never wider than the terminal: a wrapped line cannot be redrawn in place.
+        if text.count > columns - 1 { text = String(text.prefix(max(1, columns - 2))) + "…" }
         Output.status("\r\u{1B}[2K" + text)
         barShown = true
     }
@@ -85,5 +101,16 @@ actor ProgressRenderer {
             Output.status("\r\u{1B}[2K")
             barShown = false
         }
+    }
+}
+
+/// The terminal the progress bar is drawn on.
+enum Terminal {
+    /// Columns of the terminal on stderr: its window size, else `$COLUMNS`, else 80.
+    static func columns() -> Int {
+        var size = winsize()
+        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
+        return 80
     }
 }

@@ -20,6 +20,15 @@ struct CheckUpdateCommand: AsyncParsableCommand {
         } else {
             Output.line("installed \(check.installedVersion ?? "nothing"), newest \(check.currentVersion)")
             PlanPrinter.print(check.plan)
+            if check.updateAvailable, check.installedVersion == check.currentVersion {
+                // Same version: only the data-group selection (or local damage) asks for a change.
+                let added = Set(check.plan.steps.filter { $0.action == .install }.map(\.group)).sorted()
+                let removed = Set(check.plan.steps.filter { $0.reason == "group deselected" }.map(\.group)).sorted()
+                let changes = added.map { "+\($0)" } + removed.map { "-\($0)" }
+                if !changes.isEmpty {
+                    Output.line("the version is current; the data-group selection changed (\(changes.joined(separator: ", ")))")
+                }
+            }
             Output.line(check.updateAvailable ? "update available: run 'maploader update'" : "up to date")
         }
         if check.updateAvailable { throw ExitCode(3) }

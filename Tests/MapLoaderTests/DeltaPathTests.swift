@@ -9,9 +9,25 @@ extension DeltaTests {
             #expect(PatchPath.isSafe(path))
         }
 
-        @Test(arguments: ["", "/a", "a\\b", "../a", "a/..", "a/../b", ".", "a/./b", "a//b", "a/", "a\u{0}",
-                          String(repeating: "x", count: 256), String(repeating: "a/", count: 2100) + "a"])
-        func unsafePathsFail(path: String) {
+        /// A path under test, shown by a short name (a 4,201-character argument would flood
+        /// the test log).
+        struct UnsafePath: Sendable, CustomTestStringConvertible {
+            let path: String
+            let testDescription: String
+            init(_ path: String, named name: String? = nil) {
+                self.path = path
+                testDescription = name ?? "\"\(path.replacingOccurrences(of: "\u{0}", with: "\\0"))\""
+            }
+        }
+
+        @Test(arguments: [
+            UnsafePath(""), UnsafePath("/a"), UnsafePath("a\\b"), UnsafePath("../a"), UnsafePath("a/.."),
+            UnsafePath("a/../b"), UnsafePath("."), UnsafePath("a/./b"), UnsafePath("a//b"), UnsafePath("a/"),
+            UnsafePath("a\u{0}"), UnsafePath(String(repeating: "x", count: 256), named: "a 256-byte name"),
+            UnsafePath(String(repeating: "a/", count: 2100) + "a", named: "a 4,201-byte path"),
+        ])
+        func unsafePathsFail(_ unsafe: UnsafePath) {
+            let path = unsafe.path
             #expect(!PatchPath.isSafe(path))
             #expect(throws: PatchError.unsafePath(path)) { try PatchPath.validate(path) }
         }

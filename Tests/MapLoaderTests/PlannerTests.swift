@@ -51,16 +51,28 @@ import Testing
         let plan = Planner.plan(installed: Self.installed(["base": "t1"]), manifest: Self.manifest(["base": target]),
                                 packages: ["a"], selection: ["base"], strategy: .delta)
         #expect(plan.steps[0].method == .delta)
-        #expect(plan.steps[0].chain == ["v-t1", "v-t2", "v-t3"])
+        // Labelled from the installed version (v1) through the patches' target versions.
+        #expect(plan.steps[0].chain == ["v1", "v-t2", "v-t3"])
         #expect(plan.downloadBytes == 250)
         #expect(plan.fullBytes == 1000)
+    }
+
+    @Test func aGroupUnchangedInBetweenIsLabelledFromTheInstalledVersion() {
+        // The group's files did not change in v2, so its only patch starts at v2's files,
+        // which are the installed ones: the user reads v1→v3, not v2→v3.
+        let edge = PatchEdge(from: "v2", to: "v3", sha256: String(repeating: "e", count: 64), size: 50,
+                             fromTreeHash: "t1", toTreeHash: "t3")
+        let plan = Planner.plan(installed: Self.installed(["base": "t1"]),
+                                manifest: Self.manifest(["base": Self.artifact("t3", patches: [edge])]),
+                                packages: ["a"], selection: ["base"], strategy: .delta)
+        #expect(plan.steps[0].chain == ["v1", "v3"])
     }
 
     @Test func cheaperDirectEdgeBeatsTheChain() {
         let target = Self.artifact("t3", patches: [Self.edge("t1", "t2", 100), Self.edge("t2", "t3", 150), Self.edge("t1", "t3", 180)])
         let plan = Planner.plan(installed: Self.installed(["base": "t1"]), manifest: Self.manifest(["base": target]),
                                 packages: ["a"], selection: ["base"], strategy: .delta)
-        #expect(plan.steps[0].chain == ["v-t1", "v-t3"])
+        #expect(plan.steps[0].chain == ["v1", "v-t3"])
         #expect(plan.downloadBytes == 180)
     }
 

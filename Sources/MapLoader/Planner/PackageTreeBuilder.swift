@@ -33,12 +33,19 @@ struct PackageTreeBuilder {
         let installed = context.state.packages[leaf.id] ?? [:]
         let wanted = (leaf.artifacts ?? [:]).filter { context.selection.contains($0.key) }
         status.groups = installed.keys.sorted()
+        status.offered = context.manifest.groups.compactMap { group in
+            leaf.artifacts?[group.id].map {
+                GroupOffer(id: group.id, downloadSize: $0.size, unpackedSize: $0.unpackedSize,
+                           selected: context.selection.contains(group.id), installed: installed[group.id] != nil)
+            }
+        }
         status.sizeOnDisk = context.state.size(of: leaf.id)
         status.version = installed.isEmpty ? nil : context.state.version
         var outdated = false
         for (group, artifact) in wanted {
             let step = Planner.step(for: .init(leaf.id, group), current: installed[group], artifact: artifact,
-                                    strategy: .delta, broken: inconsistent.contains(.init(leaf.id, group)))
+                                    strategy: .delta, broken: inconsistent.contains(.init(leaf.id, group)),
+                                    installedVersion: context.state.version)
             if installed[group] != nil, step.action != .keep { outdated = true }
             if !installed.isEmpty || step.action == .install { status.downloadSize += step.downloadBytes }
         }

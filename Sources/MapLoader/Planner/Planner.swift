@@ -48,7 +48,7 @@ public enum Planner {
                 }
                 let key = GroupKey(leaf.id, group.id)
                 steps.append(step(for: key, current: current, artifact: artifact, strategy: strategy,
-                                  broken: inconsistent.contains(key)))
+                                  broken: inconsistent.contains(key), installedVersion: installed.version))
             }
         }
         for (package, groups) in installed.packages where !packages.contains(package) || !leafIDs.contains(package) {
@@ -61,8 +61,10 @@ public enum Planner {
         return Plan(version: manifest.version, steps: steps)
     }
 
+    /// - Parameter installedVersion: the version installed; a chain is labelled from it to the
+    ///   target (an unchanged group's patch starts at a later version's identical files).
     static func step(for key: GroupKey, current: InstalledGroup?, artifact: Artifact,
-                     strategy: UpdateStrategy, broken: Bool) -> GroupStep {
+                     strategy: UpdateStrategy, broken: Bool, installedVersion: String? = nil) -> GroupStep {
         func full(_ action: GroupStep.Action, _ reason: String) -> GroupStep {
             GroupStep(package: key.package, group: key.group, action: action, method: .full,
                       downloadBytes: artifact.size, fullBytes: artifact.size, writeBytes: diskBytes(artifact),
@@ -82,7 +84,7 @@ public enum Planner {
         guard cost < artifact.size else {
             return full(.update, "patches (\(ByteFormat.string(cost))) cost more than the full archive")
         }
-        let versions = [chain[0].from] + chain.map(\.to)
+        let versions = [installedVersion ?? chain[0].from] + chain.map(\.to)
         return GroupStep(package: key.package, group: key.group, action: .update, method: .delta, chain: versions,
                          downloadBytes: cost, fullBytes: artifact.size, writeBytes: diskBytes(artifact),
                          reason: chain.count == 1 ? "direct patch" : "chain of \(chain.count) patches",
