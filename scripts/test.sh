@@ -11,5 +11,7 @@ echo "==> swift test"
 timeout 1800 swift test --skip-build --disable-xctest
 echo "==> CLI smoke test"
 scripts/smoke.sh
+echo "==> every example of README.md and --help, as written"
+scripts/examples.sh
 echo "==> stress: concurrent processes and SIGKILLs on one data directory (short run)"
 python3 scripts/stress.py --seconds 15 --workers 3

@@ -12,12 +12,12 @@ struct MapLoaderCommand: AsyncParsableCommand {
         HTTP server can host (maploader serve, nginx, a CDN). Devices install packages from \
         it and update with patches, falling back to full archives when needed.
 
-        Quick start (a signed site served from this machine):
-          maploader keygen publisher.key          # prints the public key
+        Quick start (in a folder holding a release folder, release-v1):
+          maploader keygen publisher.key > publisher.pub
           maploader publish ./release-v1 --site ./site --version v1 --key publisher.key
-          maploader serve ./site --port 8080 &
+          maploader serve ./site --port 8080 & sleep 1
           export MAPLOADER_SERVER=http://127.0.0.1:8080
-          export MAPLOADER_TRUST_KEY=<the key keygen printed>
+          export MAPLOADER_TRUST_KEY=$(cat publisher.pub)
           maploader list
           maploader install de-berlin
           maploader check-update || [ $? -eq 3 ] && maploader update

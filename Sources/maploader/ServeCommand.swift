@@ -9,8 +9,9 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve a site folder over HTTP (GET, HEAD, Range, ETag, conditional GET).",
         discussion: """
         Any static HTTP server (nginx, a CDN, S3) serves a site just as well; this one is for \
-        laptops, CI and tests. The fault options make it misbehave on purpose, to test clients:
+        laptops, CI and tests. The fault options make it misbehave on purpose, to test clients.
 
+        Examples:
           maploader serve ./site --port 8080 --drop-after 65536 --drop-count 3
           maploader serve ./site --error-rate 0.3 --error-status 503 --seed 7
           maploader serve ./site --throttle 200000 --corrupt-offset 1000
