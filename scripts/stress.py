@@ -155,6 +155,7 @@ def main():
     print(f"stress: {stats['operations']} operations in {args.seconds:.0f} s with {args.workers} workers, "
           f"{stats['kills']} killed with SIGKILL, {checked} installed groups compared, "
           f"{len(stats['failures'])} failures")
+    print(f"stress: {stats['operations'] - len(stats['failures'])} passed, {len(stats['failures'])} failed")
     for failure in stats["failures"][:20]:
         print("  failure:", failure)
     if not stats["failures"]:
