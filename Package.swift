@@ -34,6 +34,8 @@ let package = Package(
         .target(name: "ManifestServer"),
         .target(name: "MapLoaderFuzzing", dependencies: ["MapLoader"]),
         .executableTarget(name: "maploader-fuzz", dependencies: ["MapLoaderFuzzing"]),
+        // Benchmark: does an install leave Swift's cooperative pool free? (scripts/bench-pool.sh)
+        .executableTarget(name: "maploader-pool-bench", dependencies: ["MapLoader", "MapPublisher", "ManifestServer"]),
         .executableTarget(
             name: "maploader",
             dependencies: [

@@ -10,7 +10,7 @@ extension MapLoader {
         return try await run(.install) { loader in
             let context = try await loader.context(atInstalledVersion: true, operation: .install)
             let leaves = try loader.leaves(of: ids, in: context.manifest)
-            let broken = Set(StoreCheck.quick(loader.store, context.state).map(\.key))
+            let broken = try await loader.quickCheck(context.state)
             let plan = Planner.plan(installed: context.state, manifest: context.manifest,
                                     packages: Set(context.state.packages.keys).union(leaves),
                                     selection: context.selection, strategy: .full, inconsistent: broken,

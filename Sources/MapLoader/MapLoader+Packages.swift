@@ -87,7 +87,7 @@ extension MapLoader {
 
     private func treeAndManifest() async throws -> (tree: PackageTree, manifest: Manifest) {
         let context = try await context(atInstalledVersion: false, operation: .list)
-        let broken = Set(StoreCheck.quick(store, context.state).map(\.key))
+        let broken = try await quickCheck(context.state)
         return (PackageTreeBuilder(context: context, inconsistent: broken).tree(), context.manifest)
     }
 

@@ -126,7 +126,8 @@ public actor MapLoader {
                 writeLock = try await store.lockForWriting(wait: configuration.waitForLock) { pid in
                     hub.emit(.waitingForLock(pid: pid.map(Int.init)))
                 }
-                try store.recover()
+                let store = self.store
+                try await offActor { try store.recover() }
             }
             var lease: GenerationLease?
             if !operation.changesDataDirectory {
@@ -142,6 +143,13 @@ public actor MapLoader {
             hub.emit(.failed(operation, MapLoaderError(error)))
             throw error
         }
+    }
+
+    /// Installed groups whose files no longer match their record, by `stat` (a walk of
+    /// the installed trees, on the blocking threads).
+    func quickCheck(_ state: InstalledState) async throws -> Set<Planner.GroupKey> {
+        let store = self.store
+        return try await offActor { Set(StoreCheck.quick(store, state).map(\.key)) }
     }
 
     /// Verified manifests by SHA-256, so an unchanged manifest is never downloaded twice.

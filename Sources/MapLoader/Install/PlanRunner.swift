@@ -17,8 +17,11 @@ extension MapLoader {
             let transfer = TransferLedger(total: plan.downloadBytes)
             var installed: [String: [String: InstalledGroup]] = [:]
             var done = plan.steps
-            for step in plan.steps where step.action == .keep {
-                try builder.carryOver(package: step.package, group: step.group)
+            let kept = plan.steps.filter { $0.action == .keep }
+            try await offActor {
+                for step in kept { try builder.carryOver(package: step.package, group: step.group) }
+            }
+            for step in kept {
                 installed[step.package, default: [:]][step.group] = state.packages[step.package]?[step.group]
             }
             let work = plan.steps.indices.filter { [.install, .update].contains(plan.steps[$0].action) }
@@ -48,8 +51,11 @@ extension MapLoader {
             let next = InstalledState(version: installed.isEmpty ? nil : plan.version,
                                       manifest: installed.isEmpty ? nil : manifestSHA,
                                       generation: builder.number, committed: Date(), packages: installed)
-            try builder.commit(next)
-            for blob in transfer.fetched { try? FileManager.default.removeItem(at: blob) }
+            let fetched = transfer.fetched
+            try await offActor {
+                try builder.commit(next)
+                for blob in fetched { try? FileManager.default.removeItem(at: blob) }
+            }
             return UpdateReport(fromVersion: state.version, toVersion: next.version, steps: done,
                                 downloadedBytes: transfer.downloaded, committed: true,
                                 seconds: Date().timeIntervalSince(started))
