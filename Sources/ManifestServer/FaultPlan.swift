@@ -2,33 +2,33 @@
 ///
 /// Faults apply only to GET requests that would be answered with a 200 or 206 file body.
 /// Every field is off by default, so `FaultPlan()` serves files faithfully.
-public struct FaultPlan: Sendable, Equatable {
+package struct FaultPlan: Sendable, Equatable {
     /// Send only this many body bytes of a response, then shut the connection down,
     /// so the client sees a body shorter than its `Content-Length`. `nil` disables it.
-    public var dropAfterBytes: Int?
+    package var dropAfterBytes: Int?
 
     /// Truncate only the first `dropCount` responses whose body is longer than
     /// `dropAfterBytes`; later responses are complete. `nil` truncates every such response.
-    public var dropCount: Int?
+    package var dropCount: Int?
 
     /// Fraction (0...1) of eligible GET requests answered with `errorStatus` instead of the file.
     /// Which requests fail follows a PRNG seeded with `seed`, in the order requests arrive.
-    public var errorRate: Double
+    package var errorRate: Double
 
     /// Status code for injected errors: 500 or 503 (default 503).
-    public var errorStatus: Int
+    package var errorStatus: Int
 
     /// Throttle each response body to about this many bytes per second. `nil` is unthrottled.
-    public var bytesPerSecond: Int?
+    package var bytesPerSecond: Int?
 
     /// Flip one byte (XOR 0xFF) at this absolute file offset in every body that includes it.
-    public var corruptOffset: Int64?
+    package var corruptOffset: Int64?
 
     /// Seed for the fault PRNG; the same seed and request order give the same faults.
-    public var seed: UInt64
+    package var seed: UInt64
 
     /// Creates a fault plan; every argument defaults to "no fault".
-    public init(
+    package init(
         dropAfterBytes: Int? = nil,
         dropCount: Int? = nil,
         errorRate: Double = 0,

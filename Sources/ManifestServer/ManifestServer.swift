@@ -13,7 +13,7 @@ import Synchronization
 /// let port = try server.start()   // http://127.0.0.1:<port>/manifest.json
 /// defer { server.stop() }
 /// ```
-public final class ManifestServer: Sendable {
+package final class ManifestServer: Sendable {
     private let root: URL
     private let host: String
     private let requestedPort: Int
@@ -23,9 +23,9 @@ public final class ManifestServer: Sendable {
     private let workers = DispatchGroup()
 
     /// The fault plan given at init.
-    public let faults: FaultPlan
+    package let faults: FaultPlan
     /// Seconds a client has to send its whole request head; slower ones get 408 and are closed.
-    public let headTimeout: Double
+    package let headTimeout: Double
 
     /// Creates a server for the files under `root`; nothing is bound until `start()`.
     /// - Parameters:
@@ -36,7 +36,7 @@ public final class ManifestServer: Sendable {
     ///   - log: Called once per answered request with a line like `GET /a.pmtiles 206 1234B`,
     ///     plus ` dropped`, ` injected-error`, ` client-gone` or ` file-shrunk` when that happened.
     ///     Called on connection threads; it must not call `stop()`.
-    public init(root: URL, host: String = "127.0.0.1", port: Int = 0, faults: FaultPlan = .init(),
+    package init(root: URL, host: String = "127.0.0.1", port: Int = 0, faults: FaultPlan = .init(),
                 headTimeout: Double = 10, log: (@Sendable (String) -> Void)? = nil) {
         self.root = root
         self.headTimeout = headTimeout
@@ -51,7 +51,7 @@ public final class ManifestServer: Sendable {
     /// - Throws: `ManifestServerError` if the root is not a folder, the address cannot be
     ///   bound, or the server was started before (a stopped server cannot be restarted).
     @discardableResult
-    public func start() throws -> Int {
+    package func start() throws -> Int {
         let rootPath = root.withUnsafeFileSystemRepresentation { $0.map { String(cString: $0) } } ?? ""
         guard let canonicalRoot = ServedFile.canonicalRoot(rootPath) else {
             throw ManifestServerError.rootNotDirectory(rootPath)
@@ -71,7 +71,7 @@ public final class ManifestServer: Sendable {
 
     /// Stops accepting, cuts open connections (clients see a truncated response), and waits
     /// up to 5 seconds for the server's threads to finish. Safe to call more than once.
-    public func stop() {
+    package func stop() {
         state.withLock { state in
             state.phase = .stopped
             if let listener = state.listener { Socket.shutdownBoth(listener) }  // wakes accept()
@@ -81,12 +81,12 @@ public final class ManifestServer: Sendable {
     }
 
     /// A snapshot of the counters since start or the last `resetStatistics()`.
-    public var statistics: ServerStatistics {
+    package var statistics: ServerStatistics {
         state.withLock { $0.statistics }
     }
 
     /// Sets all counters back to zero (the fault PRNG and drop count are not reset).
-    public func resetStatistics() {
+    package func resetStatistics() {
         state.withLock { $0.statistics = ServerStatistics() }
     }
 

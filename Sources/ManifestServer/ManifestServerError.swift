@@ -1,5 +1,5 @@
 /// Why `ManifestServer.start()` failed.
-public enum ManifestServerError: Error, Sendable, Equatable {
+package enum ManifestServerError: Error, Sendable, Equatable {
     /// `start()` was called on a server that is running or already stopped.
     case alreadyStarted
     /// The root folder does not exist or is not a directory.

@@ -2,29 +2,29 @@
 ///
 /// Counts are updated before the bytes go out, so once a client has received a response
 /// the statistics already include it.
-public struct ServerStatistics: Sendable, Equatable {
+package struct ServerStatistics: Sendable, Equatable {
     /// Number of requests answered with any status (requests that closed before a full
     /// header block are not counted).
-    public var requests: Int = 0
+    package var requests: Int = 0
 
     /// File body bytes written in 200 and 206 responses: the bytes a client downloaded.
     /// Headers and the short bodies of error responses are not counted.
-    public var bodyBytesSent: Int64 = 0
+    package var bodyBytesSent: Int64 = 0
 
     /// `bodyBytesSent` split by decoded request path, e.g. `"/maps/a.pmtiles"`.
-    public var bodyBytesSentByPath: [String: Int64] = [:]
+    package var bodyBytesSentByPath: [String: Int64] = [:]
 
     /// Number of responses per HTTP status code.
-    public var statusCounts: [Int: Int] = [:]
+    package var statusCounts: [Int: Int] = [:]
 
     /// Responses cut short on purpose by `FaultPlan.dropAfterBytes`.
-    public var droppedResponses: Int = 0
+    package var droppedResponses: Int = 0
 
     /// Responses replaced by `FaultPlan.errorStatus`.
-    public var injectedErrors: Int = 0
+    package var injectedErrors: Int = 0
 
     /// Creates empty statistics.
-    public init() {}
+    package init() {}
 
     mutating func recordResponse(status: Int) {
         requests += 1

@@ -7,11 +7,11 @@ import MapLoader
 /// whose files did not change since an earlier version reuses that version's blob, so
 /// clients update it for zero bytes. The new manifest and catalog are written last, so
 /// a client never sees a manifest naming a blob that is not there yet.
-public enum Publisher {
+package enum Publisher {
     /// Publishes the release folder `release` into `site` as `options.version` and makes
     /// it current. `log` receives one line per group.
     @discardableResult
-    public static func publish(release: URL, site siteURL: URL, options: PublishOptions,
+    package static func publish(release: URL, site siteURL: URL, options: PublishOptions,
                                log: (String) -> Void = { _ in }) throws -> PublishReport {
         guard options.version.range(of: #"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"#, options: .regularExpression) != nil else {
             throw PublishError("version label '\(options.version)' is malformed: use letters, digits, '.', '-' and '_'")
@@ -53,7 +53,7 @@ public enum Publisher {
     /// Re-signs a site's catalog with a new serial and expiry, without a new version (for
     /// publishers whose catalog is about to expire).
     @discardableResult
-    public static func resign(site siteURL: URL, keyFile: URL, validity: TimeInterval?, rekey: Bool = false) throws -> Catalog {
+    package static func resign(site siteURL: URL, keyFile: URL, validity: TimeInterval?, rekey: Bool = false) throws -> Catalog {
         let site = SiteWriter(root: siteURL)
         guard var catalog = try site.catalog() else { throw PublishError("\(siteURL.path) has no catalog.json to sign") }
         try checkSigningContinuity(site: site, keyFile: keyFile, rekey: rekey, unsigned: false)

@@ -14,7 +14,7 @@ import Glibc
 /// `O_EXCL | O_NOFOLLOW` and hashed while written, so the result is verified against
 /// the manifest's tree hash without reading it twice. Memory stays bounded: data moves in
 /// libarchive's blocks.
-public enum ArchiveExtractor {
+package enum ArchiveExtractor {
     /// Why an archive was refused.
     public struct Refusal: Error, CustomStringConvertible {
         /// One line: which entry and why.
@@ -172,7 +172,7 @@ public enum ArchiveExtractor {
 }
 
 /// A failed file-system call on a path, with the system's reason.
-public struct StorageError: Error, CustomStringConvertible {
+package struct StorageError: Error, CustomStringConvertible {
     /// The path involved.
     public let path: String
     /// The `errno` value.

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Both shapes are held as a list of polygons, each a list of rings (outer ring first,
 /// then holes), each a list of `[lon, lat]` positions.
-public struct Boundary: Sendable, Hashable, Codable {
+package struct Boundary: Sendable, Hashable, Codable {
     /// `true` when the source was a `MultiPolygon`; kept so encoding round-trips.
     public var isMulti: Bool
     /// Polygons, each an outer ring followed by holes.

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// It pins each version's manifest by hash and length, so nothing reached from here can
 /// be swapped or grown without the catalog changing too.
-public struct Catalog: Sendable, Hashable, Codable {
+package struct Catalog: Sendable, Hashable, Codable {
     /// Format of this file; readers refuse formats they do not know.
     public var formatVersion: Int
     /// Raised on every publish; a client refuses a catalog older than one it accepted.

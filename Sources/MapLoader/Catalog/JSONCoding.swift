@@ -1,7 +1,7 @@
 import Foundation
 
 /// The JSON settings every MapLoader file uses: ISO 8601 dates, sorted keys (stable bytes).
-public enum JSONCoding {
+package enum JSONCoding {
     /// An encoder with sorted keys and ISO 8601 dates; `pretty` adds indentation.
     public static func encoder(pretty: Bool = true) -> JSONEncoder {
         let encoder = JSONEncoder()
@@ -37,7 +37,7 @@ public enum JSONCoding {
 }
 
 /// Why a JSON document did not decode, as one line.
-public struct JSONProblem: Error, CustomStringConvertible {
+package struct JSONProblem: Error, CustomStringConvertible {
     /// The problem, with the JSON path where it was found.
     public let description: String
     init(_ description: String) { self.description = description }

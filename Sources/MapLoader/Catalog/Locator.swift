@@ -1,5 +1,5 @@
 /// Maps a coordinate to the package that covers it.
-public enum Locator {
+package enum Locator {
     /// The node with the smallest outline that contains the point: its `boundary` when it
     /// has one, else its `bbox`. Nodes with neither are skipped.
     public static func smallestNode(containing latitude: Double, _ longitude: Double, in root: PackageNode) -> PackageNode? {

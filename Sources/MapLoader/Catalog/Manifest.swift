@@ -1,7 +1,7 @@
 import Foundation
 
 /// The package tree of one published version (`versions/<v>/manifest.json`).
-public struct Manifest: Sendable, Hashable, Codable {
+package struct Manifest: Sendable, Hashable, Codable {
     /// Format of this file; readers refuse formats they do not know.
     public var formatVersion: Int
     /// The version label, e.g. `2026.11`.
@@ -49,7 +49,7 @@ public struct Manifest: Sendable, Hashable, Codable {
 }
 
 /// What `tree.json` in a release folder holds: groups and the package tree, without artifacts.
-public struct ReleaseTree: Sendable, Hashable, Codable {
+package struct ReleaseTree: Sendable, Hashable, Codable {
     /// The data groups of the release.
     public var groups: [DataGroup]
     /// The root of the package tree.

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// A node without `children` is a leaf and carries data: in a published manifest,
 /// one ``Artifact`` per data group it has. An inner node installs all its leaves.
-public struct PackageNode: Sendable, Hashable, Codable {
+package struct PackageNode: Sendable, Hashable, Codable {
     /// Stable id, e.g. `de-berlin`; lowercase letters, digits, `-`, `_` and `.`.
     public var id: String
     /// Human-readable name, e.g. `Berlin`.

@@ -101,7 +101,7 @@ struct SiteClient: Sendable {
 }
 
 /// Structural checks of a manifest beyond what decoding catches.
-public enum ManifestValidation {
+package enum ManifestValidation {
     /// The first problem found, or `nil` when the manifest is sound.
     public static func problem(in manifest: Manifest) -> String? {
         guard manifest.formatVersion == Manifest.currentFormat else {

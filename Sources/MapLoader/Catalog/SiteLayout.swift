@@ -1,5 +1,5 @@
 /// Where things live on a site, relative to its root URL.
-public enum SiteLayout {
+package enum SiteLayout {
     /// The catalog.
     public static let catalog = "catalog.json"
     /// The catalog's detached signature.

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 
 /// One file of an installed or published tree.
-public struct FileEntry: Sendable, Hashable, Codable {
+package struct FileEntry: Sendable, Hashable, Codable {
     /// Path relative to the group's folder, `/`-separated.
     public var path: String
     /// Length in bytes.
@@ -21,7 +21,7 @@ public struct FileEntry: Sendable, Hashable, Codable {
 /// The identity of a file tree: SHA-256 over `"<sha256> <size> <path>\n"` for every file,
 /// sorted by the path's UTF-8 bytes. Two trees with the same files and bytes have the
 /// same hash whatever their timestamps or archive encoding.
-public enum TreeHash {
+package enum TreeHash {
     /// The tree hash of `entries` (any order).
     public static func of(_ entries: [FileEntry]) -> String {
         var hasher = SHA256()

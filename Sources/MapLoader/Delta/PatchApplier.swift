@@ -7,7 +7,7 @@ import Darwin
 
 /// Applies a patch container: builds the new tree from an old, immutable tree in an
 /// empty staging directory.
-public enum PatchApplier {
+package enum PatchApplier {
     /// Writes the tree the patch at `patch` describes into `newTree`, reading `oldTree`.
     ///
     /// - `newTree` is created if missing and must be empty; `oldTree` is never modified.

@@ -2,7 +2,7 @@ import CZstd
 import Foundation
 
 /// Reading patch containers (layout in ``PatchFormat``).
-public enum PatchContainer {
+package enum PatchContainer {
     /// The manifest of the container at `url`, after its header, manifest and payload
     /// bounds have been checked; for inspecting a patch without applying it.
     public static func manifest(at url: URL) throws -> PatchManifest {

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Every message is one line that says what failed and what to do next; most failures
 /// mean "this patch cannot be used here, fall back to a full download".
-public enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
+package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The file does not start with the patch magic (`MLPATCH1`).
     case notAPatch(path: String)
     /// The container ends before the data its header or manifest declares.

@@ -20,7 +20,7 @@
 /// ```
 /// Binary rather than JSON: a target entry costs about `path + 36` bytes before
 /// compression, where JSON with hex digests costs about `path + 120`.
-public enum PatchFormat {
+package enum PatchFormat {
     /// The 8 bytes every container starts with; the trailing digit is the format version.
     public static let magic: [UInt8] = Array("MLPATCH1".utf8)
     /// Size of the fixed header: magic plus two u32 lengths.

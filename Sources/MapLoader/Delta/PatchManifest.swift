@@ -1,5 +1,5 @@
 /// How a payload in a patch container is encoded.
-public enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// The raw bytes of the file.
     case stored = 0
     /// One zstd frame of the file, no reference.
@@ -22,7 +22,7 @@ public enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertibl
 ///
 /// The target list is the complete new tree, so an applier can build it in an empty
 /// directory and check that it ends up with exactly these files and bytes.
-public struct PatchManifest: Sendable, Equatable {
+package struct PatchManifest: Sendable, Equatable {
     /// An old file the patch reads: a copy source or a delta base.
     public struct Source: Sendable, Equatable {
         /// Path relative to the old tree.

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 
 /// A SHA-256 digest: 32 bytes, shown as 64 lowercase hex digits.
-public struct SHA256Hash: Hashable, Sendable, CustomStringConvertible {
+package struct SHA256Hash: Hashable, Sendable, CustomStringConvertible {
     /// The 32 digest bytes.
     public let bytes: [UInt8]
 

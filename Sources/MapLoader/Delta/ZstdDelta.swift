@@ -11,7 +11,7 @@ import CZstd
 /// files of 2 GiB and more are not delta-encoded (the publisher falls back to plain zstd or
 /// stored bytes per file and records why). This client side only decodes; the publisher
 /// adds the encoder.
-public enum ZstdDelta {
+package enum ZstdDelta {
     /// zstd's largest window log on 64-bit (`ZSTD_WINDOWLOG_MAX_64`): a 2 GiB window.
     public static let maxWindowLog = 31
     /// zstd's smallest window log (`ZSTD_WINDOWLOG_MIN`).

@@ -1,6 +1,6 @@
 /// Turns (installed state, target manifest, wanted packages, selected groups) into a
 /// ``Plan``. Pure: no I/O, so it is tested with tables.
-public enum Planner {
+package enum Planner {
     /// Identifies one installed group.
     public struct GroupKey: Sendable, Hashable {
         /// The package id.

@@ -8,7 +8,7 @@ import Glibc
 /// The next generation while it is built in `staging/`. Nothing it does is visible to
 /// readers until ``commit(_:)``; dropping it without committing changes nothing (the
 /// next ``Store/open()`` removes the leftovers).
-public struct GenerationBuilder: Sendable {
+package struct GenerationBuilder: Sendable {
     let store: Store
     /// The generation number it will have.
     public let number: Int

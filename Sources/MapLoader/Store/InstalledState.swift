@@ -1,7 +1,7 @@
 import Foundation
 
 /// What one generation of the store holds (`generations/<n>/state.json`).
-public struct InstalledState: Sendable, Hashable, Codable {
+package struct InstalledState: Sendable, Hashable, Codable {
     /// The state format this build writes and reads.
     static let currentFormat = 1
 
@@ -53,7 +53,7 @@ public struct InstalledState: Sendable, Hashable, Codable {
 }
 
 /// One installed data group of one package.
-public struct InstalledGroup: Sendable, Hashable, Codable {
+package struct InstalledGroup: Sendable, Hashable, Codable {
     /// SHA-256 of the archive the files came from (or the artifact they match after patching).
     public var artifact: String
     /// ``TreeHash`` of the installed files.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The user's choices, kept in `<data-dir>/settings.json`.
-public struct Settings: Sendable, Hashable, Codable {
+package struct Settings: Sendable, Hashable, Codable {
     /// Explicit data-group choices: `true` selected, `false` deselected. Groups not listed
     /// follow the manifest's default.
     public var groups: [String: Bool]

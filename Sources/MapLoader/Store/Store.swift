@@ -19,7 +19,7 @@ import Glibc
 /// A change builds the next generation in `staging/`, hard-linking unchanged groups, and
 /// ``GenerationBuilder/commit(_:)`` makes it current with one `rename(2)`; a crash at any
 /// instant leaves the old or the new generation in force, never a mix.
-public struct Store: Sendable {
+package struct Store: Sendable {
     /// The store format this build reads and writes (recorded in the marker file).
     static let format = 1
 

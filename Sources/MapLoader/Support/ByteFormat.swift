@@ -1,5 +1,5 @@
 /// Sizes in human units: `1.4 MB`, `512 B` (decimal, as disks and downloads are sold).
-public enum ByteFormat {
+package enum ByteFormat {
     /// `bytes` as a short human string.
     public static func string(_ bytes: Int64) -> String {
         let units = ["B", "kB", "MB", "GB", "TB"]

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 
 /// Streaming SHA-256 of files: reads in 1 MiB chunks, never the whole file.
-public enum FileHashing {
+package enum FileHashing {
     /// The chunk size used when reading files for hashing.
     static let chunkSize = 1 << 20
 

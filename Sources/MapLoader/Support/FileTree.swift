@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// Walks a folder of regular files and directories.
-public enum FileTree {
+package enum FileTree {
     /// Why a folder cannot be taken as a file tree.
     public struct Problem: Error, CustomStringConvertible {
         /// One line naming the path and the problem.

@@ -1,5 +1,5 @@
 /// Checks a relative path taken from untrusted input (an archive entry, a patch).
-public enum RelativePath {
+package enum RelativePath {
     /// `path` normalised (leading `./` and a trailing `/` dropped), or `nil` when it is
     /// empty, absolute, has `.`, `..` or empty components, a NUL, or a backslash.
     public static func normalized(_ path: String) -> String? {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A site in a local folder (a mounted disk, a `file://` URL): files are copied in chunks.
-public struct FolderSource: SiteSource {
+package struct FolderSource: SiteSource {
     /// The folder holding `catalog.json`.
     public let root: URL
 

@@ -9,7 +9,7 @@ import FoundationNetworking
 /// Each download streams the body to its partial file as it arrives (bounded memory),
 /// resumes with `Range` + `If-Range` after a dropped connection, and retries with
 /// exponential backoff and jitter, reporting lost and found connections.
-public struct HTTPSource: SiteSource {
+package struct HTTPSource: SiteSource {
     public let baseURL: URL
     let retry: RetryPolicy
     let deadlines: TransferDeadlines

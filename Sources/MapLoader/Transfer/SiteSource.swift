@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where a site's files come from: an HTTP(S) server or a local folder.
-public protocol SiteSource: Sendable {
+package protocol SiteSource: Sendable {
     /// The site's root, for messages.
     var baseURL: URL { get }
 
@@ -13,7 +13,7 @@ public protocol SiteSource: Sendable {
 }
 
 /// How long a fetched file may be.
-public enum TransferLimit: Sendable, Hashable {
+package enum TransferLimit: Sendable, Hashable {
     /// Exactly this many bytes, pinned by signed metadata: a shorter or longer answer is refused.
     case exactly(Int64)
     /// Any length up to this cap (for the catalog, which nothing pins).
@@ -27,7 +27,7 @@ public enum TransferLimit: Sendable, Hashable {
 }
 
 /// Something the transfer layer tells the caller about the network.
-public enum ConnectionEvent: Sendable, Hashable {
+package enum ConnectionEvent: Sendable, Hashable {
     /// A request failed and will be retried after `retryIn` seconds.
     case lost(url: String, reason: String, retryIn: Double)
     /// A request succeeded after a loss.

@@ -3,7 +3,7 @@ import Foundation
 
 /// The detached signature file next to the catalog (`catalog.json.sig`): one or more
 /// Ed25519 signatures over the catalog's exact bytes, each naming its key.
-public struct CatalogSignature: Sendable, Hashable, Codable {
+package struct CatalogSignature: Sendable, Hashable, Codable {
     /// One signature.
     public struct Entry: Sendable, Hashable, Codable {
         /// ``PublicKey/id`` of the signing key.
@@ -57,7 +57,7 @@ public struct PublicKey: Sendable, Hashable {
 }
 
 /// A publisher's private signing key file: base64 of the 32 raw bytes, mode 0600.
-public enum SigningKeyFile {
+package enum SigningKeyFile {
     /// Makes a new key, writes it to `url` (refusing to overwrite), and returns its public key.
     public static func generate(at url: URL) throws -> PublicKey {
         let key = Curve25519.Signing.PrivateKey()

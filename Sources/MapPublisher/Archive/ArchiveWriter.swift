@@ -5,16 +5,16 @@ import MapLoader
 /// Writes a folder's files into a deterministic `.tar.zst` or `.tar.gz`: sorted entries,
 /// fixed timestamps, owner and modes, so equal trees give equal bytes. File data is
 /// streamed in 256 KiB chunks.
-public enum ArchiveWriter {
+package enum ArchiveWriter {
     /// Why an archive could not be written.
-    public struct Failure: Error, CustomStringConvertible {
+    package struct Failure: Error, CustomStringConvertible {
         /// One line naming the file and the reason.
-        public let description: String
+        package let description: String
     }
 
     /// Writes `files` (paths relative to `root`, as ``FileTree/files(in:)`` lists them) to `output`.
     /// - Parameter level: compression level (zstd 1–22, gzip 1–9).
-    public static func write(root: URL, files: [(path: String, size: Int64)], to output: URL,
+    package static func write(root: URL, files: [(path: String, size: Int64)], to output: URL,
                              format: ArchiveFormat, level: Int) throws {
         guard let archive = archive_write_new() else { throw Failure(description: "libarchive is out of memory") }
         defer { archive_write_free(archive) }

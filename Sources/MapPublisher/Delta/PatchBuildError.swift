@@ -1,5 +1,5 @@
 /// Why building a patch failed (I/O failures surface as `PatchError.io`).
-public enum PatchBuildError: Error, CustomStringConvertible, Equatable, Sendable {
+package enum PatchBuildError: Error, CustomStringConvertible, Equatable, Sendable {
     /// A release folder cannot be read as a file tree (a symlink, device or unreadable folder).
     case unsupportedFile(detail: String)
     /// A file name cannot be carried in a patch (see the container's path rules).
@@ -12,7 +12,7 @@ public enum PatchBuildError: Error, CustomStringConvertible, Equatable, Sendable
     case fileChanged(path: String)
 
     /// A one-line explanation with the next step to take.
-    public var description: String {
+    package var description: String {
         switch self {
         case .unsupportedFile(let detail):
             return "\(detail): patches carry regular files only; replace it with a file or remove it"

@@ -2,7 +2,7 @@ import Foundation
 import MapLoader
 
 /// Builds a patch container that turns one file tree into another (publisher side).
-public enum PatchBuilder {
+package enum PatchBuilder {
     /// Writes a patch from the tree at `oldDir` to the tree at `newDir` into `output` and
     /// returns what it chose per file.
     ///
@@ -12,7 +12,7 @@ public enum PatchBuilder {
     /// and stored bytes → `patch` or `add`. Old paths missing from the new tree are listed
     /// as deletions. The container lists the complete target tree (path, size, SHA-256), so
     /// the applier can check the result exactly. `output` is replaced atomically.
-    public static func build(from oldDir: URL, to newDir: URL, output: URL,
+    package static func build(from oldDir: URL, to newDir: URL, output: URL,
                              options: PatchOptions = .init()) throws -> PatchStats {
         let old = try TreeScan(root: oldDir)
         let new = try TreeScan(root: newDir)

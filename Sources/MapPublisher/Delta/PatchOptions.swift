@@ -1,23 +1,23 @@
 import MapLoader
 
 /// Settings for ``PatchBuilder/build(from:to:output:options:)``.
-public struct PatchOptions: Sendable {
+package struct PatchOptions: Sendable {
     /// zstd level for delta and plain payloads (1...22). The default, 19, was the best size
     /// for the time on record-structured map data with 2% of records edited: on a 61.6 MB
     /// pair 306,907 B in ~80 s (`zstd -19 --long=31 --patch-from`: 305,880 B in ~87 s;
     /// level 18: 310 KB; 15: 406 KB; 12: 491 KB in 1.4 s); on 1.3–5.3 MB files 0.03–1.8%
     /// smaller than the CLI. Level 22 is 7% smaller on the 61.6 MB pair for twice the time
     /// and several times the encoder memory.
-    public var level: Int
+    package var level: Int
     /// zstd level for the manifest section.
-    public var manifestLevel: Int
+    package var manifestLevel: Int
     /// For a new path with no old file at that path, look for a delta base among old files
     /// with the same name, else the same extension and a similar size (catches files that
     /// were renamed and edited).
-    public var findRenamedBases: Bool
+    package var findRenamedBases: Bool
 
     /// Options with the given level, manifest level and rename detection.
-    public init(level: Int = ZstdDelta.defaultLevel, manifestLevel: Int = 19, findRenamedBases: Bool = true) {
+    package init(level: Int = ZstdDelta.defaultLevel, manifestLevel: Int = 19, findRenamedBases: Bool = true) {
         self.level = level
         self.manifestLevel = manifestLevel
         self.findRenamedBases = findRenamedBases

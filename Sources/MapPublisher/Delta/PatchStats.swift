@@ -2,9 +2,9 @@ import MapLoader
 
 /// What ``PatchBuilder/build(from:to:output:options:)`` wrote, file by file, and where the
 /// bytes of the container went.
-public struct PatchStats: Sendable {
+package struct PatchStats: Sendable {
     /// The operation chosen for one path.
-    public enum Operation: String, Sendable {
+    package enum Operation: String, Sendable {
         /// Same path, same bytes: hard-linked by the applier.
         case unchanged
         /// Bytes of an old file (moved or duplicated): hard-linked, no payload.
@@ -18,48 +18,48 @@ public struct PatchStats: Sendable {
     }
 
     /// The decision for one path.
-    public struct File: Sendable {
+    package struct File: Sendable {
         /// Path in the new tree (in the old tree for ``Operation/delete``).
-        public var path: String
+        package var path: String
         /// The operation recorded in the container.
-        public var operation: Operation
+        package var operation: Operation
         /// Size of the new file.
-        public var size: Int64
+        package var size: Int64
         /// The old file read: copy source, delta base, or the base a delta was tried against.
-        public var source: String?
+        package var source: String?
         /// Encoding of the payload, if any.
-        public var encoding: PatchEncoding?
+        package var encoding: PatchEncoding?
         /// Bytes of the payload in the container (0 without payload).
-        public var payloadBytes: Int64
+        package var payloadBytes: Int64
         /// Every encoding tried and the payload size it gave (plain zstd is skipped when a
         /// delta is already below 1/64 of the file).
-        public var tried: [PatchEncoding: Int64]
+        package var tried: [PatchEncoding: Int64]
         /// Why the obvious choice was not taken (e.g. a delta beyond zstd's window).
-        public var note: String?
+        package var note: String?
     }
 
     /// One entry per target file (sorted by path), then one per deleted path.
-    public var files: [File] = []
+    package var files: [File] = []
     /// Size of the whole container.
-    public var patchBytes: Int64 = 0
+    package var patchBytes: Int64 = 0
     /// Size of the fixed header.
-    public var headerBytes: Int64 = 0
+    package var headerBytes: Int64 = 0
     /// Size of the compressed manifest.
-    public var manifestBytes: Int64 = 0
+    package var manifestBytes: Int64 = 0
     /// Size of the manifest before compression.
-    public var manifestRawBytes: Int64 = 0
+    package var manifestRawBytes: Int64 = 0
     /// Sum of all payloads.
-    public var payloadBytes: Int64 = 0
+    package var payloadBytes: Int64 = 0
     /// Size of the target tree.
-    public var targetBytes: Int64 = 0
+    package var targetBytes: Int64 = 0
 
     /// How many paths got `operation`.
-    public func count(_ operation: Operation) -> Int {
+    package func count(_ operation: Operation) -> Int {
         files.reduce(0) { $0 + ($1.operation == operation ? 1 : 0) }
     }
 
     /// The decision for `path` in the new tree (or a deleted old path).
-    public func file(_ path: String) -> File? {
+    package func file(_ path: String) -> File? {
         files.first { $0.path == path }
     }
 }
