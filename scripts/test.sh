@@ -9,6 +9,8 @@ swift build --build-tests 2>&1 | grep -vE "^\[[0-9]+/[0-9]+\] (Compiling|Write|B
 echo "==> swift test"
 # Swift Testing only (the package has no XCTest cases); a hang fails instead of eating CI's time.
 timeout 1800 swift test --skip-build --disable-xctest
+echo "==> documentation (DocC catalog, every public symbol documented)"
+scripts/docs.sh > /dev/null
 echo "==> CLI smoke test"
 scripts/smoke.sh
 echo "==> every example of README.md and --help, as written"

@@ -1,7 +1,8 @@
 /// One leaf's data group as published: a full archive plus the patches that reach it.
 ///
 /// Every byte a client fetches is pinned by `sha256` and `size`. `treeHash` names the
-/// unpacked file tree (see ``TreeHash``), so a client can tell which installed trees a
+/// unpacked file tree (a SHA-256 over the files' sorted paths, sizes and digests), so a client
+/// can tell which installed trees a
 /// patch applies to.
 public struct Artifact: Sendable, Hashable, Codable {
     /// SHA-256 of the archive blob, lowercase hex.
@@ -14,7 +15,7 @@ public struct Artifact: Sendable, Hashable, Codable {
     public var unpackedSize: Int64
     /// Number of files in the archive; extraction refuses more entries.
     public var files: Int
-    /// ``TreeHash`` of the unpacked files.
+    /// The tree hash of the unpacked files.
     public var treeHash: String
     /// Patches that produce this tree from an older one.
     public var patches: [PatchEdge]?
@@ -42,9 +43,9 @@ public struct PatchEdge: Sendable, Hashable, Codable {
     public var sha256: String
     /// Length of the patch blob in bytes.
     public var size: Int64
-    /// ``TreeHash`` the installed files must have before the patch.
+    /// The tree hash the installed files must have before the patch.
     public var fromTreeHash: String
-    /// ``TreeHash`` of the files after the patch.
+    /// The tree hash of the files after the patch.
     public var toTreeHash: String
 
     /// A patch edge.

@@ -2,11 +2,17 @@ import Foundation
 
 /// Any JSON value, kept as is: package metadata is returned to callers exactly as published.
 public enum JSONValue: Sendable, Hashable, Codable {
+    /// JSON `null`.
     case null
+    /// A JSON boolean.
     case bool(Bool)
+    /// A JSON number.
     case number(Double)
+    /// A JSON string.
     case string(String)
+    /// A JSON array.
     case array([JSONValue])
+    /// A JSON object.
     case object([String: JSONValue])
 
     public init(from decoder: any Decoder) throws {

@@ -2,7 +2,26 @@ import Foundation
 
 /// The kind of operation an event belongs to.
 public enum MapLoaderOperation: String, Sendable, Hashable, Codable {
-    case list, install, uninstall, selectGroup, deselectGroup, checkForUpdate, update, verify, repair, forgetKeys
+    /// Reading the package tree, a package, or the data groups.
+    case list
+    /// ``MapLoader/install(_:)``.
+    case install
+    /// ``MapLoader/uninstall(_:)``.
+    case uninstall
+    /// ``MapLoader/selectDataGroup(_:)``.
+    case selectGroup
+    /// ``MapLoader/deselectDataGroup(_:)``.
+    case deselectGroup
+    /// ``MapLoader/checkForUpdate(strategy:)``.
+    case checkForUpdate
+    /// ``MapLoader/performUpdate(strategy:dryRun:)``.
+    case update
+    /// ``MapLoader/verify()``.
+    case verify
+    /// ``MapLoader/repair()``.
+    case repair
+    /// ``MapLoader/forgetTrustedKeys(_:)``.
+    case forgetKeys
 }
 
 /// The phase of a running operation, in the order they happen.

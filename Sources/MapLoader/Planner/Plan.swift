@@ -1,4 +1,4 @@
-/// The steps that take the installed maps to a target: computed by ``Planner``, carried
+/// The steps that take the installed maps to a target: computed by the planner, carried
 /// out by ``MapLoader``.
 public struct Plan: Sendable, Hashable, Encodable {
     /// The manifest version the plan reaches.
