@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Synchronization
 import MapLoader
 
 /// Options every client command shares: where the site is and where maps go.
@@ -72,19 +71,21 @@ struct ClientOptions: ParsableArguments {
 
     /// Runs `body` with a loader whose events are rendered for a person (or silenced
     /// for `--json`), mapping failures to a one-line message and a documented exit code.
-    func withLoader<T: Sendable>(_ body: @Sendable (MapLoader) async throws -> T) async throws -> T {
+    func withLoader<T: Sendable>(_ body: @escaping @Sendable (MapLoader) async throws -> T) async throws -> T {
         let configuration = self.configuration
         Self.keepFoundationInside(configuration.dataDirectory)
         let loader = MapLoader(configuration: configuration)
         let renderer = ProgressRenderer(quiet: json)
         let events = loader.events()
         let consumer = Task { await renderer.consume(events) }
-        // Ctrl-C (or SIGTERM) cancels the running operation, which cleans up and changes
-        // nothing installed; the command then exits 130. A second one ends the process.
-        let interrupts = Interrupts { Task { await loader.cancelCurrentOperation() } }
+        // Ctrl-C (or SIGTERM) cancels the operation (running or still queued), which cleans
+        // up and changes nothing installed; the command then exits 130. A second one ends
+        // the process.
+        let operation = Task { try await body(loader) }
+        let interrupts = Interrupts { operation.cancel() }
         defer { interrupts.stop() }
         do {
-            let value = try await body(loader)
+            let value = try await operation.value
             loader.closeEventStreams()
             await consumer.value
             return value
@@ -147,28 +148,52 @@ struct Failure: Error, CustomStringConvertible {
     }
 }
 
-/// Turns SIGINT and SIGTERM into a cancellation while a command runs.
-final class Interrupts {
-    private let sources: [any DispatchSourceSignal]
+/// The pipe the signal handler writes to: `(read, write)`.
+///
+/// `nonisolated(unsafe)` is safe here: it is written once, in `Interrupts.init`, before the
+/// handler that reads it is installed, and never changes while the handler can run.
+nonisolated(unsafe) private var interruptPipe: (read: Int32, write: Int32) = (-1, -1)
 
+/// Turns SIGINT and SIGTERM into a cancellation while a command runs.
+///
+/// The handler, installed synchronously with `sigaction`, only writes a byte to a pipe
+/// (async-signal-safe); a watcher thread reads it and cancels. A second signal exits at once.
+final class Interrupts {
     init(onInterrupt: @escaping @Sendable () -> Void) {
-        sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            let seen = Atomic(false)
-            source.setEventHandler {
-                // The first signal cancels cleanly; a second one stops at once.
-                if seen.exchange(true, ordering: .relaxed) { Foundation.exit(130) }
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return }
+        interruptPipe = (fds[0], fds[1])
+        var action = sigaction()
+        #if os(Linux)
+        action.__sigaction_handler.sa_handler = { _ in
+            var byte: UInt8 = 1
+            _ = write(interruptPipe.write, &byte, 1)
+        }
+        #else
+        action.__sigaction_u.__sa_handler = { _ in
+            var byte: UInt8 = 1
+            _ = write(interruptPipe.write, &byte, 1)
+        }
+        #endif
+        sigemptyset(&action.sa_mask)
+        sigaction(SIGINT, &action, nil)
+        sigaction(SIGTERM, &action, nil)
+        let reader = fds[0]
+        let watcher = Thread {
+            var byte: UInt8 = 0
+            var seen = 0
+            while read(reader, &byte, 1) == 1 {
+                seen += 1
+                if seen > 1 { Foundation.exit(130) }
                 onInterrupt()
             }
-            source.resume()
-            return source
         }
+        watcher.name = "maploader interrupts"
+        watcher.start()
     }
 
     /// Restores the default signal handling.
     func stop() {
-        for source in sources { source.cancel() }
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
     }

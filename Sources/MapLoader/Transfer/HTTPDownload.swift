@@ -115,15 +115,26 @@ final class HTTPDownload: Sendable {
         defer { watchdog.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                download.state.withLock {
-                    $0.continuation = continuation
-                    $0.started = .now
-                    $0.lastActivity = .now
-                    $0.windowStart = .now
+                // A cancellation may have come first (the handler below ran already): then the
+                // request is never started and the outcome is given at once.
+                let decided: Outcome? = download.state.withLock { state in
+                    if state.outcome == nil, Task.isCancelled { state.outcome = .failed(.cancelled) }
+                    guard state.outcome == nil else {
+                        try? state.handle?.close()
+                        state.handle = nil
+                        return state.outcome
+                    }
+                    state.continuation = continuation
+                    state.started = .now
+                    state.lastActivity = .now
+                    state.windowStart = .now
+                    return nil
                 }
+                if let decided { return continuation.resume(returning: decided) }
                 task.resume()
             }
         } onCancel: {
+            download.finish(.failed(.cancelled))
             task.cancel()
         }
     }
