@@ -121,7 +121,7 @@ public actor MapLoader {
             // pin the live generation so that a writer committing meanwhile removes nothing
             // they read (a copied `current` folder is first turned back into a link).
             var writeLock: FileLock?
-            if operation.changesDataDirectory || store.currentIsFolder {
+            if operation.changesDataDirectory || store.needsRecovery {
                 let hub = self.hub
                 writeLock = try await store.lockForWriting(wait: configuration.waitForLock) { pid in
                     hub.emit(.waitingForLock(pid: pid.map(Int.init)))

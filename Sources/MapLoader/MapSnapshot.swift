@@ -55,6 +55,18 @@ extension MapLoader {
     public nonisolated func openSnapshot() throws(MapLoaderError) -> MapSnapshot {
         let store = Store(root: configuration.dataDirectory)
         try store.prepare()
+        if store.needsRecovery {
+            // A copied data directory: adopt its `current` folder first (as any change would),
+            // so the snapshot pins a generation no writer renames away.
+            do {
+                guard let lock = try FileLock.attempt(store.writeLockFile, .exclusive) else {
+                    throw MapLoaderError.busy(pid: FileLock.holderPID(store.writeLockFile).map(Int.init))
+                }
+                try withExtendedLifetime(lock) { try store.recover() }
+            } catch {
+                throw MapLoaderError(error)
+            }
+        }
         let lease: GenerationLease?
         do {
             lease = try store.pinCurrent()

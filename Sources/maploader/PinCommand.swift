@@ -44,7 +44,11 @@ struct PinCommand: AsyncParsableCommand {
         environment["MAPLOADER_SNAPSHOT"] = folder
         process.environment = environment
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            // A command killed by a signal exits as a shell reports it: 128 + the signal.
+            process.terminationHandler = {
+                continuation.resume(returning: $0.terminationReason == .uncaughtSignal ? 128 + $0.terminationStatus
+                                                                                        : $0.terminationStatus)
+            }
             do {
                 try process.run()
             } catch {

@@ -122,7 +122,7 @@ import MapPublisher
         #expect(try run(["groups", "select", "nope"]).status == 4)
         #expect(try run(["uninstall", "ch"]).status == 4)
         // 5: network (connection refused).
-        #expect(try run(["list"], server: "http://127.0.0.1:9").status == 5)
+        #expect(try run(["list"], server: "http://127.0.0.1:\(closedPort())").status == 5)
         // 7: signature refused.
         #expect(try CLI.run(["list", "--server", site.url, "--data-dir", site.dir.path("other").path]).status == 7)
         // 64: usage (no server, a bad server address, an empty data directory, a bad option).

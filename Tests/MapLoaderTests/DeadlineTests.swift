@@ -23,12 +23,13 @@ import Testing
 
     @Test func refusedConnectionFailsAtOnceWithoutRetries() async throws {
         let dir = TemporaryDirectory()
-        let (loader, log, collector) = Self.loader(server: "http://127.0.0.1:9", data: dir.path("data"), deadlines: .init())
+        let port = closedPort()
+        let (loader, log, collector) = Self.loader(server: "http://127.0.0.1:\(port)", data: dir.path("data"), deadlines: .init())
         await #expect {
             try await loader.install(["de-berlin"])
         } throws: { error in
             guard case MapLoaderError.connectionFailed(_, let reason) = error else { return false }
-            return reason.contains("127.0.0.1:9 refused the connection")
+            return reason.contains("127.0.0.1:\(port) refused the connection")
         }
         loader.closeEventStreams()
         await collector.value
@@ -72,6 +73,25 @@ import Testing
         loader.closeEventStreams()
         await collector.value
         #expect(!FileManager.default.fileExists(atPath: dir.path("data/current").path))
+    }
+
+    @Test func oneFileMayNotTakeLongerThanTheTotalDeadline() async throws {
+        // A steady 2 kB/s passes the rate check (minimum 0) but not the 1 s allowed per file.
+        let site = try TestSite()
+        let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: 2_000))
+        let port = try slow.start()
+        defer { slow.stop() }
+        let dir = TemporaryDirectory()
+        let (loader, _, collector) = Self.loader(server: "http://127.0.0.1:\(port)", data: dir.path("data"),
+                                                 deadlines: TransferDeadlines(stall: 30, minimumRate: 0, total: 1))
+        await #expect {
+            try await loader.install(["de-berlin"])
+        } throws: { error in
+            guard case MapLoaderError.connectionFailed(_, let reason) = error else { return false }
+            return reason.contains("took longer than the 1 s allowed for one file")
+        }
+        loader.closeEventStreams()
+        await collector.value
     }
 
     @Test func siteAddressesThatAreNeitherURLsNorPathsAreUsageErrors() async throws {

@@ -144,7 +144,8 @@ import Testing
 
     @Test func serverDownIsAConnectionError() async throws {
         let dir = TemporaryDirectory()
-        let loader = MapLoader(configuration: .init(server: "http://127.0.0.1:9", dataDirectory: dir.path("data"),
+        let port = closedPort()
+        let loader = MapLoader(configuration: .init(server: "http://127.0.0.1:\(port)", dataDirectory: dir.path("data"),
                                                     retry: RetryPolicy(attempts: 2, initialDelay: 0.01),
                                                     trust: TrustPolicy(allowUnsigned: true)))
         do {
@@ -152,7 +153,7 @@ import Testing
             Issue.record("install without a server succeeded")
         } catch {
             guard case .connectionFailed = error else { Issue.record("\(error)"); return }
-            #expect(error.description.contains("127.0.0.1:9"))
+            #expect(error.description.contains("127.0.0.1:\(port)"))
         }
     }
 

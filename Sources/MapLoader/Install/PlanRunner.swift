@@ -64,9 +64,9 @@ extension MapLoader {
             guard Self.isNoSpace(error) else { throw error }
             // A disk that filled during the operation: drop this run's downloads too, since
             // keeping partial files for a resume would keep the disk full.
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: store.downloads.path)) ?? [] {
-                try? FileManager.default.removeItem(at: store.downloads.appendingPathComponent(name))
-            }
+            // Only this plan's blobs: a reader may be fetching a catalog into the same folder.
+            let blobs = Set(plan.steps.flatMap { step in [step.artifact?.sha256].compactMap { $0 } + step.patches.map(\.sha256) })
+            for name in blobs { try? FileManager.default.removeItem(at: store.downloads.appendingPathComponent(name)) }
             // With the bytes there, what ran out was inodes or a quota: say the file system is full.
             let available = store.availableSpace() ?? 0
             throw MapLoaderError.insufficientSpace(needed: available > plan.peakBytes ? 0 : plan.peakBytes,

@@ -118,6 +118,14 @@ package struct Store: Sendable {
         try GenerationLease.pinCurrent(of: self)
     }
 
+    /// Whether the data directory needs ``recover()`` before it can be read: `current` is a
+    /// copied folder, or missing while generations exist (a crash right before a switch).
+    var needsRecovery: Bool {
+        if currentIsFolder { return true }
+        guard currentGeneration() == nil else { return false }
+        return !(((try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? []).compactMap { Int($0) }.isEmpty)
+    }
+
     /// Whether `current` is a real folder rather than the link to a generation (a data
     /// directory copied with `cp -rL`, say): ``recover()`` turns it back into a link.
     var currentIsFolder: Bool {
@@ -131,6 +139,11 @@ package struct Store: Sendable {
     func recover() throws(MapLoaderError) {
         let fm = FileManager.default
         if currentIsFolder { try adoptCurrentFolder() }
+        if currentGeneration() == nil, let newest = newestUsableGeneration() {
+            // A crash between moving a generation into place and switching `current` to it
+            // (an adoption, or a first install): that generation is whole, so it goes live.
+            try switchCurrent(to: newest)
+        }
         for name in (try? fm.contentsOfDirectory(atPath: staging.path)) ?? [] {
             try? fm.removeItem(at: staging.appendingPathComponent(name))
         }
@@ -143,11 +156,23 @@ package struct Store: Sendable {
     /// Removes every generation that is neither live nor pinned. Call only while holding the
     /// write lock.
     func removeUnusedGenerations() {
-        let live = currentGeneration()
+        // Without a live generation there is nothing to compare with: keep everything
+        // (recover() makes the newest usable one live first).
+        guard let live = currentGeneration() else { return }
         let pinned = GenerationLease.pinnedGenerations(of: self)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? [] {
             guard let number = Int(name), number != live, !pinned.contains(number) else { continue }
             try? FileManager.default.removeItem(at: generations.appendingPathComponent(name))
+        }
+    }
+
+    /// The highest generation whose state reads and is consistent.
+    private func newestUsableGeneration() -> Int? {
+        let numbers = ((try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? []).compactMap { Int($0) }
+        return numbers.sorted(by: >).first { number in
+            var candidate = self
+            candidate.live = generationDirectory(number)
+            return (try? candidate.state()) != nil
         }
     }
 

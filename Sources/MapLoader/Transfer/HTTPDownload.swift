@@ -35,11 +35,13 @@ final class HTTPDownload: Sendable {
     private let file: URL
     private let limit: TransferLimit
     private let deadlines: TransferDeadlines
+    private let giveUp: ContinuousClock.Instant?
     private let progress: @Sendable (Int64) -> Void
     private let state = Mutex(State())
 
     private init(url: URL, file: URL, limit: TransferLimit, deadlines: TransferDeadlines,
-                 progress: @escaping @Sendable (Int64) -> Void) {
+                 giveUp: ContinuousClock.Instant?, progress: @escaping @Sendable (Int64) -> Void) {
+        self.giveUp = giveUp
         self.url = url
         self.file = file
         self.limit = limit
@@ -66,9 +68,12 @@ final class HTTPDownload: Sendable {
     }()
 
     /// Runs one attempt: `Range` from the partial file's length, `If-Range: validator`.
+    /// - Parameter giveUp: when the whole file's time (``TransferDeadlines/total``) runs out.
     static func run(url: URL, file: URL, limit: TransferLimit, validator: String?, deadlines: TransferDeadlines,
+                    giveUp: ContinuousClock.Instant? = nil,
                     progress: @escaping @Sendable (Int64) -> Void) async -> Outcome {
-        let download = HTTPDownload(url: url, file: file, limit: limit, deadlines: deadlines, progress: progress)
+        let download = HTTPDownload(url: url, file: file, limit: limit, deadlines: deadlines, giveUp: giveUp,
+                                    progress: progress)
         let handle: FileHandle
         let offset: Int64
         do {
@@ -144,6 +149,10 @@ final class HTTPDownload: Sendable {
         state.withLock { state in
             guard state.outcome == nil else { return nil }
             let stall = Duration.seconds(deadlines.stall)
+            if let giveUp, now > giveUp {
+                return .failed(.connectionFailed(url: url.absoluteString,
+                                                 reason: "\(host) took longer than the \(Int(deadlines.total ?? 0)) s allowed for one file (\(ByteFormat.string(state.offset)) received)"))
+            }
             if !state.responded, now - state.started > stall {
                 return .retryable(reason: "\(host) accepted the connection but sent no answer in \(Int(deadlines.stall)) s",
                                   validator: state.validator, worked: false)
@@ -256,7 +265,7 @@ final class HTTPDownload: Sendable {
                     return .failed(.connectionFailed(url: url.absoluteString,
                                                      reason: "the host name '\(url.host ?? "")' does not resolve"))
                 case .timedOut? where !state.responded:
-                    return .retryable(reason: "\(host) accepted the connection but sent no answer in \(Int(deadlines.stall)) s",
+                    return .retryable(reason: "the request to \(host) timed out without an answer",
                                       validator: state.validator, worked: false)
                 default:
                     return .retryable(reason: error.localizedDescription, validator: state.validator, worked: state.responded)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -34,16 +35,18 @@ package struct HTTPSource: SiteSource {
         var everWorked = false
         for attempt in 1...retry.attempts {
             let outcome = await HTTPDownload.run(url: url, file: file, limit: limit, validator: validator,
-                                                 deadlines: deadlines, progress: progress)
+                                                 deadlines: deadlines, giveUp: giveUp, progress: progress)
             switch outcome {
             case .finished:
+                Self.answered(url)
                 if lostOnce { onConnection(.found(url: url.absoluteString)) }
                 return
             case .failed(let error):
                 throw error
             case .retryable(let reason, let newValidator, let worked):
                 validator = newValidator ?? validator
-                everWorked = everWorked || worked
+                everWorked = everWorked || worked || Self.hasAnswered(url)
+                if worked { Self.answered(url) }
                 // Retries are for a server that answered: one that never did fails at once.
                 guard everWorked else { throw .connectionFailed(url: url.absoluteString, reason: reason) }
                 guard attempt < retry.attempts else {
@@ -63,5 +66,17 @@ package struct HTTPSource: SiteSource {
                 }
             }
         }
+    }
+
+    /// Hosts (`host:port`) that answered a request in this process: worth retrying when a
+    /// later request gets no answer, unlike a host that never did.
+    private static let answeredHosts = Mutex<Set<String>>([])
+
+    private static func answered(_ url: URL) {
+        _ = answeredHosts.withLock { $0.insert(HTTPDownload.host(of: url)) }
+    }
+
+    private static func hasAnswered(_ url: URL) -> Bool {
+        answeredHosts.withLock { $0.contains(HTTPDownload.host(of: url)) }
     }
 }
