@@ -55,43 +55,41 @@ import Testing
         #expect(await Self.lostConnections(log) == 0)
     }
 
-    @Test func dribblingServerFailsBelowTheMinimumRate() async throws {
-        // 200 bytes a second: the catalog arrives, slowly, far below 5 kB/s.
+    /// Installs through the test site served at `bytesPerSecond` with `deadlines`; the install
+    /// must fail with a network error whose reason contains `expected` (given the port), and
+    /// leave nothing installed.
+    func expectSlowServerFails(bytesPerSecond: Int, deadlines: TransferDeadlines,
+                               _ expected: (Int) -> String) async throws {
         let site = try TestSite()
-        let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: 200))
+        let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: bytesPerSecond))
         let port = try slow.start()
         defer { slow.stop() }
         let dir = TemporaryDirectory()
-        let (loader, _, collector) = Self.loader(server: "http://127.0.0.1:\(port)", data: dir.path("data"),
-                                                 deadlines: TransferDeadlines(stall: 30, minimumRate: 5_000, rateWindow: 0.5))
+        let (loader, _, collector) = Self.loader(server: "http://127.0.0.1:\(port)", data: dir.path("data"), deadlines: deadlines)
         await #expect {
             try await loader.install(["de-berlin"])
         } throws: { error in
             guard case MapLoaderError.connectionFailed(_, let reason) = error else { return false }
-            return reason.contains("127.0.0.1:\(port) is too slow")
+            return reason.contains(expected(port))
         }
         loader.closeEventStreams()
         await collector.value
         #expect(!FileManager.default.fileExists(atPath: dir.path("data/current").path))
     }
 
+    @Test func dribblingServerFailsBelowTheMinimumRate() async throws {
+        // 200 bytes a second: the catalog arrives, slowly, far below 5 kB/s.
+        try await expectSlowServerFails(bytesPerSecond: 200,
+                                        deadlines: TransferDeadlines(stall: 30, minimumRate: 5_000, rateWindow: 0.5)) {
+            "127.0.0.1:\($0) is too slow"
+        }
+    }
+
     @Test func oneFileMayNotTakeLongerThanTheTotalDeadline() async throws {
         // A steady 2 kB/s passes the rate check (minimum 0) but not the 1 s allowed per file.
-        let site = try TestSite()
-        let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: 2_000))
-        let port = try slow.start()
-        defer { slow.stop() }
-        let dir = TemporaryDirectory()
-        let (loader, _, collector) = Self.loader(server: "http://127.0.0.1:\(port)", data: dir.path("data"),
-                                                 deadlines: TransferDeadlines(stall: 30, minimumRate: 0, total: 1))
-        await #expect {
-            try await loader.install(["de-berlin"])
-        } throws: { error in
-            guard case MapLoaderError.connectionFailed(_, let reason) = error else { return false }
-            return reason.contains("took longer than the 1 s allowed for one file")
+        try await expectSlowServerFails(bytesPerSecond: 2_000, deadlines: TransferDeadlines(stall: 30, minimumRate: 0, total: 1)) { _ in
+            "took longer than the 1 s allowed for one file"
         }
-        loader.closeEventStreams()
-        await collector.value
     }
 
     @Test func siteAddressesThatAreNeitherURLsNorPathsAreUsageErrors() async throws {
