@@ -176,13 +176,25 @@ final class Interrupts {
         }
         #endif
         sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
         let reader = fds[0]
         let watcher = Thread {
+            // A process may start with these signals blocked (a parent spawned it from a
+            // thread that blocks them, as dispatch's worker threads do): unblocked here, they
+            // reach this thread at least.
+            var signals = sigset_t()
+            sigemptyset(&signals)
+            sigaddset(&signals, SIGINT)
+            sigaddset(&signals, SIGTERM)
+            pthread_sigmask(SIG_UNBLOCK, &signals, nil)
             var byte: UInt8 = 0
             var seen = 0
-            while read(reader, &byte, 1) == 1 {
+            while true {
+                let count = read(reader, &byte, 1)
+                if count < 0, errno == EINTR { continue }
+                guard count == 1 else { return }
                 seen += 1
                 if seen > 1 { Foundation.exit(130) }
                 onInterrupt()
