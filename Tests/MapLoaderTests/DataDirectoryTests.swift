@@ -12,17 +12,14 @@ import Testing
     }
 
     @Test func twoLoadersOnOneDirectoryTakeTurns() async throws {
-        // A slow server keeps the first install running while the others try.
-        let site = try TestSite(faults: FaultPlan(bytesPerSecond: 20_000))
+        let site = try TestSite()
         let data = site.dir.path("shared")
+        // The first install stops at its first download, holding the write lock.
+        let gate = Gate(phase: .download)
         let first = site.loader(dataDirectory: data)
-        let log = EventLog()
-        let events = first.events()
-        let collector = Task { for await event in events { await log.append(event) } }
+        await first.setDelegate(gate)
         let install = Task { try await first.install(["germany"]) }
-        // (The bound only keeps a broken install from hanging the suite.)
-        for _ in 0..<6_000 where await !Self.downloading(log) { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(await Self.downloading(log), "the first install never started downloading")
+        await gate.waitUntilReached()
 
         var impatient = site.loader(dataDirectory: data).configuration
         impatient.waitForLock = false
@@ -34,13 +31,20 @@ import Testing
         let secondLog = EventLog()
         let secondEvents = second.events()
         let secondCollector = Task { for await event in secondEvents { await secondLog.append(event) } }
-        try await second.install(["ch"])
-        _ = try await install.value
-        second.closeEventStreams()
-        first.closeEventStreams()
-        await secondCollector.value
-        await collector.value
+        let secondInstall = Task { try await second.install(["ch"]) }
+        // The second one waits (bounded only so a missing event fails instead of hanging).
+        var polls = 0
+        while await !secondLog.events.contains(.waitingForLock(pid: Int(getpid()))), polls < 3_000 {
+            try await Task.sleep(for: .milliseconds(20))
+            polls += 1
+        }
         #expect(await secondLog.events.contains(.waitingForLock(pid: Int(getpid()))))
+        #expect(await !secondLog.events.contains(.installed(["ch"])), "the second install waited for the first")
+        gate.release.signal()
+        _ = try await install.value
+        _ = try await secondInstall.value
+        second.closeEventStreams()
+        await secondCollector.value
 
         // Both installs are in: the second one saw the first one's result.
         let installed = try await second.packageTree().packages.filter { $0.state == .installed && $0.isLeaf }.map(\.id)
@@ -86,18 +90,27 @@ import Testing
         }
     }
 
-    /// Blocks a reading operation on its first progress event until released.
+    /// Blocks an operation on its first progress event of `phase` until released.
     final class Gate: MapLoaderDelegate, @unchecked Sendable {
-        // @unchecked: the two semaphores are thread-safe; `opened` is written once by the
-        // delegate thread before `reached` is signalled and read only after waiting on it.
+        // @unchecked: the semaphores are thread-safe, and `opened` is only touched by the one
+        // thread that delivers the operation's events, one at a time.
+        let phase: OperationPhase
         let reached = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         var opened = false
+        init(phase: OperationPhase) { self.phase = phase }
         func mapLoader(didUpdateProgress progress: OperationProgress) {
-            guard progress.phase == .verify, !opened else { return }
+            guard progress.phase == phase, !opened else { return }
             opened = true
             reached.signal()
             release.wait()
+        }
+
+        /// Waits, off Swift's pool, until the operation reached the gate.
+        func waitUntilReached() async {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { self.reached.wait(); continuation.resume() }
+            }
         }
     }
 
@@ -107,13 +120,11 @@ import Testing
         try await site.loader(dataDirectory: data).install(["germany"])
         try site.publish(2)
         // The reader stops inside verify, having pinned v1's generation.
-        let gate = Gate()
+        let gate = Gate(phase: .verify)
         let reader = site.loader(dataDirectory: data)
         await reader.setDelegate(gate)
         let verifying = Task { try await reader.verify() }
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { gate.reached.wait(); continuation.resume() }
-        }
+        await gate.waitUntilReached()
         // Meanwhile a writer commits v2; the pinned generation must stay.
         try await site.loader(dataDirectory: data).performUpdate()
         let generations = data.appendingPathComponent("generations")

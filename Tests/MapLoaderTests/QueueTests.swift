@@ -34,8 +34,9 @@ import Testing
         let loader = site.loader()
         try await loader.install(["de-berlin"])
         let before = try snapshot(loader.currentFolder)
-        // A slow server keeps the next install in its download phase.
-        let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: 20_000))
+        // A slow server (2 kB/s) keeps the next install in its download phase long after the
+        // cancel, however busy the machine is.
+        let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: 2_000))
         let port = try slow.start()
         defer { slow.stop() }
         let throttled = MapLoader(configuration: .init(server: "http://127.0.0.1:\(port)",

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import MapLoader
 import MapPublisher
@@ -129,5 +130,45 @@ import MapPublisher
             let size = try FileManager.default.attributesOfItem(atPath: downloads.appendingPathComponent(name).path)[.size] as? Int ?? 0
             #expect(size < 5_000_000)
         }
+    }
+}
+
+/// Serves a site from its folder, except that the first read of `catalog.json` returns
+/// `stale` bytes: what a client sees when a publish lands between its two reads.
+final class TornCatalogSource: SiteSource {
+    let folder: FolderSource
+    let stale: Data
+    let reads = Mutex(0)
+    var baseURL: URL { folder.baseURL }
+
+    init(folder: FolderSource, stale: Data) {
+        self.folder = folder
+        self.stale = stale
+    }
+
+    func download(_ path: String, to file: URL, limit: TransferLimit,
+                  progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError) {
+        let first = path == SiteLayout.catalog && reads.withLock { count in
+            count += 1
+            return count == 1
+        }
+        guard first else { return try await folder.download(path, to: file, limit: limit, progress: progress) }
+        do { try stale.write(to: file) } catch { throw .storage(path: file.path, error) }
+    }
+}
+
+extension TrustTests {
+    @Test func aCatalogTornByAConcurrentPublishIsReadAgainFake() async throws {
+        // Fake: the torn read is forced on the first request (a real publish racing a reader
+        // hits the same window only by chance).
+        let site = try TestSite(revisions: [1])
+        let old = try Data(contentsOf: site.site.appendingPathComponent(SiteLayout.catalog))
+        try site.publish(2)
+        let source = TornCatalogSource(folder: FolderSource(root: site.site), stale: old)
+        let dir = TemporaryDirectory()
+        let client = SiteClient(source: source, cache: dir.path("cache"), scratch: dir.url)
+        let catalog = try await client.catalog(trust: TrustPolicy(keys: [site.publicKey]), lastSerial: nil)
+        #expect(catalog.current == "v2")
+        #expect(source.reads.withLock { $0 } == 2, "the pair was read again")
     }
 }

@@ -16,10 +16,24 @@ struct SiteClient: Sendable {
     /// Fetches the catalog and checks its signature against `trust`, its serial against
     /// `lastSerial` (rollback) and its expiry against `now` (freeze).
     func catalog(trust: TrustPolicy, lastSerial: Int?, now: Date = Date()) async throws(MapLoaderError) -> Catalog {
-        let data = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
+        var data = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
         // Unsigned catalogs pass only where no key is trusted at all: once a publisher key is
         // trusted (given now or saved by an earlier run), a signed site may not turn unsigned.
-        if !(trust.allowUnsigned && trust.keys.isEmpty) { try await checkSignature(of: data, trust: trust) }
+        if !(trust.allowUnsigned && trust.keys.isEmpty) {
+            // The catalog and its signature are two files: a publish between the two reads
+            // gives a torn pair. Read both again (twice at most) before refusing.
+            var attempt = 1
+            while true {
+                do {
+                    try await checkSignature(of: data, trust: trust)
+                    break
+                } catch .signatureRefused where attempt < 3 && !trust.keys.isEmpty {
+                    attempt += 1
+                    try? await Task.sleep(for: .milliseconds(200))
+                    data = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
+                }
+            }
+        }
         let catalog: Catalog
         do {
             catalog = try JSONCoding.decode(Catalog.self, from: data)

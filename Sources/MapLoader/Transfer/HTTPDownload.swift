@@ -107,16 +107,17 @@ final class HTTPDownload: Sendable {
         let task = session.dataTask(with: request)
         SessionRouter.shared.register(download, for: task)
         defer { SessionRouter.shared.unregister(task) }
-        let watchdog = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(250))
-                if let stalled = download.stalled(now: .now) {
-                    download.finish(stalled)
-                    task.cancel()
-                    return
-                }
+        // The watchdog ticks on its own dispatch queue, not on Swift's cooperative pool, so
+        // deadlines hold even while an app keeps the pool busy.
+        let watchdog = DispatchSource.makeTimerSource(queue: watchdogQueue)
+        watchdog.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(250))
+        watchdog.setEventHandler {
+            if let stalled = download.stalled(now: .now) {
+                download.finish(stalled)
+                task.cancel()
             }
         }
+        watchdog.resume()
         defer { watchdog.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -295,6 +296,9 @@ final class HTTPDownload: Sendable {
         continuation?.resume(returning: state.withLock { $0.outcome! })
     }
 }
+
+/// The queue every download's deadline watchdog ticks on.
+private let watchdogQueue = DispatchQueue(label: "MapLoader.transfer-deadlines")
 
 /// Routes the shared session's delegate calls to the download that owns each task, so one
 /// session (and its connection pool) serves every download.

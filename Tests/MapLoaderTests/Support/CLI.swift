@@ -59,3 +59,13 @@ enum CLI {
         ["--server", site.url, "--data-dir", data.path, "--trust-key", site.publicKey.base64]
     }
 }
+
+/// Runs blocking work on a thread of its own, so it is not held up when other tests keep
+/// Swift's cooperative pool busy.
+enum RawThread {
+    static func run(_ work: @escaping @Sendable () throws -> Void) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+}
