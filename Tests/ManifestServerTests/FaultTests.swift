@@ -103,17 +103,29 @@ struct FaultTests {
         }
     }
 
-    @Test("bytesPerSecond slows the body down to about that rate")
+    @Test("bytesPerSecond paces the body: an unthrottled copy finishes while the throttled one has sent under half")
     func throttle() async throws {
         let site = try TempSite()
-        try site.write("a.bin", bytes + bytes + bytes + bytes + bytes)  // 50,000 bytes
-        try await withServer(site, faults: FaultPlan(bytesPerSecond: 100_000)) { _, port async throws in
-            let clock = ContinuousClock()
-            let started = clock.now
-            let response = try await RawHTTP.request(port, "/a.bin")
-            let elapsed = clock.now - started
-            #expect(response.body.count == 50_000)
-            #expect(elapsed >= .milliseconds(400), "50 kB at 100 kB/s should take about 0.5 s, took \(elapsed)")
+        try site.write("a.bin", patternBytes(1_000_000))
+        // At 100 kB/s the throttled body takes about 10 s; the same file unthrottled takes
+        // milliseconds. Order, not time: when the unthrottled download is complete, the
+        // throttled server must still be far from done (a broken throttle would have sent it all).
+        let fast = ManifestServer(root: site.root)
+        let fastPort = try fast.start()
+        defer { fast.stop() }
+        try await withServer(site, faults: FaultPlan(bytesPerSecond: 100_000)) { slow, port async throws in
+            let throttled = Task { try await RawHTTP.request(port, "/a.bin") }
+            var polls = 0  // (bounded only so a broken server fails instead of hanging)
+            while slow.statistics.bodyBytesSent == 0, polls < 6_000 {
+                try await Task.sleep(for: .milliseconds(5))
+                polls += 1
+            }
+            let whole = try await RawHTTP.request(fastPort, "/a.bin")
+            let sentByThen = slow.statistics.bodyBytesSent
+            #expect(whole.body.count == 1_000_000)
+            #expect(sentByThen > 0 && sentByThen < 500_000, "the throttled server had sent \(sentByThen) bytes")
+            slow.stop()
+            _ = try? await throttled.value
         }
     }
 }
