@@ -4,9 +4,14 @@ import PackageDescription
 // Dependencies, and why each one is here:
 // - swift-argument-parser: the `maploader` CLI (help text, subcommands, validation).
 // - swift-crypto: SHA-256 for every pinned byte, Ed25519 for signed catalogs.
+// - swift-system: typed file descriptors and errno for the platform layer (MapPlatform),
+//   so the library builds for Linux and Apple platforms alike.
 // The client's HTTP is Foundation's URLSession and the manifest server is a small
 // POSIX-socket server of our own (see Sources/ManifestServer), so neither NIO nor
 // Hummingbird is compiled: a clean build stays near two minutes on two cores.
+let system: Target.Dependency = .product(name: "SystemPackage", package: "swift-system")
+let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+
 let package = Package(
     name: "MapLoader",
     platforms: [.macOS(.v15)],
@@ -17,22 +22,35 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
         .systemLibrary(name: "CArchive", pkgConfig: "libarchive",
                        providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd",
                        providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),
-        .target(
-            name: "MapLoader",
-            dependencies: [
-                "CArchive", "CZstd",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]
-        ),
-        .target(name: "MapPublisher", dependencies: ["MapLoader", "CArchive", "CZstd"]),
+        // The client library, bottom to top; every arrow points down this list.
+        // Platform: every system call (files, locks, mmap, fsync, statfs), and hashing.
+        .target(name: "MapPlatform", dependencies: [system, crypto]),
+        // Model: catalog, manifests, installed state, trust, errors: values and their codecs.
+        // It uses MapPlatform for hashing and typed errno only, never for I/O.
+        .target(name: "MapModel", dependencies: ["MapPlatform", "CZstd", crypto, system]),
+        // Planner: (installed state, manifest, selection) -> plan; imports only MapModel.
+        .target(name: "MapPlanner", dependencies: ["MapModel"]),
+        // Delta codec: the patch container, its decoder and the zstd-based apply.
+        .target(name: "MapDelta", dependencies: ["MapModel", "MapPlatform", "CZstd", system]),
+        // Store: generations, locks, leases, archive extraction into staging.
+        .target(name: "MapStore", dependencies: ["MapModel", "MapPlatform", "CArchive", system]),
+        // Transfer: HTTP and folder sites, resumable downloads, the signed catalog client.
+        .target(name: "MapTransfer", dependencies: ["MapModel", "MapPlatform", system]),
+        // The MapLoader actor: operations over the layers above, events, the public API.
+        .target(name: "MapLoader", dependencies: [
+            "MapModel", "MapPlanner", "MapDelta", "MapStore", "MapTransfer", "MapPlatform",
+        ]),
+        // Publisher: builds sites (archives, patches, signed catalog); never linked by apps.
+        .target(name: "MapPublisher", dependencies: ["MapModel", "MapDelta", "MapStore", "MapPlatform", "CArchive", "CZstd"]),
         .target(name: "ManifestServer"),
-        .target(name: "MapLoaderFuzzing", dependencies: ["MapLoader"]),
+        .target(name: "MapLoaderFuzzing", dependencies: ["MapModel", "MapDelta", "MapStore"]),
         .executableTarget(name: "maploader-fuzz", dependencies: ["MapLoaderFuzzing"]),
         // Benchmark: does an install leave Swift's cooperative pool free? (scripts/bench-pool.sh)
         .executableTarget(name: "maploader-pool-bench", dependencies: ["MapLoader", "MapPublisher", "ManifestServer"]),
@@ -46,7 +64,8 @@ let package = Package(
         .testTarget(name: "ManifestServerTests", dependencies: ["ManifestServer"]),
         .testTarget(
             name: "MapLoaderTests",
-            dependencies: ["MapLoader", "MapPublisher", "ManifestServer", "MapLoaderFuzzing"]
+            dependencies: ["MapLoader", "MapModel", "MapPlanner", "MapDelta", "MapStore", "MapTransfer", "MapPlatform",
+                           "MapPublisher", "ManifestServer", "MapLoaderFuzzing"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -8,8 +8,22 @@ cd "$(dirname "$0")/.."
 swift package dump-symbol-graph --minimum-access-level public > /dev/null
 graphs=.build/docs-symbol-graphs
 rm -rf "$graphs" .build/docs && mkdir -p "$graphs"
-# Only MapLoader's own symbols (its dependencies' graphs are not ours to document).
-cp "$(swift build --show-bin-path)/../symbolgraph"/MapLoader.symbols.json "$graphs/"
+# MapLoader's own symbols plus those of the layers it re-exports (@_exported import in
+# Sources/MapLoader/Exports.swift): an app sees them as part of MapLoader, as the
+# compiler's own -emit-symbol-graph shows them. Dependencies outside the package are not
+# ours to document.
+python3 - "$(swift build --show-bin-path)/../symbolgraph" "$graphs" <<'PY'
+import json, re, sys
+source, target = sys.argv[1], sys.argv[2]
+exports = re.findall(r"^@_exported import (\w+)", open("Sources/MapLoader/Exports.swift").read(), re.M)
+graph = json.load(open(f"{source}/MapLoader.symbols.json"))
+for module in exports:
+    other = json.load(open(f"{source}/{module}.symbols.json"))
+    graph["symbols"] += other["symbols"]
+    graph["relationships"] += other["relationships"]
+json.dump(graph, open(f"{target}/MapLoader.symbols.json", "w"))
+print(f"documentation: MapLoader with {', '.join(exports)} re-exported")
+PY
 docc convert Sources/MapLoader/MapLoader.docc --additional-symbol-graph-dir "$graphs" \
   --fallback-display-name MapLoader --fallback-bundle-identifier org.maploader.MapLoader \
   --output-path .build/docs --warnings-as-errors 2>&1 | tee .build/docs.log

@@ -1,4 +1,10 @@
 import Foundation
+import MapModel
+import MapPlanner
+import MapDelta
+import MapStore
+import MapTransfer
+import MapPlatform
 
 extension MapLoader {
     /// Installs packages: a leaf with its selected groups, an inner node with all its

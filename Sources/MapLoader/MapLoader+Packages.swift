@@ -1,14 +1,14 @@
 import Foundation
+import MapModel
+import MapPlanner
+import MapDelta
+import MapStore
+import MapTransfer
+import MapPlatform
 
 extension MapLoader {
     /// What an operation works against: the site's catalog, a manifest, the store.
-    struct Context: Sendable {
-        var catalog: Catalog
-        var manifest: Manifest
-        var state: InstalledState
-        var settings: Settings
-        var selection: Set<String>
-    }
+    typealias Context = PlanningContext
 
     /// Reads catalog, state and settings, and the manifest: the installed version's when
     /// `atInstalledVersion` (so new installs match what is installed), else the newest.

@@ -1,4 +1,10 @@
 import Foundation
+import MapModel
+import MapPlanner
+import MapDelta
+import MapStore
+import MapTransfer
+import MapPlatform
 
 /// Installs offline map packages and keeps them current.
 ///
@@ -181,8 +187,7 @@ extension MapLoaderError {
         switch error {
         case let error as MapLoaderError: self = error
         case is CancellationError: self = .cancelled
-        case let error as StorageError: self = .storage(path: error.path, error)
-        case PatchError.io(let path, _, _): self = .storage(path: path, error)
+        case let error as SystemError: self = .storage(path: error.path, error)
         default: self = .storageFailed(path: "", reason: "\(error)")
         }
     }

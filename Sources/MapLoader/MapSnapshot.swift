@@ -1,5 +1,11 @@
 import Foundation
 import Synchronization
+import MapModel
+import MapPlanner
+import MapDelta
+import MapStore
+import MapTransfer
+import MapPlatform
 
 /// One installed map version, pinned for reading.
 ///

@@ -1,5 +1,8 @@
 import Foundation
-import MapLoader
+import MapDelta
+import MapModel
+import MapStore
+import MapPlatform
 
 /// Chooses and writes the patch edges that reach each group's new tree.
 ///

@@ -1,5 +1,7 @@
 import Foundation
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 /// How `Publisher` turns a release folder into a site version.
 package struct PublishOptions: Sendable {

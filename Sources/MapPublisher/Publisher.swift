@@ -1,5 +1,7 @@
 import Foundation
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 /// Turns release folders into a static site any HTTP server can host.
 ///

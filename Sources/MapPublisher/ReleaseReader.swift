@@ -1,5 +1,7 @@
 import Foundation
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 /// Reads and checks a release folder: `tree.json` plus `data/<package>/<group>/…`.
 struct ReleaseReader {
@@ -63,16 +65,24 @@ struct ReleaseReader {
 
     /// Whether `url` is a real folder (a symbolic link to one is not).
     func isDirectory(_ url: URL) -> Bool {
-        var info = stat()
-        return lstat(url.path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+        FileStatus.of(url.path)?.kind == .directory
     }
 
     /// Refuses a symbolic link where the release must hold a real folder: following it
     /// would publish files from outside the release.
     private func refuseLink(_ url: URL, _ name: String) throws {
-        var info = stat()
-        if lstat(url.path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+        if FileStatus.of(url.path)?.kind == .symbolicLink {
             throw PublishError("\(name) is a symbolic link: publish takes only real folders inside the release; copy the data in instead")
+        }
+    }
+}
+
+extension FileTree {
+    /// ``FileEntry`` for every file below `root` (hashing each, streamed), sorted by path.
+    package static func entries(in root: URL) throws -> [FileEntry] {
+        try files(in: root).map { file in
+            let hash = try FileHashing.sha256(ofFileAt: root.appendingPathComponent(file.path))
+            return FileEntry(path: file.path, size: hash.size, sha256: hash.hex)
         }
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 /// Reads and writes a site folder: catalog, manifests and content-addressed blobs.
 /// Every file lands by write-to-temporary then rename, so a server never serves half a file.
@@ -60,8 +62,10 @@ struct SiteWriter {
         try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
         let temporary = scratch.appendingPathComponent(UUID().uuidString)
         try data.write(to: temporary)
-        guard rename(temporary.path, target.path) == 0 else {
-            throw PublishError("cannot write \(target.path): \(String(cString: strerror(errno)))")
+        do {
+            try FileSystem.rename(temporary.path, target.path)
+        } catch {
+            throw PublishError("cannot write \(target.path): \(error.reason)")
         }
     }
 

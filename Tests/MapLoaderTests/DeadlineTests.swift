@@ -121,7 +121,7 @@ struct SilentListener {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(fd, 16) == 0 else { throw StorageError(path: "listener", errno: errno) }
+        guard bound == 0, listen(fd, 16) == 0 else { throw SystemError("listen", "127.0.0.1", .init(rawValue: errno)) }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }

@@ -1,5 +1,11 @@
 import Foundation
 import Synchronization
+import MapModel
+import MapPlanner
+import MapDelta
+import MapStore
+import MapTransfer
+import MapPlatform
 
 /// Fans events out to the delegate and to every open stream, in order.
 final class EventHub: Sendable {

@@ -1,3 +1,9 @@
+import MapModel
+import MapPlanner
+import MapDelta
+import MapStore
+import MapTransfer
+import MapPlatform
 /// Receives a ``MapLoader``'s events. Every method has an empty default, so implement
 /// only what you need. Calls arrive in event order, off the main thread.
 public protocol MapLoaderDelegate: AnyObject, Sendable {

@@ -1,4 +1,10 @@
 import Foundation
+import MapModel
+import MapPlanner
+import MapDelta
+import MapStore
+import MapTransfer
+import MapPlatform
 
 /// The kind of operation an event belongs to.
 public enum MapLoaderOperation: String, Sendable, Hashable, Codable {

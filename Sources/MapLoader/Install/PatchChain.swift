@@ -1,4 +1,10 @@
 import Foundation
+import MapModel
+import MapPlanner
+import MapDelta
+import MapStore
+import MapTransfer
+import MapPlatform
 
 extension MapLoader {
     /// Downloads a step's patch blobs and applies them in order to the installed files,

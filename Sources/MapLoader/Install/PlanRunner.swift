@@ -1,4 +1,10 @@
 import Foundation
+import MapModel
+import MapPlanner
+import MapDelta
+import MapStore
+import MapTransfer
+import MapPlatform
 
 extension MapLoader {
     /// Carries out `plan` on top of the installed `state`: fetches, verifies and unpacks what changes,
@@ -80,7 +86,7 @@ extension MapLoader {
     /// Whether `error` is the file system running out of space (blocks, inodes or quota).
     static func isNoSpace(_ error: any Error) -> Bool {
         if case MapLoaderError.insufficientSpace = error { return true }
-        return POSIXFailure.isNoSpace(error)
+        return MapLoaderError.isNoSpace(error)
     }
 
     /// Produces one group's target files in the new generation: by patch chain when the

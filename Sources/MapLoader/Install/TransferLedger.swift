@@ -1,5 +1,11 @@
 import Foundation
 import Synchronization
+import MapModel
+import MapPlanner
+import MapDelta
+import MapStore
+import MapTransfer
+import MapPlatform
 
 /// Running totals of one operation's downloads, shared by the groups produced at once.
 final class TransferLedger: Sendable {

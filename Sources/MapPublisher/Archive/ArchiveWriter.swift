@@ -1,6 +1,8 @@
 @preconcurrency import CArchive
 import Foundation
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 /// Writes a folder's files into a deterministic `.tar.zst` or `.tar.gz`: sorted entries,
 /// fixed timestamps, owner and modes, so equal trees give equal bytes. File data is

@@ -1,4 +1,6 @@
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 /// Picks an old file to delta a new path against when the old tree has no file at that
 /// path: first an old file with the same name (closest size), else one with the same

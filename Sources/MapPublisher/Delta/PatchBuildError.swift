@@ -1,4 +1,4 @@
-/// Why building a patch failed (I/O failures surface as `PatchError.io`).
+/// Why building a patch failed (I/O failures surface as `SystemError`).
 package enum PatchBuildError: Error, CustomStringConvertible, Equatable, Sendable {
     /// A release folder cannot be read as a file tree (a symlink, device or unreadable folder).
     case unsupportedFile(detail: String)

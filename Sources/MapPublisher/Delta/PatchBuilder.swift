@@ -1,5 +1,7 @@
 import Foundation
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 /// Builds a patch container that turns one file tree into another (publisher side).
 package enum PatchBuilder {
@@ -21,7 +23,7 @@ package enum PatchBuilder {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
         let spoolPath = work.path + "/payloads"
-        let spool = try PosixFile.create(spoolPath)
+        let spool = try SystemFile.create(spoolPath)
 
         var plan = PlanState(old: old)
         let chooser = PayloadChooser(compressor: try ZstdCompressor(), level: options.level,
@@ -86,8 +88,8 @@ package enum PatchBuilder {
     }
 
     /// Appends exactly `length` bytes of the file at `path` to `spool`.
-    private static func append(_ path: String, length: Int64, to spool: PosixFile) throws {
-        let input = try PosixFile.openForReading(path)
+    private static func append(_ path: String, length: Int64, to spool: SystemFile) throws {
+        let input = try SystemFile.openForReading(path)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         var copied: Int64 = 0

@@ -1,6 +1,8 @@
 import CZstd
 import Foundation
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 /// Writes a container: header, zstd-compressed manifest, then the payloads.
 package enum PatchContainerWriter {
@@ -30,11 +32,11 @@ package enum PatchContainerWriter {
             throw PatchBuildError.codec(path: "manifest", message: "manifest of \(rawManifestCount) bytes exceeds the format's limit")
         }
         let temporary = output.path + ".partial"
-        let out = try PosixFile.createOrTruncate(temporary)
+        let out = try SystemFile.createOrTruncate(temporary)
         let header = header(compressed: compressedManifest.count, raw: rawManifestCount)
         try header.withUnsafeBytes { try out.writeAll($0) }
         try compressedManifest.withUnsafeBytes { try out.writeAll($0) }
-        let input = try PosixFile.openForReading(payloads)
+        let input = try SystemFile.openForReading(payloads)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         while true {
@@ -43,8 +45,6 @@ package enum PatchContainerWriter {
             try out.writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
         }
         try out.sync()
-        guard rename(temporary, output.path) == 0 else {
-            throw PatchError.io(path: output.path, operation: "rename", errno: errno)
-        }
+        try FileSystem.rename(temporary, output.path)
     }
 }

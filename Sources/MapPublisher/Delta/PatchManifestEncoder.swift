@@ -1,4 +1,6 @@
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 /// Serializes a ``PatchManifest`` into the binary form described in ``PatchFormat``.
 /// It does not validate: the builder only feeds it checked trees, and tests use it to

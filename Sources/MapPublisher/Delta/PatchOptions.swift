@@ -1,4 +1,6 @@
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 /// Settings for ``PatchBuilder/build(from:to:output:options:)``.
 package struct PatchOptions: Sendable {

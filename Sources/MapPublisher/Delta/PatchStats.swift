@@ -1,4 +1,6 @@
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 /// What ``PatchBuilder/build(from:to:output:options:)`` wrote, file by file, and where the
 /// bytes of the container went.

@@ -1,5 +1,7 @@
 import Foundation
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 /// Encodes one new file the ways that apply (delta against a base, plain zstd, stored)
 /// and keeps the smallest; ties go to the simpler encoding (stored, then zstd).
@@ -45,7 +47,7 @@ package struct PayloadChooser {
         guard newSize > 0 else { return choice }
         var delta: (path: String, length: Int64)?
         if let basePath {
-            let base = try MappedFile(path: basePath, displayPath: basePath)
+            let base = try MappedFile.source(basePath, displayPath: basePath)
             if let reason = ZstdDelta.deltaLimitReason(oldSize: Int64(base.bytes.count), newSize: newSize) {
                 choice.note = "no delta: \(reason)"
             } else {
@@ -109,7 +111,7 @@ package struct PayloadChooser {
 
     private func encode(_ path: String, prefix: UnsafeRawBufferPointer?, longDistanceMatching: Bool? = nil,
                         search: ZstdCompressor.DeltaSearch = .cli, into output: String) throws -> Int64 {
-        let out = try PosixFile.createOrTruncate(output)
+        let out = try SystemFile.createOrTruncate(output)
         return try compressor.encode(path: path, prefix: prefix, level: level,
                                      longDistanceMatching: longDistanceMatching, search: search, into: out)
     }

@@ -1,5 +1,7 @@
 import Foundation
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 /// The regular files of a release folder with their sizes and SHA-256 digests.
 struct TreeScan {

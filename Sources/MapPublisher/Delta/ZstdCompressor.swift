@@ -1,5 +1,7 @@
 import CZstd
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 /// One reusable zstd compression context: encodes a file as one frame, plain or as a
 /// delta against a prefix, streaming the file in chunks through `ZSTD_compressStream2`.
@@ -57,8 +59,8 @@ package final class ZstdCompressor {
     package func encode(path: String, prefix: UnsafeRawBufferPointer?, level: Int,
                         longDistanceMatching: Bool? = nil, search: DeltaSearch = .cli,
                         overrides: [(ZSTD_cParameter, Int)] = [],
-                        into output: PosixFile) throws -> Int64 {
-        let input = try PosixFile.openForReading(path)
+                        into output: SystemFile) throws -> Int64 {
+        let input = try SystemFile.openForReading(path)
         let size = try input.size()
         ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
         func check(_ code: Int) throws {
@@ -117,8 +119,8 @@ package final class ZstdCompressor {
     }
 
     /// Feeds `input` through the context in chunks and writes the frame to `output`.
-    private func stream(_ input: PosixFile, expectedSize: Int64, path: String,
-                        into output: PosixFile) throws -> Int64 {
+    private func stream(_ input: SystemFile, expectedSize: Int64, path: String,
+                        into output: SystemFile) throws -> Int64 {
         let inCapacity = 1 << 20
         let outCapacity = ZSTD_CStreamOutSize()
         let inBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: inCapacity, alignment: 16)

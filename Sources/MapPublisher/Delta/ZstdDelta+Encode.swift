@@ -1,5 +1,7 @@
 import Foundation
-import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
 
 extension ZstdDelta {
     /// The zstd level the publisher uses by default for deltas and plain payloads.
@@ -11,11 +13,11 @@ extension ZstdDelta {
     /// streamed in chunks. Throws ``PatchBuildError/deltaUnavailable(path:reason:)`` beyond
     /// ``ZstdDelta/maxFileSize`` or for an empty `old`. `zstd -d --patch-from=old` reads the result.
     package static func encode(new: URL, old: URL?, to output: URL, level: Int = defaultLevel) throws -> Int64 {
-        let prefix = try old.map { try MappedFile(path: $0.path, displayPath: $0.path) }
+        let prefix = try old.map { try MappedFile.source($0.path, displayPath: $0.path) }
         if let prefix, prefix.bytes.isEmpty {
             throw PatchBuildError.deltaUnavailable(path: new.path, reason: "old file is empty")
         }
-        let out = try PosixFile.createOrTruncate(output.path)
+        let out = try SystemFile.createOrTruncate(output.path)
         let size = try ZstdCompressor().encode(path: new.path, prefix: prefix?.bytes, level: level, into: out)
         try out.sync()
         return size

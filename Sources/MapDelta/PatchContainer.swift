@@ -1,0 +1,68 @@
+import CZstd
+import Foundation
+import MapModel
+import MapPlatform
+
+/// Reading patch containers (layout in ``PatchFormat``).
+package enum PatchContainer {
+    /// The manifest of the container at `url`, after its header, manifest and payload
+    /// bounds have been checked; for inspecting a patch without applying it.
+    public static func manifest(at url: URL) throws -> PatchManifest {
+        try OpenedPatch(url: url).manifest
+    }
+}
+
+/// A container opened for applying: the open file and its checked manifest, whose
+/// payloads exactly fill the file after the manifest.
+package final class OpenedPatch {
+    /// The container file.
+    package let file: SystemFile
+    /// The checked manifest, payload offsets filled in.
+    package let manifest: PatchManifest
+
+    /// Opens `url` and reads the header and manifest. Every length is checked against the
+    /// file size before anything is allocated for it.
+    package init(url: URL) throws {
+        let file = try SystemFile.openForReading(url.path)
+        self.file = file
+        let size = try file.size()
+        var header = [UInt8](repeating: 0, count: PatchFormat.headerSize)
+        let got = try header.withUnsafeMutableBytes { try file.readChunk(into: $0, at: 0) }
+        guard got >= PatchFormat.magic.count, header.starts(with: PatchFormat.magic) else {
+            throw PatchError.notAPatch(path: url.path)
+        }
+        guard got == PatchFormat.headerSize else {
+            throw PatchError.truncated(detail: "header is \(got) of \(PatchFormat.headerSize) bytes")
+        }
+        let compressedLength = Int(Self.u32(header, at: 8))
+        let rawLength = Int(Self.u32(header, at: 12))
+        guard rawLength <= PatchFormat.maxManifestSize,
+              compressedLength <= ZSTD_compressBound(PatchFormat.maxManifestSize) else {
+            throw PatchError.corrupt(detail: "manifest lengths \(compressedLength)/\(rawLength) out of range")
+        }
+        let payloadStart = Int64(PatchFormat.headerSize + compressedLength)
+        guard payloadStart <= size else {
+            throw PatchError.truncated(detail: "manifest needs \(compressedLength) bytes, container has \(size - Int64(PatchFormat.headerSize))")
+        }
+        var compressed = [UInt8](repeating: 0, count: compressedLength)
+        _ = try compressed.withUnsafeMutableBytes {
+            try file.readChunk(into: $0, at: Int64(PatchFormat.headerSize))
+        }
+        let raw = try Self.decompressManifest(compressed, rawLength: rawLength)
+        manifest = try PatchManifestDecoder.decode(raw, payloadStart: payloadStart, containerSize: size)
+    }
+
+    /// Decompresses the manifest frame, whose header must declare exactly `rawLength`.
+    private static func decompressManifest(_ compressed: [UInt8], rawLength: Int) throws -> [UInt8] {
+        do {
+            return try ZstdFrame.decompress(compressed, limit: rawLength, exactly: rawLength)
+        } catch {
+            throw PatchError.corrupt(detail: "manifest does not decompress to its \(rawLength) bytes (\(error))")
+        }
+    }
+
+    /// A little-endian u32 at `offset`.
+    private static func u32(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+        (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[offset + $1]) << (8 * UInt32($1)) }
+    }
+}

@@ -1,0 +1,112 @@
+import MapModel
+import MapPlatform
+/// Parses the binary manifest (see ``PatchFormat``) and checks that it is self-consistent:
+/// safe and unique paths, indices in range, encodings that fit their operations, and
+/// payloads that exactly fill the rest of the container.
+package enum PatchManifestDecoder {
+    /// The manifest in `bytes`, with payload offsets laid out from `payloadStart`; the
+    /// payloads must end exactly at `containerSize`.
+    package static func decode(_ bytes: [UInt8], payloadStart: Int64, containerSize: Int64) throws -> PatchManifest {
+        var reader = ByteReader(bytes)
+        var sources: [PatchManifest.Source] = []
+        let sourceCount = try reader.count(minimumEntrySize: 34)
+        sources.reserveCapacity(sourceCount)
+        for _ in 0..<sourceCount {
+            let path = try reader.string()
+            try PatchPath.validate(path)
+            sources.append(.init(path: path, sha256: try reader.sha256()))
+        }
+
+        var targets: [PatchManifest.Target] = []
+        let targetCount = try reader.count(minimumEntrySize: 4)
+        targets.reserveCapacity(targetCount)
+        var cursor = payloadStart
+        for _ in 0..<targetCount {
+            let path = try reader.string()
+            try PatchPath.validate(path)
+            let size = try reader.varint()
+            let sha: SHA256Hash
+            let origin: PatchManifest.Origin
+            switch try reader.byte() {
+            case PatchFormat.kindUnchanged:
+                sha = try reader.sha256()
+                origin = .unchanged
+            case PatchFormat.kindCopy:
+                let source = try reader.index(below: sources.count)
+                sha = sources[source].sha256
+                origin = .copy(source: source)
+            case PatchFormat.kindAdd:
+                sha = try reader.sha256()
+                let payload = try readPayload(&reader, cursor: &cursor, end: containerSize)
+                guard payload.encoding != .delta else {
+                    throw PatchError.corrupt(detail: "add of \(path) uses a delta payload")
+                }
+                origin = .add(payload)
+            case PatchFormat.kindPatch:
+                sha = try reader.sha256()
+                let source = try reader.index(below: sources.count)
+                let payload = try readPayload(&reader, cursor: &cursor, end: containerSize)
+                guard payload.encoding == .delta else {
+                    throw PatchError.corrupt(detail: "patch of \(path) has a non-delta payload")
+                }
+                origin = .patch(source: source, payload)
+            case let kind:
+                throw PatchError.corrupt(detail: "unknown operation \(kind) for \(path)")
+            }
+            if let payload = origin.payload, payload.encoding == .stored, payload.length != size {
+                throw PatchError.corrupt(detail: "stored payload of \(path) is \(payload.length) bytes, file is \(size)")
+            }
+            targets.append(.init(path: path, size: size, sha256: sha, origin: origin))
+        }
+
+        var deletions: [String] = []
+        let deletionCount = try reader.count(minimumEntrySize: 2)
+        deletions.reserveCapacity(deletionCount)
+        for _ in 0..<deletionCount {
+            let path = try reader.string()
+            try PatchPath.validate(path)
+            deletions.append(path)
+        }
+        guard reader.remaining == 0 else { throw PatchError.corrupt(detail: "bytes after the manifest") }
+        if cursor < containerSize {
+            throw PatchError.corrupt(detail: "\(containerSize - cursor) bytes after the last payload")
+        }
+        try checkPaths(targets: targets, deletions: deletions)
+        return PatchManifest(sources: sources, targets: targets, deletions: deletions)
+    }
+
+    /// Reads an encoding and a length and places the payload at `cursor`, which must stay
+    /// within the container.
+    private static func readPayload(_ reader: inout ByteReader, cursor: inout Int64,
+                                    end: Int64) throws -> PatchManifest.Payload {
+        guard let encoding = PatchEncoding(rawValue: try reader.byte()) else {
+            throw PatchError.corrupt(detail: "unknown payload encoding")
+        }
+        let length = try reader.varint()
+        guard length <= end - cursor else {
+            throw PatchError.truncated(detail: "payloads need \(length) more bytes at offset \(cursor), container has \(end - cursor)")
+        }
+        defer { cursor += length }
+        return .init(encoding: encoding, length: length, offset: cursor)
+    }
+
+    /// Target paths must be unique, no target may sit below another target (a file cannot
+    /// be a directory), and a deleted path cannot also be a target.
+    private static func checkPaths(targets: [PatchManifest.Target], deletions: [String]) throws {
+        var files = Set<PathKey>()
+        files.reserveCapacity(targets.count)
+        for target in targets {
+            guard files.insert(PathKey(target.path)).inserted else {
+                throw PatchError.corrupt(detail: "target \(target.path) listed twice")
+            }
+        }
+        for target in targets {
+            for dir in PatchPath.ancestors(of: target.path) where files.contains(PathKey(dir)) {
+                throw PatchError.corrupt(detail: "target \(target.path) lies below file \(dir)")
+            }
+        }
+        for path in deletions where files.contains(PathKey(path)) {
+            throw PatchError.corrupt(detail: "\(path) is both deleted and a target")
+        }
+    }
+}

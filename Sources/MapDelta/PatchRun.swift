@@ -1,0 +1,144 @@
+import Foundation
+import MapModel
+import MapPlatform
+
+/// The state of one ``PatchApplier/apply(patch:oldTree:into:progress:)`` call: which old
+/// files are verified, which directories exist, how far progress is.
+package struct PatchRun {
+    package let patch: OpenedPatch
+    package let oldRoot: String
+    package let newRoot: String
+    package let progress: ((Int64) -> Void)?
+    /// Old paths whose bytes were hashed, with the digest found.
+    private var verified: [PathKey: SHA256Hash] = [:]
+    /// Directories of the new tree created or known to exist (relative; "" is the root).
+    private var directories: Set<PathKey> = [PathKey("")]
+    /// Target bytes done.
+    private var done: Int64 = 0
+    /// Bytes done at the last progress report.
+    private var reported: Int64 = -1
+
+    package init(patch: OpenedPatch, oldRoot: String, newRoot: String, progress: ((Int64) -> Void)?) {
+        self.patch = patch
+        self.oldRoot = oldRoot
+        self.newRoot = newRoot
+        self.progress = progress
+    }
+
+    /// Produces one target file in the new tree.
+    package mutating func produce(_ target: PatchManifest.Target) throws {
+        try makeParentDirectories(of: target.path)
+        let destination = newRoot + "/" + target.path
+        let sources = patch.manifest.sources
+        switch target.origin {
+        case .unchanged:
+            try linkVerified(oldPath: target.path, target: target, destination: destination)
+        case .copy(let index):
+            try linkVerified(oldPath: sources[index].path, target: target, destination: destination)
+        case .add(let payload):
+            try decode(payload, prefix: nil, target: target, destination: destination)
+        case .patch(let index, let payload):
+            let source = sources[index]
+            let mapped = try MappedFile.source(oldRoot + "/" + source.path, displayPath: source.path)
+            // The output's SHA-256 is checked before anything is kept, so wrong old bytes can
+            // never produce an accepted file; hashing the old file first would read it twice.
+            // Only when decoding fails is the old file hashed, to say which side was wrong.
+            do {
+                try decode(payload, prefix: mapped.bytes, target: target, destination: destination)
+            } catch {
+                let found = verified[PathKey(source.path)] ?? SHA256Hash.of(mapped.bytes)
+                guard found == source.sha256 else {
+                    throw PatchError.sourceMismatch(path: source.path, expectedSHA256: source.sha256.hex,
+                                                    foundSHA256: found.hex)
+                }
+                throw error
+            }
+        }
+        report(force: true)
+    }
+
+    /// Hashes the old file (once per path), requires the target's digest, then links it.
+    private mutating func linkVerified(oldPath: String, target: PatchManifest.Target, destination: String) throws {
+        let source = oldRoot + "/" + oldPath
+        guard let status = FileStatus.of(source), status.kind == .file else {
+            throw PatchError.sourceMissing(path: oldPath)
+        }
+        let found: SHA256Hash
+        if let known = verified[PathKey(oldPath)] {
+            found = known
+        } else {
+            found = try FileHashing.hash(ofFile: source).hash
+            verified[PathKey(oldPath)] = found
+        }
+        guard found == target.sha256, status.size == target.size else {
+            throw PatchError.sourceMismatch(path: oldPath, expectedSHA256: target.sha256.hex, foundSHA256: found.hex)
+        }
+        try TreeLinker.linkOrCopy(source: source, destination: destination, displayPath: target.path,
+                                  sha256: target.sha256, size: target.size)
+        done += target.size
+    }
+
+    /// Streams a payload into a new file and checks the result.
+    private mutating func decode(_ payload: PatchManifest.Payload, prefix: UnsafeRawBufferPointer?,
+                                 target: PatchManifest.Target, destination: String) throws {
+        let writer = try HashingFileWriter(path: destination, displayPath: target.path, limit: target.size)
+        let start = done
+        switch payload.encoding {
+        case .stored:
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+            defer { buffer.deallocate() }
+            var offset: Int64 = 0
+            while offset < payload.length {
+                let want = Int(min(Int64(buffer.count), payload.length - offset))
+                let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
+                guard try patch.file.readChunk(into: chunk, at: payload.offset + offset) == want else {
+                    throw PatchError.truncated(detail: "stored payload of \(target.path) ends early")
+                }
+                try writer.write(UnsafeRawBufferPointer(chunk))
+                offset += Int64(want)
+                done = start + offset
+                report(force: false)
+            }
+        case .zstd, .delta:
+            try ZstdDelta.decodeFrame(from: patch.file, offset: payload.offset, length: payload.length,
+                                      prefix: prefix, expectedSize: target.size, displayPath: target.path) {
+                try writer.write($0)
+                done = start + writer.written
+                report(force: false)
+            }
+        }
+        let (hash, size) = try writer.finish()
+        guard hash == target.sha256, size == target.size else {
+            unlink(destination)
+            throw PatchError.outputMismatch(path: target.path, expectedSHA256: target.sha256.hex,
+                                            foundSHA256: hash.hex, expectedSize: target.size, foundSize: size)
+        }
+        done = start + target.size
+    }
+
+    /// Creates the missing directories above `path` in the new tree.
+    private mutating func makeParentDirectories(of path: String) throws {
+        for dir in PatchPath.ancestors(of: path) {
+            let relative = String(dir)
+            if directories.contains(PathKey(relative)) { continue }
+            let full = newRoot + "/" + relative
+            try FileSystem.makeDirectory(full)
+            directories.insert(PathKey(relative))
+        }
+    }
+
+    /// fsyncs every directory of the new tree so the new entries survive a crash.
+    package func syncDirectories() throws {
+        for key in directories.sorted(by: >) {
+            let dir = String(decoding: key.bytes, as: UTF8.self)
+            try SystemFile.openDirectory(dir.isEmpty ? newRoot : newRoot + "/" + dir).sync()
+        }
+    }
+
+    /// Reports progress at file ends and at least every 4 MiB inside a file.
+    private mutating func report(force: Bool) {
+        guard let progress, done != reported, force || done - reported >= 4 << 20 else { return }
+        reported = done
+        progress(done)
+    }
+}

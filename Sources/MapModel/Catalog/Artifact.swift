@@ -1,0 +1,69 @@
+import MapPlatform
+/// One leaf's data group as published: a full archive plus the patches that reach it.
+///
+/// Every byte a client fetches is pinned by `sha256` and `size`. `treeHash` names the
+/// unpacked file tree (a SHA-256 over the files' sorted paths, sizes and digests), so a client
+/// can tell which installed trees a
+/// patch applies to.
+public struct Artifact: Sendable, Hashable, Codable {
+    /// SHA-256 of the archive blob, lowercase hex.
+    public var sha256: String
+    /// Length of the archive blob in bytes.
+    public var size: Int64
+    /// The archive's container and compression.
+    public var format: ArchiveFormat
+    /// Total bytes of the unpacked files; extraction refuses to write more.
+    public var unpackedSize: Int64
+    /// Number of files in the archive; extraction refuses more entries.
+    public var files: Int
+    /// The tree hash of the unpacked files.
+    public var treeHash: String
+    /// Patches that produce this tree from an older one.
+    public var patches: [PatchEdge]?
+
+    /// An artifact description.
+    public init(sha256: String, size: Int64, format: ArchiveFormat, unpackedSize: Int64, files: Int,
+                treeHash: String, patches: [PatchEdge]? = nil) {
+        self.sha256 = sha256
+        self.size = size
+        self.format = format
+        self.unpackedSize = unpackedSize
+        self.files = files
+        self.treeHash = treeHash
+        self.patches = patches
+    }
+}
+
+/// A patch blob that turns the tree of version `from` into the tree of version `to`.
+public struct PatchEdge: Sendable, Hashable, Codable {
+    /// Version label the patch starts from.
+    public var from: String
+    /// Version label the patch produces.
+    public var to: String
+    /// SHA-256 of the patch blob.
+    public var sha256: String
+    /// Length of the patch blob in bytes.
+    public var size: Int64
+    /// The tree hash the installed files must have before the patch.
+    public var fromTreeHash: String
+    /// The tree hash of the files after the patch.
+    public var toTreeHash: String
+
+    /// A patch edge.
+    public init(from: String, to: String, sha256: String, size: Int64, fromTreeHash: String, toTreeHash: String) {
+        self.from = from
+        self.to = to
+        self.sha256 = sha256
+        self.size = size
+        self.fromTreeHash = fromTreeHash
+        self.toTreeHash = toTreeHash
+    }
+}
+
+/// The container and compression of a full archive.
+public enum ArchiveFormat: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A tar stream compressed with zstd.
+    case tarZstd = "tar.zst"
+    /// A tar stream compressed with gzip.
+    case tarGzip = "tar.gz"
+}

@@ -1,0 +1,30 @@
+import Foundation
+
+/// Structural checks of a manifest beyond what decoding catches.
+package enum ManifestValidation {
+    /// The first problem found, or `nil` when the manifest is sound.
+    public static func problem(in manifest: Manifest) -> String? {
+        guard manifest.formatVersion == Manifest.currentFormat else {
+            return "format \(manifest.formatVersion) is not supported by this maploader"
+        }
+        var groupIDs = Set<String>()
+        for group in manifest.groups {
+            guard PackageNode.isValidID(group.id) else { return "group id '\(group.id)' is malformed" }
+            guard groupIDs.insert(group.id).inserted else { return "group '\(group.id)' is defined twice" }
+        }
+        var ids = Set<String>()
+        for node in manifest.root.allNodes {
+            guard PackageNode.isValidID(node.id) else { return "package id '\(node.id)' is malformed" }
+            guard ids.insert(node.id).inserted else { return "package '\(node.id)' appears twice" }
+            if let children = node.children, children.isEmpty { return "package '\(node.id)' has an empty children list" }
+            for (group, artifact) in node.artifacts ?? [:] {
+                guard groupIDs.contains(group) else { return "package '\(node.id)' has an artifact for unknown group '\(group)'" }
+                guard artifact.size >= 0, artifact.unpackedSize >= 0, artifact.files >= 0,
+                      artifact.sha256.count == 64, artifact.treeHash.count == 64 else {
+                    return "artifact \(node.id)/\(group) has malformed sizes or hashes"
+                }
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,17 @@
+import MapPlatform
+/// Checks a relative path taken from untrusted input (an archive entry, a patch).
+package enum RelativePath {
+    /// `path` normalised (leading `./` and a trailing `/` dropped), or `nil` when it is
+    /// empty, absolute, has `.`, `..` or empty components, a NUL, or a backslash.
+    public static func normalized(_ path: String) -> String? {
+        var path = Substring(path)
+        while path.hasPrefix("./") { path = path.dropFirst(2) }
+        if path.hasSuffix("/") { path = path.dropLast() }
+        guard !path.isEmpty, !path.hasPrefix("/"), path.utf8.count <= 4096,
+              !path.contains("\0"), !path.contains("\\") else { return nil }
+        let components = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard components.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." && $0.utf8.count <= 255 })
+        else { return nil }
+        return String(path)
+    }
+}

@@ -1,0 +1,25 @@
+import Foundation
+import MapPlatform
+
+/// The user's choices, kept in `<data-dir>/settings.json`.
+package struct Settings: Sendable, Hashable, Codable {
+    /// Explicit data-group choices: `true` selected, `false` deselected. Groups not listed
+    /// follow the manifest's default.
+    public var groups: [String: Bool]
+    /// Highest catalog serial accepted so far (rollback protection).
+    public var lastSerial: Int?
+    /// Publisher public keys (base64) trusted for this data directory.
+    public var trustedKeys: [String]?
+
+    /// Settings with no explicit choices.
+    public init(groups: [String: Bool] = [:], lastSerial: Int? = nil, trustedKeys: [String]? = nil) {
+        self.groups = groups
+        self.lastSerial = lastSerial
+        self.trustedKeys = trustedKeys
+    }
+
+    /// The groups selected under `manifestGroups`: required ones, explicit choices, then defaults.
+    public func selectedGroups(_ manifestGroups: [DataGroup]) -> Set<String> {
+        Set(manifestGroups.filter { $0.required || (groups[$0.id] ?? $0.default) }.map(\.id))
+    }
+}

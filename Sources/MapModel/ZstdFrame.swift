@@ -1,0 +1,45 @@
+@preconcurrency import CZstd
+import Foundation
+import MapPlatform
+
+/// One whole zstd frame in memory, with its content size and checksum: for small
+/// metadata (patch-container manifests, site manifests), never for map files.
+package enum ZstdFrame {
+    /// Why a frame could not be made or read.
+    package struct Failure: Error, CustomStringConvertible {
+        /// One line.
+        package let description: String
+    }
+
+    /// `bytes` as one frame at `level`.
+    package static func compress(_ bytes: [UInt8], level: Int) throws -> [UInt8] {
+        guard let cctx = ZSTD_createCCtx() else { throw Failure(description: "zstd is out of memory") }
+        defer { ZSTD_freeCCtx(cctx) }
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, Int32(level))
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)
+        var out = [UInt8](repeating: 0, count: ZSTD_compressBound(bytes.count))
+        let n = out.withUnsafeMutableBytes { dst in
+            bytes.withUnsafeBytes { src in ZSTD_compress2(cctx, dst.baseAddress, dst.count, src.baseAddress, src.count) }
+        }
+        guard ZSTD_isError(n) == 0 else { throw Failure(description: String(cString: ZSTD_getErrorName(n))) }
+        return Array(out[0..<n])
+    }
+
+    /// The content of a frame that must declare a size of at most `limit` (or exactly
+    /// `exactly`): memory is never allocated past what the caller allows.
+    package static func decompress(_ compressed: [UInt8], limit: Int, exactly: Int? = nil) throws -> [UInt8] {
+        try compressed.withUnsafeBytes { src in
+            let declared = ZSTD_getFrameContentSize(src.baseAddress, src.count)
+            guard declared != ZSTD_CONTENTSIZE_ERROR, declared != ZSTD_CONTENTSIZE_UNKNOWN, declared <= UInt64(limit),
+                  exactly.map({ UInt64($0) == declared }) ?? true else {
+                throw Failure(description: "the frame does not declare an acceptable size")
+            }
+            var raw = [UInt8](repeating: 0, count: Int(declared))
+            let n = raw.withUnsafeMutableBytes { dst in ZSTD_decompress(dst.baseAddress, dst.count, src.baseAddress, src.count) }
+            guard ZSTD_isError(n) == 0, n == Int(declared) else {
+                throw Failure(description: ZSTD_isError(n) != 0 ? String(cString: ZSTD_getErrorName(n)) : "short frame")
+            }
+            return raw
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import MapModel
+
+/// Turns (installed state, target manifest, wanted packages, selected groups) into a
+/// ``Plan``. Pure: no I/O, so it is tested with tables.
+package enum Planner {
+    /// Identifies one installed group.
+    package typealias GroupKey = MapModel.GroupKey
+
+    /// The plan that leaves exactly `packages` (leaf ids) installed with the `selection`'s
+    /// groups at `manifest`'s version.
+    /// - Parameters:
+    ///   - inconsistent: installed groups whose files no longer match their state; they
+    ///     are re-fetched in full (a patch would not apply).
+    ///   - scope: when given, installed packages outside it keep exactly the groups they
+    ///     have (an install touches only what it installs).
+    public static func plan(installed: InstalledState, manifest: Manifest, packages: Set<String>,
+                            selection: Set<String>, strategy: UpdateStrategy,
+                            inconsistent: Set<GroupKey> = [], scope: Set<String>? = nil) -> Plan {
+        var steps: [GroupStep] = []
+        let leaves = manifest.root.leaves
+        let leafIDs = Set(leaves.map(\.id))
+        for leaf in leaves where packages.contains(leaf.id) {
+            let have = installed.packages[leaf.id] ?? [:]
+            if let scope, !scope.contains(leaf.id) {
+                for group in have.keys {
+                    steps.append(GroupStep(package: leaf.id, group: group, action: .keep, method: .none,
+                                           reason: "not part of this operation", artifact: leaf.artifacts?[group]))
+                }
+                continue
+            }
+            for group in manifest.groups {
+                let current = have[group.id]
+                guard selection.contains(group.id), let artifact = leaf.artifacts?[group.id] else {
+                    if current != nil {
+                        let why = leaf.artifacts?[group.id] == nil ? "the package no longer has this group" : "group deselected"
+                        steps.append(GroupStep(package: leaf.id, group: group.id, action: .remove, method: .none, reason: why))
+                    }
+                    continue
+                }
+                let key = GroupKey(leaf.id, group.id)
+                steps.append(step(for: key, current: current, artifact: artifact, strategy: strategy,
+                                  broken: inconsistent.contains(key), installedVersion: installed.version))
+            }
+        }
+        for (package, groups) in installed.packages where !packages.contains(package) || !leafIDs.contains(package) {
+            let why = leafIDs.contains(package) ? "package uninstalled" : "package no longer published"
+            for group in groups.keys {
+                steps.append(GroupStep(package: package, group: group, action: .remove, method: .none, reason: why))
+            }
+        }
+        steps.sort { ($0.package, $0.group) < ($1.package, $1.group) }
+        return Plan(version: manifest.version, steps: steps)
+    }
+
+    /// - Parameter installedVersion: the version installed; a chain is labelled from it to the
+    ///   target (an unchanged group's patch starts at a later version's identical files).
+    package static func step(for key: GroupKey, current: InstalledGroup?, artifact: Artifact,
+                     strategy: UpdateStrategy, broken: Bool, installedVersion: String? = nil) -> GroupStep {
+        func full(_ action: GroupStep.Action, _ reason: String) -> GroupStep {
+            GroupStep(package: key.package, group: key.group, action: action, method: .full,
+                      downloadBytes: artifact.size, fullBytes: artifact.size, writeBytes: diskBytes(artifact),
+                      reason: reason, artifact: artifact)
+        }
+        guard let current else { return full(.install, "not installed") }
+        if current.treeHash == artifact.treeHash && !broken {
+            return GroupStep(package: key.package, group: key.group, action: .keep, method: .none,
+                             reason: "unchanged", artifact: artifact)
+        }
+        if broken { return full(.update, "installed files were changed locally; a patch cannot apply") }
+        if strategy == .full { return full(.update, "full update requested") }
+        guard let chain = cheapestChain(from: current.treeHash, to: artifact.treeHash, edges: artifact.patches ?? []) else {
+            return full(.update, "no patch chain from the installed files")
+        }
+        let cost = chain.reduce(0) { $0 + $1.size }
+        guard cost < artifact.size else {
+            return full(.update, "patches (\(ByteFormat.string(cost))) cost more than the full archive")
+        }
+        let versions = [installedVersion ?? chain[0].from] + chain.map(\.to)
+        return GroupStep(package: key.package, group: key.group, action: .update, method: .delta, chain: versions,
+                         downloadBytes: cost, fullBytes: artifact.size, writeBytes: diskBytes(artifact),
+                         reason: chain.count == 1 ? "direct patch" : "chain of \(chain.count) patches",
+                         artifact: artifact, patches: chain)
+    }
+
+    /// Disk space the unpacked files may take: their bytes plus up to one 4 KiB block per
+    /// file lost to rounding.
+    package static func diskBytes(_ artifact: Artifact) -> Int64 { artifact.unpackedSize + Int64(artifact.files) * 4096 }
+
+    /// The patch sequence with the fewest bytes from tree `start` to tree `goal` (Dijkstra
+    /// over tree hashes), or `nil` when none connects them.
+    public static func cheapestChain(from start: String, to goal: String, edges: [PatchEdge]) -> [PatchEdge]? {
+        var best: [String: (cost: Int64, via: PatchEdge?)] = [start: (0, nil)]
+        var done = Set<String>()
+        while let (node, entry) = best.filter({ !done.contains($0.key) }).min(by: { $0.value.cost < $1.value.cost }) {
+            if node == goal { break }
+            done.insert(node)
+            for edge in edges where edge.fromTreeHash == node {
+                let cost = entry.cost + edge.size
+                if cost < best[edge.toTreeHash]?.cost ?? .max { best[edge.toTreeHash] = (cost, edge) }
+            }
+        }
+        guard best[goal] != nil, start != goal else { return nil }
+        var chain: [PatchEdge] = []
+        var node = goal
+        while let edge = best[node]?.via {
+            chain.insert(edge, at: 0)
+            node = edge.fromTreeHash
+        }
+        return chain
+    }
+}

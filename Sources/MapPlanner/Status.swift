@@ -1,0 +1,164 @@
+import Foundation
+import MapModel
+
+/// The state of a package on this device.
+public enum PackageState: String, Sendable, Hashable, Codable {
+    /// Nothing of it is installed.
+    case notInstalled
+    /// Some of its leaves or selected groups are installed, not all.
+    case partiallyInstalled
+    /// Everything selected is installed at the current version.
+    case installed
+    /// Installed, and the site has newer content for it.
+    case updateAvailable
+    /// Installed files differ from what was installed: run `verify` or `repair`.
+    case inconsistent
+}
+
+/// One node of the package tree with its state on this device.
+public struct PackageStatus: Sendable, Hashable, Encodable {
+    /// The package id.
+    public var id: String
+    /// Its name.
+    public var title: String
+    /// 0 for the root, 1 for continents, and so on.
+    public var depth: Int
+    /// The parent's id; `nil` for the root.
+    public var parent: String?
+    /// Whether it is a leaf (carries data itself).
+    public var isLeaf: Bool
+    /// Its state.
+    public var state: PackageState
+    /// The installed version, when anything of it is installed.
+    public var version: String?
+    /// Bytes an install (or, when installed, an update) of it would download.
+    public var downloadSize: Int64
+    /// Bytes its installed files take.
+    public var sizeOnDisk: Int64
+    /// Installed group ids (leaves only).
+    public var groups: [String]
+    /// Every data group the package offers at the tree's version, with its size and
+    /// whether it is selected and installed (leaves only).
+    public var offered: [GroupOffer] = []
+    /// Its box, if published.
+    public var bbox: BoundingBox?
+    /// Publisher metadata, as is.
+    public var metadata: [String: JSONValue]?
+}
+
+/// One data group a leaf package offers.
+public struct GroupOffer: Sendable, Hashable, Encodable {
+    /// The group id, e.g. `poi`.
+    public var id: String
+    /// Bytes of its full archive (what installing it downloads).
+    public var downloadSize: Int64
+    /// Bytes its files take once installed.
+    public var unpackedSize: Int64
+    /// Whether the data-group selection includes it.
+    public var selected: Bool
+    /// Whether it is installed on this device.
+    public var installed: Bool
+}
+
+/// The package tree and its states, parents before children.
+public struct PackageTree: Sendable, Hashable, Encodable {
+    /// The version the tree was read from (the installed one, or the newest when nothing is installed).
+    public var version: String
+    /// The newest published version.
+    public var currentVersion: String
+    /// Every node, depth first.
+    public var packages: [PackageStatus]
+}
+
+/// A data group and whether it is selected.
+public struct DataGroupStatus: Sendable, Hashable, Encodable {
+    /// The definition.
+    public var group: DataGroup
+    /// Whether future installs and updates fetch it.
+    public var selected: Bool
+
+    /// A value with every stored property given.
+    package init(group: DataGroup, selected: Bool) {
+        self.group = group
+        self.selected = selected
+    }
+}
+
+/// What `checkForUpdate` found.
+public struct UpdateCheck: Sendable, Hashable, Encodable {
+    /// The installed version, `nil` when nothing is installed.
+    public var installedVersion: String?
+    /// The newest published version.
+    public var currentVersion: String
+    /// Whether an update would change installed files.
+    public var updateAvailable: Bool
+    /// The plan `performUpdate` would carry out with the asked strategy.
+    public var plan: Plan
+
+    /// A value with every stored property given.
+    package init(installedVersion: String?, currentVersion: String, updateAvailable: Bool, plan: Plan) {
+        self.installedVersion = installedVersion
+        self.currentVersion = currentVersion
+        self.updateAvailable = updateAvailable
+        self.plan = plan
+    }
+}
+
+/// What an update (or install or uninstall) did.
+public struct UpdateReport: Sendable, Hashable, Encodable {
+    /// Version before.
+    public var fromVersion: String?
+    /// Version after.
+    public var toVersion: String?
+    /// Every group's step as carried out (with fallbacks applied).
+    public var steps: [GroupStep]
+    /// Bytes downloaded, resumed partial files included only for what was fetched now.
+    public var downloadedBytes: Int64
+    /// Whether a new generation was committed.
+    public var committed: Bool
+    /// Wall time, seconds.
+    public var seconds: Double
+
+    /// A value with every stored property given.
+    package init(fromVersion: String?, toVersion: String?, steps: [GroupStep], downloadedBytes: Int64, committed: Bool, seconds: Double) {
+        self.fromVersion = fromVersion
+        self.toVersion = toVersion
+        self.steps = steps
+        self.downloadedBytes = downloadedBytes
+        self.committed = committed
+        self.seconds = seconds
+    }
+}
+
+/// What `verify` found.
+public struct VerifyReport: Sendable, Hashable, Encodable {
+    /// One broken group.
+    public struct Problem: Sendable, Hashable, Encodable {
+        /// The package id.
+        public var package: String
+        /// The group id.
+        public var group: String
+        /// What differs.
+        public var detail: String
+
+        /// A value with every stored property given.
+        package init(package: String, group: String, detail: String) {
+            self.package = package
+            self.group = group
+            self.detail = detail
+        }
+    }
+
+    /// Groups checked.
+    public var groupsChecked: Int
+    /// Broken groups.
+    public var problems: [Problem]
+    /// Whether every file matched.
+    public var ok: Bool { problems.isEmpty }
+
+    /// A value with every stored property given.
+    package init(groupsChecked: Int, problems: [Problem]) {
+        self.groupsChecked = groupsChecked
+        self.problems = problems
+    }
+}

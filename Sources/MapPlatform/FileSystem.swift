@@ -1,0 +1,124 @@
+import Foundation
+import SystemPackage
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+/// The file-system calls MapLoader makes, each failing with ``SystemError`` and the system's
+/// own reason (`Read-only file system`, `No space left on device`) rather than Foundation's
+/// generic wrapper. Linux and Darwin differences stay in this folder.
+package enum FileSystem {
+    /// `mkdir -p`: creates `path` and its missing parents.
+    package static func makeDirectories(_ path: String) throws(SystemError) {
+        var prefix = ""
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            try makeDirectory(prefix)
+        }
+    }
+
+    /// `mkdir -p` of a URL's path.
+    package static func makeDirectories(_ url: URL) throws(SystemError) {
+        try makeDirectories(url.standardizedFileURL.path)
+    }
+
+    /// Creates the folder `path` unless a folder (not a link to one) is already there.
+    /// Returns `false` when it already existed.
+    @discardableResult
+    package static func makeDirectory(_ path: String) throws(SystemError) -> Bool {
+        if mkdir(path, 0o755) == 0 { return true }
+        let code = Errno.current
+        guard FileStatus.of(path)?.kind == .directory else {
+            throw SystemError("mkdir", path, code == .fileExists ? .notDirectory : code)
+        }
+        return false
+    }
+
+    /// Writes `data` to the file at `url`, creating or truncating it (callers write into
+    /// staging or a temporary name and rename afterwards).
+    package static func write(_ data: Data, to url: URL) throws(SystemError) {
+        let file = try SystemFile.createOrTruncate(url.path)
+        do {
+            try data.withUnsafeBytes { try file.writeAll($0) }
+        } catch {
+            throw error as? SystemError ?? SystemError("write", url.path, .ioError)
+        }
+    }
+
+    /// `link(2)`: a second name for the file at `source`.
+    package static func link(_ source: String, _ target: String) throws(SystemError) {
+        #if canImport(Darwin)
+        let result = Darwin.link(source, target)
+        #else
+        let result = Glibc.link(source, target)
+        #endif
+        guard result == 0 else { throw SystemError("link", target, .current) }
+    }
+
+    /// `rename(2)`: atomically replaces `target` with `source`.
+    package static func rename(_ source: String, _ target: String) throws(SystemError) {
+        #if canImport(Darwin)
+        let result = Darwin.rename(source, target)
+        #else
+        let result = Glibc.rename(source, target)
+        #endif
+        guard result == 0 else { throw SystemError("rename", target, .current) }
+    }
+
+    /// `symlink(2)`: a link at `path` whose text is `target`.
+    package static func symbolicLink(_ path: String, to target: String) throws(SystemError) {
+        guard symlink(target, path) == 0 else { throw SystemError("symlink", path, .current) }
+    }
+
+    /// `unlink(2)`; a missing file is not an error.
+    package static func remove(_ path: String) {
+        _ = unlink(path)
+    }
+
+    /// `fsync(2)` of a file or folder by path.
+    package static func sync(_ path: String) throws(SystemError) {
+        let file = try SystemFile.openForReading(path)
+        try file.sync()
+    }
+
+    /// Flushes every written file to disk: one `sync(2)`, which on Linux waits for the
+    /// writes to complete (cheaper than an `fsync` per file of a large tree). On Darwin,
+    /// where `sync` only schedules the writes, each file under `tree` is fsync'ed instead.
+    package static func syncAll(under tree: String) throws(SystemError) {
+        #if canImport(Darwin)
+        for file in try FileTree.files(in: tree) { try sync(tree + "/" + file.path) }
+        #else
+        Glibc.sync()
+        #endif
+    }
+
+    /// Why this process cannot write into `path`, or `nil` when it can.
+    package static func writeProblem(_ path: String) -> Errno? {
+        access(path, W_OK) == 0 ? nil : .current
+    }
+
+    /// Bytes an unprivileged writer may still use on the file system holding `path`.
+    package static func availableSpace(at path: String) -> Int64? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    /// This process's id.
+    package static var processID: Int32 { getpid() }
+
+    /// The names in folder `path` as their exact bytes (without `.` and `..`).
+    package static func entryNames(_ path: String) throws(SystemError) -> [[UInt8]] {
+        guard let stream = opendir(path) else { throw SystemError("read folder", path, .current) }
+        defer { closedir(stream) }
+        var names: [[UInt8]] = []
+        while let entry = readdir(stream) {
+            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix(while: { $0 != 0 })) }
+            if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
+            names.append(bytes)
+        }
+        return names
+    }
+}

@@ -1,0 +1,46 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+/// A whole file mapped read-only into memory (`mmap(PROT_READ, MAP_PRIVATE)`).
+///
+/// The delta codec needs the old file (the zstd prefix) addressable as one buffer for the
+/// whole frame; mapping it lets the kernel page it in on demand and drop it under memory
+/// pressure instead of copying it onto the heap. The file must not be truncated while
+/// mapped (installed generations are immutable, so it is not). Unmapped on deinit.
+package final class MappedFile {
+    /// The mapped bytes (empty for an empty file).
+    package let bytes: UnsafeRawBufferPointer
+    /// The path, for messages.
+    package let path: String
+
+    /// Maps the regular file at `path`. A missing file, a symbolic link or anything but a
+    /// regular file fails with `nil`; other failures throw.
+    package init?(path: String) throws(SystemError) {
+        let file: SystemFile
+        do {
+            file = try SystemFile.openForReading(path)
+        } catch where [.noSuchFileOrDirectory, .tooManySymbolicLinkLevels, .notDirectory].contains(error.errno) {
+            return nil
+        }
+        let status = try file.status()
+        guard status.kind == .file else { return nil }
+        self.path = path
+        let size = Int(status.size)
+        guard size > 0 else {
+            bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+            return
+        }
+        guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, file.descriptor.rawValue, 0), base != MAP_FAILED else {
+            throw SystemError("mmap", path, .current)
+        }
+        _ = madvise(base, size, MADV_WILLNEED)
+        bytes = UnsafeRawBufferPointer(start: base, count: size)
+    }
+
+    deinit {
+        if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
+    }
+}

@@ -1,0 +1,170 @@
+import Synchronization
+import SystemPackage
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+/// An open file, closed when the object goes away: positional reads, whole writes and
+/// `fsync`, each retried on `EINTR` and failing with ``SystemError``.
+package final class SystemFile: Sendable {
+    /// The descriptor.
+    package let descriptor: FileDescriptor
+    /// The path, for messages.
+    package let path: String
+
+    private init(descriptor: FileDescriptor, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    /// Whether `deinit` still closes the descriptor.
+    private let owned = Atomic<Bool>(true)
+
+    deinit { if owned.load(ordering: .acquiring) { try? descriptor.close() } }
+
+    /// Hands the descriptor to the caller (Foundation's `FileHandle`, say), which then
+    /// closes it; this object no longer does.
+    package func releaseDescriptor() -> Int32 {
+        owned.store(false, ordering: .releasing)
+        return descriptor.rawValue
+    }
+
+    /// Opens `path` read-only; a symlink in the last component is refused.
+    package static func openForReading(_ path: String) throws(SystemError) -> SystemFile {
+        try open(path, .readOnly, [.closeOnExec, .noFollow], operation: "open")
+    }
+
+    /// Creates `path`, which must not exist yet, for writing (mode 0644 before umask).
+    package static func create(_ path: String) throws(SystemError) -> SystemFile {
+        try open(path, .writeOnly, [.create, .exclusiveCreate, .closeOnExec, .noFollow], operation: "create")
+    }
+
+    /// Creates or truncates `path` for writing (mode 0644 before umask).
+    package static func createOrTruncate(_ path: String) throws(SystemError) -> SystemFile {
+        try open(path, .writeOnly, [.create, .truncate, .closeOnExec], operation: "create")
+    }
+
+    /// Opens `path` for writing at its end, creating it empty when missing (a partial
+    /// download that a retry continues).
+    package static func openForAppend(_ path: String) throws(SystemError) -> SystemFile {
+        let file = try open(path, .writeOnly, [.create, .closeOnExec], operation: "open")
+        do {
+            _ = try file.descriptor.seek(offset: 0, from: .end)
+        } catch {
+            throw SystemError("seek", path, Errno.of(error))
+        }
+        return file
+    }
+
+    /// Opens `path` for reading and writing, creating it when missing (lock files).
+    package static func openForUpdate(_ path: String) throws(SystemError) -> SystemFile {
+        try open(path, .readWrite, [.create, .closeOnExec], operation: "open")
+    }
+
+    /// Opens a directory (for `fsync`).
+    package static func openDirectory(_ path: String) throws(SystemError) -> SystemFile {
+        try open(path, .readOnly, [.directory, .closeOnExec], operation: "open directory")
+    }
+
+    private static func open(_ path: String, _ mode: FileDescriptor.AccessMode, _ options: FileDescriptor.OpenOptions,
+                             operation: String) throws(SystemError) -> SystemFile {
+        do {
+            let descriptor = try FileDescriptor.open(FilePath(path), mode, options: options,
+                                                     permissions: options.contains(.create) ? [.ownerReadWrite, .groupRead, .otherRead] : nil)
+            return SystemFile(descriptor: descriptor, path: path)
+        } catch {
+            throw SystemError(operation, path, Errno.of(error))
+        }
+    }
+
+    /// The file's status.
+    package func status() throws(SystemError) -> FileStatus {
+        guard let status = FileStatus.of(descriptor: descriptor.rawValue) else {
+            throw SystemError("stat", path, Errno.current)
+        }
+        return status
+    }
+
+    /// The file size in bytes.
+    package func size() throws(SystemError) -> Int64 { try status().size }
+
+    /// Reads up to `buffer.count` bytes at `offset`; fewer only at end of file.
+    package func readChunk(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SystemError) -> Int {
+        try fill(buffer) { part, done in try descriptor.read(fromAbsoluteOffset: offset + Int64(done), into: part) }
+    }
+
+    /// Reads up to `buffer.count` bytes from the current position; fewer only at end of file.
+    package func readChunk(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+        try fill(buffer) { part, _ in try descriptor.read(into: part) }
+    }
+
+    /// Calls `read(part, done)` until `buffer` is full or the file ends.
+    private func fill(_ buffer: UnsafeMutableRawBufferPointer,
+                      _ read: (UnsafeMutableRawBufferPointer, Int) throws -> Int) throws(SystemError) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n: Int
+            do {
+                n = try read(UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), done)
+            } catch {
+                throw SystemError("read", path, Errno.of(error))
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    /// Writes all of `buffer` at the current position.
+    package func writeAll(_ buffer: UnsafeRawBufferPointer) throws(SystemError) {
+        do {
+            _ = try descriptor.writeAll(buffer)
+        } catch {
+            throw SystemError("write", path, Errno.of(error))
+        }
+    }
+
+    /// Writes all of `buffer` at `offset`, leaving the position alone.
+    package func writeAll(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(SystemError) {
+        do {
+            _ = try descriptor.writeAll(toAbsoluteOffset: offset, buffer)
+        } catch {
+            throw SystemError("write", path, Errno.of(error))
+        }
+    }
+
+    /// Cuts the file to `size` bytes.
+    package func truncate(to size: Int64) throws(SystemError) {
+        while ftruncate(descriptor.rawValue, off_t(size)) != 0 {
+            let code = Errno.current
+            if code != .interrupted { throw SystemError("truncate", path, code) }
+        }
+    }
+
+    /// Flushes the file's data and metadata to disk.
+    package func sync() throws(SystemError) {
+        while fsync(descriptor.rawValue) != 0 {
+            let code = Errno.current
+            if code != .interrupted { throw SystemError("fsync", path, code) }
+        }
+    }
+
+    /// Takes a `flock(2)` lock without waiting: `true` when taken, `false` when another open
+    /// file holds a conflicting one.
+    package func tryLock(exclusive: Bool) throws(SystemError) -> Bool {
+        if flock(descriptor.rawValue, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0 { return true }
+        let code = Errno.current
+        guard code == .wouldBlock || code == .interrupted else { throw SystemError("lock", path, code) }
+        return false
+    }
+}
+
+extension Errno {
+    /// The calling thread's `errno`.
+    package static var current: Errno { Errno(rawValue: errno) }
+
+    /// The `Errno` a swift-system call threw (they throw nothing else).
+    package static func of(_ error: any Error) -> Errno { error as? Errno ?? .ioError }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import MapModel
+import MapPlatform
+import SystemPackage
+
+/// The next generation while it is built in `staging/`. Nothing it does is visible to
+/// readers until ``commit(_:)``; dropping it without committing changes nothing (the
+/// next ``Store/open()`` removes the leftovers).
+package struct GenerationBuilder: Sendable {
+    package let store: Store
+    /// The generation number it will have.
+    public let number: Int
+    /// Where it is built.
+    public let directory: URL
+
+    /// The folder for a group's files in the new generation, created empty.
+    public func makeGroupDirectory(package: String, group: String) throws(MapLoaderError) -> URL {
+        let folder = directory.appendingPathComponent(package).appendingPathComponent(group)
+        do {
+            try? FileManager.default.removeItem(at: folder)
+            try FileSystem.makeDirectories(folder)
+        } catch {
+            throw .storage(path: folder.path, error)
+        }
+        return folder
+    }
+
+    /// Carries an installed group over from the live generation by hard-linking its files
+    /// (no bytes copied) and its file index.
+    public func carryOver(package: String, group: String) throws(MapLoaderError) {
+        let source = store.groupDirectory(package: package, group: group)
+        let target = try makeGroupDirectory(package: package, group: group)
+        do {
+            for file in try FileTree.files(in: source) {
+                try Self.link(source.appendingPathComponent(file.path), to: target.appendingPathComponent(file.path))
+            }
+            let index = Store.indexPath(package: package, group: group)
+            try Self.link(store.live.appendingPathComponent(index), to: directory.appendingPathComponent(index))
+        } catch {
+            throw .storage(path: target.path, error)
+        }
+    }
+
+    /// Records the verified files of a group written into this generation.
+    public func writeIndex(_ entries: [FileEntry], package: String, group: String) throws(MapLoaderError) {
+        let file = directory.appendingPathComponent(Store.indexPath(package: package, group: group))
+        do {
+            try FileSystem.makeDirectories(file.deletingLastPathComponent())
+            try FileSystem.write(TreeHash.sorted(entries).jsonData(pretty: false), to: file)
+        } catch {
+            throw .storage(path: file.path, error)
+        }
+    }
+
+    /// Makes this generation current: writes `state`, flushes every file to disk, moves
+    /// the folder into `generations/`, and switches `current` with one rename. Then every
+    /// generation that is neither live nor pinned by a reader is removed. Call only while
+    /// holding the write lock.
+    public func commit(_ state: InstalledState) throws(MapLoaderError) {
+        var state = state
+        state.generation = number
+        state.committed = Date()
+        let final = store.generationDirectory(number)
+        do {
+            try FileSystem.write(state.jsonData(), to: directory.appendingPathComponent("state.json"))
+            try FileSystem.syncAll(under: directory.path)
+            try FileSystem.rename(directory.path, final.path)
+            try FileSystem.sync(store.generations.path)
+        } catch {
+            throw .storage(path: store.root.path, error)
+        }
+        try store.switchCurrent(to: number)
+        store.removeUnusedGenerations()
+    }
+
+    package static func link(_ source: URL, to target: URL) throws {
+        try FileSystem.makeDirectories(target.deletingLastPathComponent())
+        if case .failure(let error) = Result(catching: { () throws(SystemError) in try FileSystem.link(source.path, target.path) }) {
+            // Another device, no hard links, or the link limit: copy instead.
+            guard [Errno.improperLink, .notPermitted, .tooManyLinks].contains(error.errno) else { throw error }
+            try FileManager.default.copyItem(at: source, to: target)
+        }
+    }
+}

@@ -1,0 +1,320 @@
+import Foundation
+import MapModel
+import MapPlatform
+
+/// The on-device store: immutable generations and one `current` link that names the
+/// live one.
+///
+/// ```
+/// <data-dir>/generations/<n>/<package>/<group>/…   installed trees (readers use current/…)
+/// <data-dir>/generations/<n>/state.json            what generation n holds
+/// <data-dir>/generations/<n>/.index/<pkg>/<group>.json   every file's path, size, SHA-256
+/// <data-dir>/current -> generations/<n>            switched with one rename
+/// <data-dir>/staging/  <data-dir>/downloads/        work in progress
+/// <data-dir>/settings.json                          group selection, last catalog serial
+/// ```
+/// A change builds the next generation in `staging/`, hard-linking unchanged groups, and
+/// ``GenerationBuilder/commit(_:)`` makes it current with one `rename(2)`; a crash at any
+/// instant leaves the old or the new generation in force, never a mix.
+package struct Store: Sendable {
+    /// The store format this build reads and writes (recorded in the marker file).
+    package static let format = 1
+
+    /// The data directory.
+    public let root: URL
+    /// The installed generation that reads go to: `current` (the live one, for writers
+    /// holding the write lock) or a pinned `generations/<n>` (for readers).
+    package var live: URL
+
+    /// A store at `root`; nothing is touched until ``prepare()``.
+    public init(root: URL) {
+        self.root = root.standardizedFileURL
+        self.live = self.root.appendingPathComponent("current")
+    }
+
+    package var generations: URL { root.appendingPathComponent("generations") }
+    package var staging: URL { root.appendingPathComponent("staging") }
+    package var leases: URL { root.appendingPathComponent("leases") }
+    package var locks: URL { root.appendingPathComponent("locks") }
+    /// The marker that makes a folder a MapLoader data directory.
+    package var marker: URL { root.appendingPathComponent(".maploader") }
+    /// Partial and finished downloads, named by SHA-256 so a retry resumes them.
+    public var downloads: URL { root.appendingPathComponent("downloads") }
+    /// The live generation, through the `current` link.
+    public var current: URL { root.appendingPathComponent("current") }
+    package var settingsFile: URL { root.appendingPathComponent("settings.json") }
+    package var writeLockFile: String { locks.appendingPathComponent("write.lock").path }
+    package var settingsLockFile: String { locks.appendingPathComponent("settings.lock").path }
+
+    package func generationDirectory(_ number: Int) -> URL { generations.appendingPathComponent("\(number)") }
+
+    /// This store reading the generation `lease` pins (or the live one when `nil`).
+    package func reading(_ lease: GenerationLease?) -> Store {
+        var copy = self
+        copy.live = lease?.directory ?? current
+        return copy
+    }
+
+    /// Names a MapLoader data directory may hold; a directory without the marker that holds
+    /// only these (a store from before the marker existed) is adopted, anything else refused.
+    private static let ownNames: Set<String> = ["generations", "current", "staging", "downloads", "settings.json",
+                                                 "cache", "leases", "locks", ".maploader"]
+
+    /// Makes sure `root` is a MapLoader data directory of a format this build reads, creating
+    /// it (and its marker) when it is new or empty. Removes nothing: cleaning happens only
+    /// in ``recover()``, under the write lock.
+    public func prepare() throws(MapLoaderError) {
+        do {
+            try FileSystem.makeDirectories(root)
+        } catch {
+            throw .storage(path: root.path, error)
+        }
+        if let data = try? Data(contentsOf: marker) {
+            struct Marker: Decodable { var format: Int }
+            guard let found = try? JSONDecoder().decode(Marker.self, from: data) else {
+                throw .dataDirectoryRefused(path: root.path, reason: "its marker file .maploader is unreadable; restore it or choose another folder")
+            }
+            guard found.format <= Self.format else {
+                throw .dataDirectoryRefused(path: root.path,
+                                            reason: "it was written by a newer MapLoader (store format \(found.format), this one reads \(Self.format)); upgrade maploader")
+            }
+        } else {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+            let ownPrefixes = ["current.", ".settings.json.", "..maploader."]  // links and temporary files being made
+            if let foreign = names.sorted().first(where: { name in
+                !Self.ownNames.contains(name) && !ownPrefixes.contains { name.hasPrefix($0) }
+            }) {
+                throw .dataDirectoryRefused(path: root.path,
+                                            reason: "it is not a MapLoader data directory (it holds '\(foreign)'); choose an empty or new folder")
+            }
+            if let problem = FileSystem.writeProblem(root.path) {
+                throw .storageFailed(path: root.path, reason: "the data directory is not writable (\(problem))")
+            }
+            try Self.writeAtomically(marker) { Data("{\"format\":\(Self.format)}\n".utf8) }
+        }
+        for folder in [generations, staging, downloads, leases, locks] {
+            do {
+                try FileSystem.makeDirectories(folder)
+            } catch {
+                throw .storage(path: folder.path, error)
+            }
+        }
+    }
+
+    /// Takes the data directory's write lock: one writer at a time, across processes and
+    /// across loaders in one process.
+    /// - Parameters:
+    ///   - wait: wait for another writer to finish; `false` fails at once with ``MapLoaderError/busy(pid:)``.
+    ///   - onWait: called once before waiting, with the holder's pid when known.
+    package func lockForWriting(wait: Bool, onWait: (Int32?) -> Void) async throws -> FileLock {
+        do {
+            return try await FileLock.acquire(writeLockFile, .exclusive, wait: wait, onWait: onWait)
+        } catch let busy as FileLock.Busy {
+            throw MapLoaderError.busy(pid: busy.holder.map(Int.init))
+        }
+    }
+
+    /// Pins the live generation for reading (`nil` when nothing is installed).
+    package func pinCurrent() throws -> GenerationLease? {
+        try GenerationLease.pinCurrent(of: self)
+    }
+
+    /// Whether the data directory needs ``recover()`` before it can be read: `current` is a
+    /// copied folder, or missing while generations exist (a crash right before a switch).
+    package var needsRecovery: Bool {
+        if currentIsFolder { return true }
+        guard currentGeneration() == nil else { return false }
+        return !(((try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? []).compactMap { Int($0) }.isEmpty)
+    }
+
+    /// Whether `current` is a real folder rather than the link to a generation (a data
+    /// directory copied with `cp -rL`, say): ``recover()`` turns it back into a link.
+    package var currentIsFolder: Bool {
+        FileStatus.of(current.path)?.kind == .directory
+    }
+
+    /// Removes what interrupted operations left behind: staging, half-made `current` links,
+    /// generations neither live nor pinned by a reader, and leases of dead processes; turns a
+    /// copied `current` folder back into a generation. Call only while holding the write lock.
+    package func recover() throws(MapLoaderError) {
+        let fm = FileManager.default
+        if currentIsFolder { try adoptCurrentFolder() }
+        if currentGeneration() == nil, let newest = newestUsableGeneration() {
+            // A crash between moving a generation into place and switching `current` to it
+            // (an adoption, or a first install): that generation is whole, so it goes live.
+            try switchCurrent(to: newest)
+        }
+        for name in (try? fm.contentsOfDirectory(atPath: staging.path)) ?? [] {
+            try? fm.removeItem(at: staging.appendingPathComponent(name))
+        }
+        for name in (try? fm.contentsOfDirectory(atPath: root.path)) ?? [] where name.hasPrefix("current.") {
+            try? fm.removeItem(at: root.appendingPathComponent(name))
+        }
+        removeUnusedGenerations()
+    }
+
+    /// Removes every generation that is neither live nor pinned. Call only while holding the
+    /// write lock.
+    package func removeUnusedGenerations() {
+        // Without a live generation there is nothing to compare with: keep everything
+        // (recover() makes the newest usable one live first).
+        guard let live = currentGeneration() else { return }
+        let pinned = GenerationLease.pinnedGenerations(of: self)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? [] {
+            guard let number = Int(name), number != live, !pinned.contains(number) else { continue }
+            try? FileManager.default.removeItem(at: generations.appendingPathComponent(name))
+        }
+    }
+
+    /// The highest generation whose state reads and is consistent.
+    private func newestUsableGeneration() -> Int? {
+        let numbers = ((try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? []).compactMap { Int($0) }
+        return numbers.sorted(by: >).first { number in
+            var candidate = self
+            candidate.live = generationDirectory(number)
+            return (try? candidate.state()) != nil
+        }
+    }
+
+    /// A `current` that is a folder becomes generation n+1 and `current` links to it again.
+    /// A copy has new modification times, which the quick check would take for local
+    /// changes: when every file still hashes as recorded, the state is recorded anew.
+    private func adoptCurrentFolder() throws(MapLoaderError) {
+        let number = nextGenerationNumber()
+        let target = generationDirectory(number)
+        do {
+            try FileSystem.rename(current.path, target.path)
+        } catch {
+            throw .storage(path: current.path, error)
+        }
+        var adopted = self
+        adopted.live = target
+        if var state = try? adopted.state() {
+            state.generation = number
+            if StoreCheck.full(adopted, state).isEmpty { state.committed = Date() }
+            try Self.writeAtomically(target.appendingPathComponent("state.json")) { try state.jsonData() }
+        }
+        try switchCurrent(to: number)
+    }
+
+    /// Points `current` at generation `number` with one rename, and flushes the folder.
+    package func switchCurrent(to number: Int) throws(MapLoaderError) {
+        let link = root.appendingPathComponent("current.\(number)")
+        do {
+            try? FileManager.default.removeItem(at: link)
+            try FileSystem.symbolicLink(link.path, to: "generations/\(number)")
+            try FileSystem.rename(link.path, current.path)
+            try FileSystem.sync(root.path)
+        } catch {
+            throw .storage(path: current.path, error)
+        }
+    }
+
+    /// One more than every generation on disk. Call only while holding the write lock.
+    package func nextGenerationNumber() -> Int {
+        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? []).compactMap { Int($0) }
+        return max(existing.max() ?? 0, currentGeneration() ?? 0) + 1
+    }
+
+    /// The number of the live generation, or `nil` before the first install.
+    public func currentGeneration() -> Int? {
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: current.path) else { return nil }
+        return Int((target as NSString).lastPathComponent)
+    }
+
+    /// The installed state of the generation read (``InstalledState/empty`` before the first
+    /// install). A state that is unreadable, of a newer format, or inconsistent is an error
+    /// that ``MapLoader/repair()`` mends.
+    public func state() throws(MapLoaderError) -> InstalledState {
+        let file = live.appendingPathComponent("state.json")
+        guard FileStatus.of(live.path) != nil else { return .empty }
+        let state: InstalledState
+        do {
+            state = try JSONCoding.decode(InstalledState.self, from: Data(contentsOf: file))
+        } catch {
+            throw .storageFailed(path: file.path, reason: "unreadable state (\(error)); run 'maploader repair'")
+        }
+        if let problem = state.problem {
+            throw .storageFailed(path: file.path, reason: "\(problem); run 'maploader repair'")
+        }
+        return state
+    }
+
+    /// The recorded files of an installed group in the generation read.
+    public func index(package: String, group: String) throws(MapLoaderError) -> [FileEntry] {
+        let file = live.appendingPathComponent(Self.indexPath(package: package, group: group))
+        do {
+            return try JSONCoding.decode([FileEntry].self, from: Data(contentsOf: file))
+        } catch {
+            throw .storageFailed(path: file.path, reason: "unreadable file index (\(error))")
+        }
+    }
+
+    /// The folder of an installed group in the generation read.
+    public func groupDirectory(package: String, group: String) -> URL {
+        live.appendingPathComponent(package).appendingPathComponent(group)
+    }
+
+    package static func indexPath(package: String, group: String) -> String { ".index/\(package)/\(group).json" }
+
+    /// The user's settings (defaults when none are saved).
+    public func settings() throws(MapLoaderError) -> Settings {
+        guard let data = try? Data(contentsOf: settingsFile) else { return Settings() }
+        do {
+            return try JSONCoding.decode(Settings.self, from: data)
+        } catch {
+            throw .storageFailed(path: settingsFile.path, reason: "unreadable settings (\(error)); delete the file to reset")
+        }
+    }
+
+    /// Reads, changes and saves the settings under the settings lock, so two processes that
+    /// both change them (a reader recording a catalog serial, a writer a selection) never
+    /// lose each other's change.
+    package func updateSettings(_ change: (inout Settings) throws -> Void) async throws -> Settings {
+        let lock = try await FileLock.acquire(settingsLockFile, .exclusive, wait: true) { _ in }
+        defer { withExtendedLifetime(lock) {} }
+        var settings = try self.settings()
+        let before = settings
+        try change(&settings)
+        if settings != before { try save(settings) }
+        return settings
+    }
+
+    /// Saves `settings` atomically.
+    public func save(_ settings: Settings) throws(MapLoaderError) {
+        try Self.writeAtomically(settingsFile) { try settings.jsonData() }
+    }
+
+    /// Starts the next generation in `staging/`. Call only while holding the write lock.
+    public func beginGeneration() throws(MapLoaderError) -> GenerationBuilder {
+        let number = nextGenerationNumber()
+        let directory = staging.appendingPathComponent("gen-\(number)")
+        do {
+            try? FileManager.default.removeItem(at: directory)
+            try FileSystem.makeDirectories(directory)
+        } catch {
+            throw .storage(path: directory.path, error)
+        }
+        return GenerationBuilder(store: self, number: number, directory: directory)
+    }
+
+    /// Free bytes on the data directory's file system.
+    public func availableSpace() -> Int64? { FileSystem.availableSpace(at: root.path) }
+
+    // MARK: - Helpers shared by the store's parts
+
+    /// Writes the bytes `make` returns to a temporary sibling, fsyncs and renames it over `url`.
+    package static func writeAtomically(_ url: URL, _ make: () throws -> Data) throws(MapLoaderError) {
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(FileSystem.processID)-\(UUID().uuidString).tmp")
+        do {
+            let data = try make()
+            try FileSystem.write(data, to: temporary)
+            try FileSystem.sync(temporary.path)
+            try FileSystem.rename(temporary.path, url.path)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw .storage(path: url.path, error)
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import MapModel
+import MapPlatform
+
+/// A site in a local folder (a mounted disk, a `file://` URL): files are copied in chunks.
+package struct FolderSource: SiteSource {
+    /// The folder holding `catalog.json`.
+    public let root: URL
+
+    /// A source reading from `root`.
+    public init(root: URL) { self.root = root }
+
+    public var baseURL: URL { root }
+
+    public func download(_ path: String, to file: URL, limit: TransferLimit,
+                         progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError) {
+        let source = root.appendingPathComponent(path)
+        guard let input = try? FileHandle(forReadingFrom: source) else {
+            throw .httpStatus(url: source.path, status: 404)
+        }
+        defer { try? input.close() }
+        do {
+            let output = try TransferFile.openForAppend(file)
+            defer { try? output.close() }
+            var offset = Int64(try output.offset())
+            try input.seek(toOffset: UInt64(offset))
+            while let chunk = try input.read(upToCount: 1 << 18), !chunk.isEmpty {
+                try Task.checkCancellation()
+                guard offset + Int64(chunk.count) <= limit.maximum else {
+                    throw MapLoaderError.integrityFailed(what: source.path, detail: "longer than the \(limit.maximum) bytes pinned for it")
+                }
+                try output.write(contentsOf: chunk)
+                offset += Int64(chunk.count)
+                progress(offset)
+            }
+            if case .exactly(let size) = limit, offset != size {
+                throw MapLoaderError.integrityFailed(what: source.path, detail: "\(offset) bytes where \(size) are pinned")
+            }
+        } catch let error as MapLoaderError {
+            throw error
+        } catch is CancellationError {
+            throw .cancelled
+        } catch {
+            throw .storage(path: file.path, error)
+        }
+    }
+}
+
+/// Helpers for the partial files downloads write into.
+package enum TransferFile {
+    /// Opens `url` for appending, creating it empty if missing; the offset is at its end.
+    package static func openForAppend(_ url: URL) throws -> FileHandle {
+        let file = try SystemFile.openForAppend(url.path)
+        let handle = FileHandle(fileDescriptor: file.releaseDescriptor(), closeOnDealloc: true)
+        try handle.seekToEnd()
+        return handle
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+import MapModel
+import MapPlatform
+#endif
+
+/// A site on an HTTP(S) server. Any static server works: the client needs GET and, for
+/// resuming, `Range` (it copes with servers that ignore it).
+///
+/// Each download streams the body to its partial file as it arrives (bounded memory),
+/// resumes with `Range` + `If-Range` after a dropped connection, and retries with
+/// exponential backoff and jitter, reporting lost and found connections.
+package struct HTTPSource: SiteSource {
+    public let baseURL: URL
+    package let retry: RetryPolicy
+    package let deadlines: TransferDeadlines
+    package let onConnection: @Sendable (ConnectionEvent) -> Void
+
+    /// A source for the site at `baseURL`.
+    package init(baseURL: URL, retry: RetryPolicy = .init(), deadlines: TransferDeadlines = .init(),
+         onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }) {
+        self.baseURL = baseURL
+        self.retry = retry
+        self.deadlines = deadlines
+        self.onConnection = onConnection
+    }
+
+    public func download(_ path: String, to file: URL, limit: TransferLimit,
+                         progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError) {
+        let url = baseURL.appendingPathComponent(path)
+        let clock = ContinuousClock()
+        let giveUp = deadlines.total.map { clock.now + .seconds($0) }
+        var validator: String?
+        var lostOnce = false
+        var everWorked = false
+        for attempt in 1...retry.attempts {
+            let outcome = await HTTPDownload.run(url: url, file: file, limit: limit, validator: validator,
+                                                 deadlines: deadlines, giveUp: giveUp, progress: progress)
+            switch outcome {
+            case .finished:
+                Self.answered(url)
+                if lostOnce { onConnection(.found(url: url.absoluteString)) }
+                return
+            case .failed(let error):
+                throw error
+            case .retryable(let reason, let newValidator, let worked):
+                validator = newValidator ?? validator
+                everWorked = everWorked || worked || Self.hasAnswered(url)
+                if worked { Self.answered(url) }
+                // Retries are for a server that answered: one that never did fails at once.
+                guard everWorked else { throw .connectionFailed(url: url.absoluteString, reason: reason) }
+                guard attempt < retry.attempts else {
+                    throw .connectionFailed(url: url.absoluteString, reason: "\(reason) after \(attempt) attempts")
+                }
+                let delay = retry.delay(beforeRetry: attempt)
+                if let giveUp, clock.now + .seconds(delay) > giveUp {
+                    throw .connectionFailed(url: url.absoluteString,
+                                            reason: "\(reason); gave up after the \(Int(deadlines.total ?? 0)) s allowed for one file")
+                }
+                lostOnce = true
+                onConnection(.lost(url: url.absoluteString, reason: reason, retryIn: delay))
+                do {
+                    try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                } catch {
+                    throw .cancelled
+                }
+            }
+        }
+    }
+
+    /// Hosts (`host:port`) that answered a request in this process: worth retrying when a
+    /// later request gets no answer, unlike a host that never did.
+    private static let answeredHosts = Mutex<Set<String>>([])
+
+    private static func answered(_ url: URL) {
+        _ = answeredHosts.withLock { $0.insert(HTTPDownload.host(of: url)) }
+    }
+
+    private static func hasAnswered(_ url: URL) -> Bool {
+        answeredHosts.withLock { $0.contains(HTTPDownload.host(of: url)) }
+    }
+}

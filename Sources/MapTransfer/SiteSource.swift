@@ -1,0 +1,81 @@
+import Foundation
+import MapModel
+import MapPlatform
+
+/// Where a site's files come from: an HTTP(S) server or a local folder.
+package protocol SiteSource: Sendable {
+    /// The site's root, for messages.
+    var baseURL: URL { get }
+
+    /// Streams the file at site-relative `path` into `file`, appending to what `file`
+    /// already holds (a resumed download), and never accepting more than `limit` allows.
+    /// - Parameter progress: called with the bytes `file` holds so far.
+    func download(_ path: String, to file: URL, limit: TransferLimit,
+                  progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError)
+}
+
+/// How long a fetched file may be.
+package enum TransferLimit: Sendable, Hashable {
+    /// Exactly this many bytes, pinned by signed metadata: a shorter or longer answer is refused.
+    case exactly(Int64)
+    /// Any length up to this cap (for the catalog, which nothing pins).
+    case atMost(Int64)
+
+    package var maximum: Int64 {
+        switch self {
+        case .exactly(let n), .atMost(let n): return n
+        }
+    }
+}
+
+/// Something the transfer layer tells the caller about the network.
+package enum ConnectionEvent: Sendable, Hashable {
+    /// A request failed and will be retried after `retryIn` seconds.
+    case lost(url: String, reason: String, retryIn: Double)
+    /// A request succeeded after a loss.
+    case found(url: String)
+}
+
+extension SiteSource {
+    /// Fetches a small file whole into memory (catalog, manifests), within `limit`.
+    public func fetchData(_ path: String, limit: TransferLimit, scratch: URL) async throws(MapLoaderError) -> Data {
+        let file = scratch.appendingPathComponent("fetch-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await download(path, to: file, limit: limit, progress: { _ in })
+        do {
+            return try Data(contentsOf: file)
+        } catch {
+            throw .storage(path: file.path, error)
+        }
+    }
+
+    /// The absolute URL string of a site-relative path, for messages.
+    public func describe(_ path: String) -> String {
+        baseURL.appendingPathComponent(path).absoluteString
+    }
+}
+
+/// Picks the source for a server string: `http(s)://host…`, `file://…`, or a folder given
+/// as an absolute path or one starting with `./` or `../`. Anything else (a bare
+/// `host:port`, another scheme) is refused, saying which forms work.
+package func makeSiteSource(_ server: String, retry: RetryPolicy = .init(), deadlines: TransferDeadlines = .init(),
+                    onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }) throws(MapLoaderError) -> any SiteSource {
+    let forms = "use http://host:port/…, https://…, file:///path, /absolute/path or ./relative/path"
+    if server.hasPrefix("http://") || server.hasPrefix("https://") {
+        guard let url = URL(string: server), let host = url.host, !host.isEmpty else {
+            throw .invalidParameters("'\(server)' is not a valid URL: \(forms)")
+        }
+        return HTTPSource(baseURL: url, retry: retry, deadlines: deadlines, onConnection: onConnection)
+    }
+    if server.hasPrefix("file://") {
+        guard let url = URL(string: server), url.isFileURL, !url.path.isEmpty else {
+            throw .invalidParameters("'\(server)' is not a valid file URL: \(forms)")
+        }
+        return FolderSource(root: URL(fileURLWithPath: url.path))
+    }
+    let folderForms = ["/", "./", "../"]
+    guard folderForms.contains(where: server.hasPrefix) || server == "." || server == ".." else {
+        throw .invalidParameters("'\(server)' is not a site address: \(forms)")
+    }
+    return FolderSource(root: URL(fileURLWithPath: server))
+}

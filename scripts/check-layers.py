@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""The library's house rules, checked from `swift package describe` and the sources:
+
+1. System calls go through one portable layer: in the targets an app links (the
+   MapLoader product and everything below it) and in the publisher, only MapPlatform
+   may import Glibc, Darwin or Musl.
+2. The planner is pure: MapPlanner depends on MapModel only, and its files import
+   nothing but MapModel and Foundation.
+3. The client library never links the publisher or the server.
+4. The module graph has no cycle (SwiftPM refuses one anyway; printed for the record).
+
+Prints the module graph and one line per rule; exits 1 on the first broken rule.
+"""
+import json, re, subprocess, sys
+from pathlib import Path
+
+describe = json.loads(subprocess.run(["swift", "package", "describe", "--type", "json"],
+                                     capture_output=True, text=True, check=True).stdout)
+targets = {t["name"]: t for t in describe["targets"]}
+deps = {name: t.get("target_dependencies", []) for name, t in targets.items()}
+
+def closure(roots):
+    seen, stack = set(), list(roots)
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in targets:
+            continue
+        seen.add(name)
+        stack.extend(deps[name])
+    return seen
+
+library = closure(["MapLoader"])
+checked = sorted(n for n in library | closure(["MapPublisher"]) if targets[n]["type"] == "library"
+                 and targets[n].get("module_type") == "SwiftTarget")
+failures = []
+
+print("module graph (library targets, each -> what it imports):")
+for name in checked:
+    print(f"  {name:14} -> {', '.join(sorted(d for d in deps[name])) or '(nothing of ours)'}")
+
+system_import = re.compile(r"^\s*(@preconcurrency\s+)?import\s+(Glibc|Darwin|Musl)\b|canImport\((Glibc|Darwin|Musl)\)", re.M)
+platform_files, offenders = 0, []
+for name in checked:
+    for path in sorted(Path(targets[name]["path"]).rglob("*.swift")):
+        if system_import.search(path.read_text()):
+            if name == "MapPlatform":
+                platform_files += 1
+            else:
+                offenders.append(str(path))
+if offenders:
+    failures.append("Glibc/Darwin imported outside MapPlatform: " + ", ".join(offenders))
+print(f"platform: {sum(len(list(Path(targets[n]['path']).rglob('*.swift'))) for n in checked)} files in {len(checked)} targets; "
+      f"Glibc/Darwin imported in {platform_files} MapPlatform files and {len(offenders)} others")
+
+planner_imports = set()
+for path in Path(targets["MapPlanner"]["path"]).rglob("*.swift"):
+    planner_imports |= set(re.findall(r"^\s*import\s+(\w+)", path.read_text(), re.M))
+if deps["MapPlanner"] != ["MapModel"] or not planner_imports <= {"MapModel", "Foundation"}:
+    failures.append(f"MapPlanner must depend on MapModel only (depends on {deps['MapPlanner']}, imports {sorted(planner_imports)})")
+print(f"planner: depends on {', '.join(deps['MapPlanner'])}; imports {', '.join(sorted(planner_imports))}")
+
+leaked = library & {"MapPublisher", "ManifestServer"}
+if leaked:
+    failures.append(f"the MapLoader product links {sorted(leaked)}")
+print(f"client library: {len(library)} targets, publisher and server not among them" if not leaked else "client library links publisher or server")
+
+for failure in failures:
+    print("check-layers: FAILED: " + failure)
+sys.exit(1 if failures else 0)
