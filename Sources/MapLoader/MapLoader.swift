@@ -60,9 +60,6 @@ public actor MapLoader {
     private var queueTail: Task<Void, Never>?
     private var tasks: [UUID: Task<any Sendable, any Error>] = [:]
     private var runningID: UUID?
-    /// Blob downloads of the running operation by SHA-256, so groups produced at once
-    /// never fetch the same blob twice.
-    var blobFetches: [String: Task<URL, any Error>] = [:]
 
     /// A loader for `configuration`. Nothing is read or written until the first operation.
     public init(configuration: Configuration, delegate: (any MapLoaderDelegate)? = nil) {
@@ -117,7 +114,6 @@ public actor MapLoader {
         let base = store
         defer {
             runningID = nil
-            blobFetches = [:]
             store = base
         }
         hub.emit(.started(operation))

@@ -70,3 +70,17 @@ public struct GroupStep: Sendable, Hashable, Encodable {
         case package, group, action, method, chain, downloadBytes, fullBytes, writeBytes, reason
     }
 }
+
+extension GroupStep {
+    /// The record of this step after its patch chain failed and the full archive was
+    /// fetched instead: what an ``UpdateReport`` lists. The plan keeps its own step.
+    package func fellBack(reason: String) -> GroupStep {
+        var record = self
+        record.method = .full
+        record.chain = []
+        record.patches = []
+        record.downloadBytes = artifact?.size ?? 0
+        record.reason = reason
+        return record
+    }
+}

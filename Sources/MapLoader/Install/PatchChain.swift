@@ -6,14 +6,15 @@ import MapStore
 import MapTransfer
 import MapPlatform
 
-extension MapLoader {
+extension PlanSession {
     /// Downloads a step's patch blobs and applies them in order to the installed files,
     /// producing the group's target tree in the new generation. Every patch checks the
     /// old bytes it reads and the new bytes it writes; the result must have the
     /// artifact's tree hash. Any failure throws, and the caller falls back to the full
     /// archive.
     func applyChain(_ step: GroupStep, item: Int, of items: Int, into builder: GenerationBuilder,
-                    operation: MapLoaderOperation, transfer: TransferLedger) async throws -> [FileEntry] {
+                    transfer: TransferLedger) async throws -> [FileEntry] {
+        let operation = self.operation
         guard let artifact = step.artifact, !step.patches.isEmpty else {
             throw MapLoaderError.invalidMetadata(what: step.name, detail: "no patches to apply")
         }
@@ -21,7 +22,7 @@ extension MapLoader {
         for edge in step.patches {
             patchFiles.append(try await fetchBlob(sha256: edge.sha256, size: edge.size,
                                                   item: "\(step.name) \(edge.from)→\(edge.to)", index: item, of: items,
-                                                  operation: operation, transfer: transfer))
+                                                  transfer: transfer))
         }
         var source = store.groupDirectory(package: step.package, group: step.group)
         var intermediates: [URL] = []
@@ -38,7 +39,7 @@ extension MapLoader {
                 target = builder.directory.deletingLastPathComponent().appendingPathComponent("patch-\(UUID().uuidString)")
                 intermediates.append(target)
             }
-            progress(operation, .patch, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
+            progress(.patch, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
             let from = source
             files = try await offActor {
                 try PatchApplier.apply(patch: patch, oldTree: from, into: target) { done in

@@ -7,12 +7,51 @@ import MapTransfer
 import MapPlatform
 
 extension MapLoader {
+    /// Carries out `plan` in a new ``PlanSession`` of `operation`.
+    func execute(_ plan: Plan, from state: InstalledState, manifestSHA: String?,
+                 operation: MapLoaderOperation) async throws -> UpdateReport {
+        let session = PlanSession(operation: operation, store: store, hub: hub, site: Result { () throws(MapLoaderError) in try site() })
+        return try await session.run(plan, from: state, manifestSHA: manifestSHA)
+    }
+}
+
+/// One operation's run of a plan: it owns everything the run uses (the site client, the
+/// transfer ledger, the blob fetches shared by groups, the generation being built) and
+/// is dropped when the run ends, so nothing of one operation outlives it on the loader.
+/// The plan it runs is never changed; the report it returns records what happened,
+/// fallbacks from patch to full archive included.
+actor PlanSession {
+    /// The operation this run belongs to (named in every progress event).
+    let operation: MapLoaderOperation
+    /// The data directory.
+    let store: Store
+    /// Where events go.
+    let hub: EventHub
+    /// The site, or why there is none (a plan without downloads needs none).
+    let site: Result<SiteClient, MapLoaderError>
+    /// Downloads in flight or done in this run, by SHA-256: two groups that need one blob
+    /// fetch it once.
+    private var blobFetches: [String: Task<URL, any Error>] = [:]
+
+    init(operation: MapLoaderOperation, store: Store, hub: EventHub, site: Result<SiteClient, MapLoaderError>) {
+        self.operation = operation
+        self.store = store
+        self.hub = hub
+        self.site = site
+    }
+
+    /// Sends a progress event for this operation.
+    func progress(_ phase: OperationPhase, bytes: Int64 = 0, total: Int64 = 0,
+                  items: Int = 0, totalItems: Int = 0, item: String? = nil) {
+        hub.emit(.progress(OperationProgress(operation: operation, phase: phase, completedBytes: bytes, totalBytes: total,
+                                             completedItems: items, totalItems: totalItems, item: item)))
+    }
+
     /// Carries out `plan` on top of the installed `state`: fetches, verifies and unpacks what changes,
     /// hard-links what does not, and commits the new generation in one switch. On any
     /// failure the live generation is untouched and the half-built one is removed.
     /// - Parameter manifestSHA: the pinned hash of the manifest of `plan.version`, recorded in the new state.
-    func execute(_ plan: Plan, from state: InstalledState, manifestSHA: String?,
-                 operation: MapLoaderOperation) async throws -> UpdateReport {
+    func run(_ plan: Plan, from state: InstalledState, manifestSHA: String?) async throws -> UpdateReport {
         let started = Date()
         for step in plan.steps where step.action != .keep { hub.emit(.planned(step)) }
         if plan.peakBytes > 0, let available = store.availableSpace(), plan.peakBytes > available {
@@ -41,8 +80,7 @@ extension MapLoader {
                     let position = count - pending.count
                     group.addTask {
                         let (result, carried) = try await self.produce(plan.steps[index], item: position, of: count,
-                                                                       into: builder,
-                                                                       operation: operation, transfer: transfer)
+                                                                       into: builder, transfer: transfer)
                         return (index, result, carried)
                     }
                 }
@@ -53,7 +91,7 @@ extension MapLoader {
                     startNext()
                 }
             }
-            progress(operation, .commit)
+            progress(.commit)
             let next = InstalledState(version: installed.isEmpty ? nil : plan.version,
                                       manifest: installed.isEmpty ? nil : manifestSHA,
                                       generation: builder.number, committed: Date(), packages: installed)
@@ -93,15 +131,14 @@ extension MapLoader {
     /// plan says so (falling back to the full archive on any failure), else by archive.
     /// - Parameter item: the step's 1-based position among the `items` groups produced.
     private func produce(_ step: GroupStep, item: Int, of items: Int, into builder: GenerationBuilder,
-                         operation: MapLoaderOperation, transfer: TransferLedger) async throws -> (InstalledGroup, GroupStep) {
+                         transfer: TransferLedger) async throws -> (InstalledGroup, GroupStep) {
         guard let artifact = step.artifact else {
             throw MapLoaderError.invalidMetadata(what: step.name, detail: "no artifact to install")
         }
-        var step = step
+        var record = step  // what the report says of this step: the planned one, or its fallback
         if step.method == .delta {
             do {
-                let files = try await applyChain(step, item: item, of: items, into: builder, operation: operation,
-                                                 transfer: transfer)
+                let files = try await applyChain(step, item: item, of: items, into: builder, transfer: transfer)
                 return (InstalledGroup(artifact: artifact.sha256, treeHash: artifact.treeHash, files: files.count,
                                        size: files.reduce(0) { $0 + $1.size }), step)
             } catch {
@@ -110,20 +147,17 @@ extension MapLoader {
                 }
                 try? FileManager.default.removeItem(at: builder.directory.appendingPathComponent(step.package)
                     .appendingPathComponent(step.group))
-                step.method = .full
-                step.chain = []
-                step.patches = []
-                step.downloadBytes = artifact.size
-                step.reason = "patch failed (\(error)); fell back to the full archive"
+                record = step.fellBack(reason: "patch failed (\(error)); fell back to the full archive")
                 transfer.addToTotal(artifact.size)
-                hub.emit(.planned(step))
+                hub.emit(.planned(record))
             }
         }
         let archive = try await fetchBlob(sha256: artifact.sha256, size: artifact.size, item: step.name,
-                                          index: item, of: items, operation: operation, transfer: transfer)
+                                          index: item, of: items, transfer: transfer)
         let folder = try builder.makeGroupDirectory(package: step.package, group: step.group)
-        progress(operation, .extract, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: step.name)
+        progress(.extract, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: step.name)
         let hub = self.hub
+        let operation = self.operation
         let name = step.name
         let files: [FileEntry]
         do {
@@ -148,29 +182,29 @@ extension MapLoader {
         }
         try builder.writeIndex(files, package: step.package, group: step.group)
         return (InstalledGroup(artifact: artifact.sha256, treeHash: treeHash, files: files.count,
-                               size: files.reduce(0) { $0 + $1.size }), step)
+                               size: files.reduce(0) { $0 + $1.size }), record)
     }
 
     /// Downloads a pinned blob into `downloads/<sha256>` (resuming a partial file, reusing
     /// a complete one) and checks its SHA-256.
     func fetchBlob(sha256: String, size: Int64, item: String, index: Int, of items: Int,
-                   operation: MapLoaderOperation, transfer: TransferLedger) async throws -> URL {
+                   transfer: TransferLedger) async throws -> URL {
         let task = blobFetches[sha256] ?? Task {
-            try await self.downloadBlob(sha256: sha256, size: size, item: item, index: index, of: items,
-                                        operation: operation, transfer: transfer)
+            try await self.downloadBlob(sha256: sha256, size: size, item: item, index: index, of: items, transfer: transfer)
         }
         blobFetches[sha256] = task
         return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
     }
 
     private func downloadBlob(sha256: String, size: Int64, item: String, index: Int, of items: Int,
-                              operation: MapLoaderOperation, transfer: TransferLedger) async throws -> URL {
+                              transfer: TransferLedger) async throws -> URL {
         let file = store.downloads.appendingPathComponent(sha256)
-        let client = try site()
+        let client = try site.get()
         let already = min(size, (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int64) ?? 0)
         let hub = self.hub
+        let operation = self.operation
         let completed = transfer.record(sha256, bytes: already)
-        progress(operation, .download, bytes: completed, total: transfer.total, items: index - 1, totalItems: items, item: item)
+        progress(.download, bytes: completed, total: transfer.total, items: index - 1, totalItems: items, item: item)
         try await client.source.download(SiteLayout.blob(sha256), to: file, limit: .exactly(size)) { bytes in
             let completed = transfer.record(sha256, bytes: bytes)
             hub.emit(.progress(OperationProgress(operation: operation, phase: .download, completedBytes: completed,
@@ -178,7 +212,7 @@ extension MapLoader {
                                                  item: item)))
         }
         transfer.finished(file, new: size - already)
-        progress(operation, .verify, items: index - 1, totalItems: items, item: item)
+        progress(.verify, items: index - 1, totalItems: items, item: item)
         let actual = try await offActor { try FileHashing.sha256(ofFileAt: file) }
         guard actual.hex == sha256, actual.size == size else {
             try? FileManager.default.removeItem(at: file)
