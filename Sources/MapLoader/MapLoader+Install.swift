@@ -15,12 +15,7 @@ extension MapLoader {
         guard !ids.isEmpty else { throw .invalidParameters("name at least one package to install") }
         return try await run(.install) { loader in
             let context = try await loader.context(atInstalledVersion: true, operation: .install)
-            let leaves = try loader.leaves(of: ids, in: context.manifest)
-            let broken = try await loader.quickCheck(context.state)
-            let plan = Planner.plan(installed: context.state, manifest: context.manifest,
-                                    packages: Set(context.state.packages.keys).union(leaves),
-                                    selection: context.selection, strategy: .full, inconsistent: broken,
-                                    scope: leaves)
+            let (plan, leaves) = try await loader.installPlan(ids, context)
             guard plan.changesFiles else {
                 return UpdateReport(fromVersion: context.state.version, toVersion: context.state.version, steps: plan.steps,
                                     downloadedBytes: 0, committed: false, seconds: 0)
@@ -30,6 +25,38 @@ extension MapLoader {
                                                   operation: .install)
             loader.hub.emit(.installed(leaves.sorted()))
             return report
+        }
+    }
+
+    /// What ``install(_:)`` of `ids` would do, without downloading or changing anything:
+    /// per package and group, the bytes it would download and write, and the plan's peak
+    /// disk use (``Plan/peakBytes``). Reads only, so it never waits for a writer.
+    public func planInstall(_ ids: [String]) async throws(MapLoaderError) -> Plan {
+        guard !ids.isEmpty else { throw .invalidParameters("name at least one package to install") }
+        return try await run(.planInstall) { loader in
+            let context = try await loader.context(atInstalledVersion: true, operation: .planInstall)
+            return try await loader.installPlan(ids, context).plan
+        }
+    }
+
+    /// The plan that installs `ids` on top of what is installed, and the leaves it adds.
+    private func installPlan(_ ids: [String], _ context: Context) async throws -> (plan: Plan, leaves: Set<String>) {
+        let leaves = try leaves(of: ids, in: context.manifest)
+        let broken = try await quickCheck(context.state)
+        let plan = Planner.plan(installed: context.state, manifest: context.manifest,
+                                packages: Set(context.state.packages.keys).union(leaves),
+                                selection: context.selection, strategy: .full, inconsistent: broken,
+                                scope: leaves)
+        return (plan, leaves)
+    }
+
+    /// Removes every installed package (works offline); `committed` is false when nothing
+    /// was installed.
+    @discardableResult
+    public func uninstallAll() async throws(MapLoaderError) -> UpdateReport {
+        try await run(.uninstall) { loader in
+            let state = try loader.store.state()
+            return try await loader.remove(Set(state.packages.keys), from: state)
         }
     }
 
@@ -57,19 +84,20 @@ extension MapLoader {
                 guard !installed.isEmpty else { throw MapLoaderError.notInstalled(id) }
                 leaves.formUnion(installed)
             }
-            var steps: [GroupStep] = []
-            for (package, groups) in state.packages.sorted(by: { $0.key < $1.key }) {
-                for group in groups.keys.sorted() {
-                    let removing = leaves.contains(package)
-                    steps.append(GroupStep(package: package, group: group, action: removing ? .remove : .keep,
-                                           method: .none, reason: removing ? "package uninstalled" : "unchanged"))
-                }
-            }
-            let plan = Plan(version: state.version ?? "", steps: steps)
-            let report = try await loader.execute(plan, from: state, manifestSHA: state.manifest, operation: .uninstall)
-            loader.hub.emit(.uninstalled(leaves.sorted()))
-            return report
+            return try await loader.remove(leaves, from: state)
         }
+    }
+
+    /// Removes the installed `leaves` from `state` in one new generation.
+    private func remove(_ leaves: Set<String>, from state: InstalledState) async throws -> UpdateReport {
+        let plan = Planner.removal(of: leaves, from: state)
+        guard plan.changesFiles else {
+            return UpdateReport(fromVersion: state.version, toVersion: state.version, steps: plan.steps,
+                                downloadedBytes: 0, committed: false, seconds: 0)
+        }
+        let report = try await execute(plan, from: state, manifestSHA: state.manifest, operation: .uninstall)
+        hub.emit(.uninstalled(leaves.sorted()))
+        return report
     }
 
     /// The leaf ids under `ids`, or an error naming the first unknown id.

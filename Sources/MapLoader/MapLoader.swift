@@ -193,8 +193,8 @@ extension MapLoaderOperation {
     /// Whether the operation changes the data directory (and so holds its write lock).
     var changesDataDirectory: Bool {
         switch self {
-        case .install, .uninstall, .selectGroup, .deselectGroup, .update, .repair, .forgetKeys: true
-        case .list, .checkForUpdate, .verify: false
+        case .install, .uninstall, .selectGroup, .deselectGroup, .update, .repair, .forgetKeys, .collectGarbage: true
+        case .list, .planInstall, .checkForUpdate, .verify: false
         }
     }
 }

@@ -3,6 +3,19 @@ import MapModel
 /// Turns (installed state, target manifest, wanted packages, selected groups) into a
 /// ``Plan``. Pure: no I/O, so it is tested with tables.
 package enum Planner {
+    /// The plan that removes the installed `leaves` and keeps every other installed group.
+    package static func removal(of leaves: Set<String>, from state: InstalledState) -> Plan {
+        var steps: [GroupStep] = []
+        for (package, groups) in state.packages.sorted(by: { $0.key < $1.key }) {
+            for group in groups.keys.sorted() {
+                let removing = leaves.contains(package)
+                steps.append(GroupStep(package: package, group: group, action: removing ? .remove : .keep,
+                                       method: .none, reason: removing ? "package uninstalled" : "unchanged"))
+            }
+        }
+        return Plan(version: state.version ?? "", steps: steps)
+    }
+
     /// Identifies one installed group.
     package typealias GroupKey = MapModel.GroupKey
 

@@ -20,6 +20,8 @@ package struct FileStatus: Sendable, Hashable {
     package var identity: FileIdentity
     /// The bytes it occupies on disk.
     package var allocated: Int64
+    /// How many names (hard links) the file has.
+    package var links: Int
 
     /// The status of `path` without following a final symbolic link; `nil` when it does not exist
     /// or cannot be read.
@@ -51,6 +53,7 @@ package struct FileStatus: Sendable, Hashable {
         #endif
         identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         allocated = Int64(info.st_blocks) * 512
+        links = Int(info.st_nlink)
     }
 }
 

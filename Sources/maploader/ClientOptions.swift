@@ -71,11 +71,13 @@ struct ClientOptions: ParsableArguments {
 
     /// Runs `body` with a loader whose events are rendered for a person (or silenced
     /// for `--json`), mapping failures to a one-line message and a documented exit code.
-    func withLoader<T: Sendable>(_ body: @escaping @Sendable (MapLoader) async throws -> T) async throws -> T {
+    /// - Parameter quiet: no progress either (errors are still printed).
+    func withLoader<T: Sendable>(quiet: Bool = false,
+                                 _ body: @escaping @Sendable (MapLoader) async throws -> T) async throws -> T {
         let configuration = self.configuration
         Self.keepFoundationInside(configuration.dataDirectory)
         let loader = MapLoader(configuration: configuration)
-        let renderer = ProgressRenderer(quiet: json)
+        let renderer = ProgressRenderer(quiet: json || quiet)
         let events = loader.events()
         let consumer = Task { await renderer.consume(events) }
         // Ctrl-C (or SIGTERM) cancels the operation (running or still queued), which cleans

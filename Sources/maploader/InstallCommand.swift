@@ -8,7 +8,13 @@ struct InstallCommand: AsyncParsableCommand {
         abstract: "Install packages with the selected data groups.",
         discussion: """
         An inner node (a continent, a country) installs all its leaves. New packages are \
-        installed at the version already installed; all of them switch in together or not at all.
+        installed at the version already installed; all of them switch in together or not at all. \
+        --dry-run shows what would be downloaded and written, per package and group, and \
+        changes nothing.
+
+        Examples:
+          maploader install de-berlin
+          maploader install --dry-run europe
         """)
 
     @OptionGroup var client: ClientOptions
@@ -16,7 +22,14 @@ struct InstallCommand: AsyncParsableCommand {
     @Argument(help: "Package ids, e.g. de-berlin europe.")
     var ids: [String]
 
+    @Flag(name: .long, help: "Show what would be downloaded and written; change nothing.")
+    var dryRun = false
+
     func run() async throws {
+        if dryRun {
+            let plan = try await client.withLoader { [ids] in try await $0.planInstall(ids) }
+            return client.json ? Output.json(plan) : PlanPrinter.print(plan)
+        }
         let report = try await client.withLoader { [ids] in try await $0.install(ids) }
         ReportPrinter.print(report, verb: "installed", json: client.json)
     }
@@ -25,15 +38,34 @@ struct InstallCommand: AsyncParsableCommand {
 /// `maploader uninstall <id>...`.
 struct UninstallCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "uninstall", abstract: "Remove installed packages (works offline).")
+        commandName: "uninstall", abstract: "Remove installed packages (works offline).",
+        discussion: """
+        The files are gone from disk when the command returns, unless a reader (maploader \
+        pin, an app's snapshot) still holds the previous version; the next change frees them.
+
+        Examples:
+          maploader uninstall de-berlin
+          maploader uninstall --all
+        """)
 
     @OptionGroup var client: ClientOptions
 
     @Argument(help: "Package ids; an inner node removes all its installed leaves.")
-    var ids: [String]
+    var ids: [String] = []
+
+    @Flag(name: .long, help: "Remove every installed package.")
+    var all = false
+
+    func validate() throws {
+        if all == !ids.isEmpty {
+            throw ValidationError(all ? "give either package ids or --all, not both" : "name at least one package to uninstall, or --all")
+        }
+    }
 
     func run() async throws {
-        let report = try await client.withLoader { [ids] in try await $0.uninstall(ids) }
+        let report = try await client.withLoader { [ids, all] in
+            all ? try await $0.uninstallAll() : try await $0.uninstall(ids)
+        }
         ReportPrinter.print(report, verb: "uninstalled", json: client.json)
     }
 }

@@ -43,7 +43,8 @@ struct MapLoaderCommand: AsyncParsableCommand {
         version: MapLoaderVersion.current,
         subcommands: [
             ListCommand.self, InfoCommand.self, LocateCommand.self, InstallCommand.self, UninstallCommand.self,
-            GroupsCommand.self, CheckUpdateCommand.self, UpdateCommand.self, VerifyCommand.self, RepairCommand.self, PinCommand.self, ForgetKeysCommand.self,
+            GroupsCommand.self, CheckUpdateCommand.self, UpdateCommand.self, VerifyCommand.self, RepairCommand.self,
+            DiskUsageCommand.self, CollectGarbageCommand.self, PinCommand.self, ForgetKeysCommand.self,
             PublishCommand.self, ServeCommand.self, KeygenCommand.self, SignCommand.self,
         ]
     )

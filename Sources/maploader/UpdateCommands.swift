@@ -46,6 +46,15 @@ struct UpdateCommand: AsyncParsableCommand {
         or fails its check, or installed files were changed. --full always downloads full \
         archives. Selection changes (maploader groups) are applied too. All packages switch \
         to the new version together.
+
+        For timers (scripts/systemd): --if-available first checks as a reader, without \
+        waiting for the data directory's write lock, and does nothing when there is no \
+        update; --quiet prints one line when something was updated and nothing otherwise. \
+        Both exit 0 when up to date or updated.
+
+        Examples:
+          maploader update --dry-run
+          maploader update --if-available --quiet
         """)
 
     @OptionGroup var client: ClientOptions
@@ -56,9 +65,26 @@ struct UpdateCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Show the plan without downloading or changing anything.")
     var dryRun = false
 
+    @Flag(name: .long, help: "For timers: exit 0 whether an update was applied or none was available.")
+    var ifAvailable = false
+
+    @Flag(name: .long, help: "No progress; print one line only when something was updated (errors still go to stderr).")
+    var quiet = false
+
     func run() async throws {
-        let report = try await client.withLoader { [strategy, dryRun] in
+        if ifAvailable {
+            let check = try await client.withLoader(quiet: quiet) { [strategy] in try await $0.checkForUpdate(strategy: strategy) }
+            guard check.updateAvailable else {
+                if client.json { return Output.json(UpdateReport.nothing(at: check.installedVersion)) }
+                return quiet ? () : Output.line("up to date (version \(check.installedVersion ?? "-"))")
+            }
+        }
+        let report = try await client.withLoader(quiet: quiet) { [strategy, dryRun] in
             try await $0.performUpdate(strategy: strategy, dryRun: dryRun)
+        }
+        if quiet, !client.json, !dryRun {
+            if report.committed { ReportPrinter.print(report, verb: "updated", json: false) }
+            return
         }
         if dryRun, !client.json {
             PlanPrinter.print(Plan(version: report.toVersion ?? "-", steps: report.steps))
@@ -115,10 +141,17 @@ enum PlanPrinter {
         let rows = plan.steps.filter { $0.action != .keep }.map { step in
             [step.name, step.action.rawValue,
              step.method == .delta ? "patch " + step.chain.joined(separator: "→") : step.method.rawValue,
-             ByteFormat.string(step.downloadBytes), step.reason]
+             ByteFormat.string(step.downloadBytes), step.action == .remove ? "-" : ByteFormat.string(step.writeBytes), step.reason]
         }
-        if !rows.isEmpty { Output.table([["GROUP", "ACTION", "HOW", "DOWNLOAD", "WHY"]] + rows) }
+        if !rows.isEmpty { Output.table([["GROUP", "ACTION", "HOW", "DOWNLOAD", "ON DISK", "WHY"]] + rows) }
         Output.line("download \(ByteFormat.string(plan.downloadBytes)) (full archives: \(ByteFormat.string(plan.fullBytes))), " +
                     "peak disk \(ByteFormat.string(plan.peakBytes))")
+    }
+}
+
+extension UpdateReport {
+    /// The report of an update that found nothing to do at `version`.
+    static func nothing(at version: String?) -> UpdateReport {
+        UpdateReport(fromVersion: version, toVersion: version, steps: [], downloadedBytes: 0, committed: false, seconds: 0)
     }
 }

@@ -12,7 +12,9 @@ public enum MapLoaderOperation: String, Sendable, Hashable, Codable {
     case list
     /// ``MapLoader/install(_:)``.
     case install
-    /// ``MapLoader/uninstall(_:)``.
+    /// ``MapLoader/planInstall(_:)``: planning an install without changing anything.
+    case planInstall
+    /// ``MapLoader/uninstall(_:)`` and ``MapLoader/uninstallAll()``.
     case uninstall
     /// ``MapLoader/selectDataGroup(_:)``.
     case selectGroup
@@ -28,6 +30,8 @@ public enum MapLoaderOperation: String, Sendable, Hashable, Codable {
     case repair
     /// ``MapLoader/forgetTrustedKeys(_:)``.
     case forgetKeys
+    /// ``MapLoader/collectGarbage()``.
+    case collectGarbage
 }
 
 /// The phase of a running operation, in the order they happen.

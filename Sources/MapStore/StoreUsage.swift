@@ -1,0 +1,94 @@
+import Foundation
+import MapModel
+import MapPlatform
+
+/// Measures and cleans the data directory.
+extension Store {
+    /// Apparent bytes and files below `path` (not following symbolic links), counting each
+    /// file once across every call that shares `seen`.
+    static func measure(_ path: String, seen: inout Set<FileIdentity>) -> (bytes: Int64, files: Int) {
+        guard let status = FileStatus.of(path) else { return (0, 0) }
+        switch status.kind {
+        case .file:
+            return seen.insert(status.identity).inserted ? (status.size, 1) : (0, 0)
+        case .directory:
+            var total: (bytes: Int64, files: Int) = (0, 0)
+            for name in (try? FileSystem.entryNames(path)) ?? [] {
+                let part = measure(path + "/" + String(decoding: name, as: UTF8.self), seen: &seen)
+                total.bytes += part.bytes
+                total.files += part.files
+            }
+            return total
+        default:
+            return (0, 0)
+        }
+    }
+
+    /// Bytes that removing `path` frees: files below it whose only name is there.
+    static func freed(by path: String) -> Int64 {
+        guard let status = FileStatus.of(path) else { return 0 }
+        switch status.kind {
+        case .file: return status.links <= 1 ? status.size : 0
+        case .directory:
+            return ((try? FileSystem.entryNames(path)) ?? []).reduce(0) {
+                $0 + freed(by: path + "/" + String(decoding: $1, as: UTF8.self))
+            }
+        default: return 0
+        }
+    }
+
+    /// What each installed group of `state` takes in the generation read, and the whole
+    /// data directory, with hard-linked files counted once.
+    package func usage(of state: InstalledState) -> DiskUsage {
+        var seen = Set<FileIdentity>()
+        var packages: [DiskUsage.Package] = []
+        for (package, groups) in state.packages.sorted(by: { $0.key < $1.key }) {
+            let measured = groups.keys.sorted().map { group in
+                let part = Self.measure(groupDirectory(package: package, group: group).path, seen: &seen)
+                return DiskUsage.Group(group, bytes: part.bytes, files: part.files)
+            }
+            packages.append(DiskUsage.Package(package, groups: measured))
+        }
+        let installed = packages.reduce(0) { $0 + $1.bytes }
+        let total = installed + Self.measure(root.path, seen: &seen).bytes
+        return DiskUsage(packages: packages, installedBytes: installed, otherBytes: total - installed, totalBytes: total)
+    }
+
+    /// Removes what no operation needs: generations neither live nor pinned, leftovers of
+    /// interrupted operations, downloads untouched for `grace` seconds (a younger one may
+    /// be another process's fetch in progress), and cached manifests other than
+    /// `keepManifest` untouched for `grace` seconds. Call only while holding the write lock.
+    package func collectGarbage(keepManifest: String?, grace: TimeInterval) -> CleanupReport {
+        var removed: [String] = []
+        var freed: Int64 = 0
+        func remove(_ url: URL) {
+            let bytes = Self.freed(by: url.path)
+            guard (try? FileManager.default.removeItem(at: url)) != nil else { return }
+            freed += bytes
+            removed.append(String(url.path.dropFirst(root.path.count + 1)))
+        }
+        let live = currentGeneration()
+        let pinned = GenerationLease.pinnedGenerations(of: self)
+        if live != nil {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? [] {
+                guard let number = Int(name), number != live, !pinned.contains(number) else { continue }
+                remove(generationDirectory(number))
+            }
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? [] {
+            remove(staging.appendingPathComponent(name))
+        }
+        let now = Date().timeIntervalSince1970
+        func stale(_ url: URL) -> Bool { (FileStatus.of(url.path)?.modified ?? now) < now - grace }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: downloads.path)) ?? [] {
+            let file = downloads.appendingPathComponent(name)
+            if stale(file) { remove(file) }
+        }
+        let manifests = root.appendingPathComponent("cache/manifests")
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: manifests.path)) ?? [] where name != keepManifest {
+            let file = manifests.appendingPathComponent(name)
+            if stale(file) { remove(file) }
+        }
+        return CleanupReport(removed: removed.sorted(), freedBytes: freed)
+    }
+}
