@@ -96,6 +96,11 @@ extension MapLoader {
                                 downloadedBytes: 0, committed: false, seconds: 0)
         }
         let report = try await execute(plan, from: state, manifestSHA: state.manifest, operation: .uninstall)
+        // The caller's tags go with the package.
+        _ = try await store.updateSettings { settings in
+            for leaf in leaves { settings.tags?[leaf] = nil }
+            if settings.tags?.isEmpty == true { settings.tags = nil }
+        }
         hub.emit(.uninstalled(leaves.sorted()))
         return report
     }

@@ -123,3 +123,48 @@ extension MapLoader {
         }
     }
 }
+
+extension MapLoader {
+    /// Attaches the caller's own key/value metadata to an installed package, as apps tag
+    /// the regions they downloaded ("trip=2026-summer"): a value sets its key, `nil`
+    /// removes it. Tags are kept across updates and removed with the package; they appear
+    /// in ``PackageStatus/tags``. Works offline. Returns the package's tags afterwards.
+    @discardableResult
+    public func setTags(_ tags: [String: String?], on package: String) async throws(MapLoaderError) -> [String: String] {
+        if let key = tags.keys.first(where: { $0.isEmpty || $0.contains("=") || $0.contains(where: \.isNewline) }) {
+            throw .invalidParameters("tag key '\(key)' must be non-empty, without '=' or line breaks")
+        }
+        return try await run(.tag) { loader in
+            guard try loader.store.state().packages[package] != nil else { throw MapLoaderError.notInstalled(package) }
+            let settings = try await loader.store.updateSettings { settings in
+                var current = settings.tags?[package] ?? [:]
+                for (key, value) in tags { current[key] = value }
+                settings.tags = settings.tags ?? [:]
+                settings.tags?[package] = current.isEmpty ? nil : current
+                if settings.tags?.isEmpty == true { settings.tags = nil }
+            }
+            return settings.tags?[package] ?? [:]
+        }
+    }
+
+    /// The caller's tags on an installed package (empty when it has none). Works offline.
+    public func tags(of package: String) async throws(MapLoaderError) -> [String: String] {
+        try await run(.list) { loader in
+            guard try loader.store.state().packages[package] != nil else { throw MapLoaderError.notInstalled(package) }
+            return try loader.store.settings().tags?[package] ?? [:]
+        }
+    }
+}
+
+extension MapLoader {
+    /// Every leaf package's outline (its published boundary, else its box) with its state
+    /// on this device, to write as GeoJSON (``Coverage/geoJSON()``) or draw as an SVG
+    /// world map (``Coverage/svg(width:)``).
+    /// - Parameter installedOnly: only packages of which something is installed.
+    public func coverage(installedOnly: Bool = false) async throws(MapLoaderError) -> Coverage {
+        try await run(.list) { loader in
+            let (tree, manifest) = try await loader.treeAndManifest()
+            return Coverage(tree: tree, manifest: manifest, installedOnly: installedOnly)
+        }
+    }
+}

@@ -193,7 +193,7 @@ extension MapLoaderOperation {
     /// Whether the operation changes the data directory (and so holds its write lock).
     var changesDataDirectory: Bool {
         switch self {
-        case .install, .uninstall, .selectGroup, .deselectGroup, .update, .repair, .forgetKeys, .collectGarbage: true
+        case .install, .uninstall, .selectGroup, .deselectGroup, .update, .repair, .forgetKeys, .collectGarbage, .tag: true
         case .list, .planInstall, .checkForUpdate, .verify: false
         }
     }

@@ -10,12 +10,17 @@ package struct Settings: Sendable, Hashable, Codable {
     public var lastSerial: Int?
     /// Publisher public keys (base64) trusted for this data directory.
     public var trustedKeys: [String]?
+    /// The caller's own key/value metadata per installed package id (``MapLoader/setTags(_:on:)``):
+    /// kept across updates, removed with the package.
+    public var tags: [String: [String: String]]?
 
     /// Settings with no explicit choices.
-    public init(groups: [String: Bool] = [:], lastSerial: Int? = nil, trustedKeys: [String]? = nil) {
+    public init(groups: [String: Bool] = [:], lastSerial: Int? = nil, trustedKeys: [String]? = nil,
+                tags: [String: [String: String]]? = nil) {
         self.groups = groups
         self.lastSerial = lastSerial
         self.trustedKeys = trustedKeys
+        self.tags = tags
     }
 
     /// The groups selected under `manifestGroups`: required ones, explicit choices, then defaults.

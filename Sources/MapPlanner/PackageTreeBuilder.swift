@@ -42,6 +42,7 @@ package struct PackageTreeBuilder {
             }
         }
         status.sizeOnDisk = context.state.size(of: leaf.id)
+        status.tags = installed.isEmpty ? [:] : context.settings.tags?[leaf.id] ?? [:]
         status.version = installed.isEmpty ? nil : context.state.version
         var outdated = false
         for (group, artifact) in wanted {

@@ -44,6 +44,8 @@ public struct PackageStatus: Sendable, Hashable, Encodable {
     public var bbox: BoundingBox?
     /// Publisher metadata, as is.
     public var metadata: [String: JSONValue]?
+    /// The caller's own key/value metadata (``MapLoader/setTags(_:on:)``; installed leaves only).
+    public var tags: [String: String] = [:]
 }
 
 /// One data group a leaf package offers.

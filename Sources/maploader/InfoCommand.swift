@@ -5,7 +5,7 @@ import MapLoader
 /// `maploader info <id>`: one package in detail.
 struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "info", abstract: "Show one package: state, sizes, groups, box and metadata.")
+        commandName: "info", abstract: "Show one package: state, sizes, groups, box, metadata and your tags.")
 
     @OptionGroup var client: ClientOptions
 
@@ -33,6 +33,9 @@ struct InfoCommand: AsyncParsableCommand {
         if let box = package.bbox { rows.append(["bbox", "\(box.minLon), \(box.minLat), \(box.maxLon), \(box.maxLat)"]) }
         if let metadata = package.metadata, let data = try? JSONCoding.encoder(pretty: false).encode(metadata) {
             rows.append(["metadata", String(decoding: data, as: UTF8.self)])
+        }
+        if !package.tags.isEmpty {
+            rows.append(["tags", package.tags.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")])
         }
         Output.table(rows)
     }

@@ -32,6 +32,8 @@ public enum MapLoaderOperation: String, Sendable, Hashable, Codable {
     case forgetKeys
     /// ``MapLoader/collectGarbage()``.
     case collectGarbage
+    /// ``MapLoader/setTags(_:on:)``.
+    case tag
 }
 
 /// The phase of a running operation, in the order they happen.
