@@ -27,3 +27,20 @@ extension MapLoader {
         }
     }
 }
+
+extension MapLoader {
+    /// Saves the most bytes the data directory may hold (`nil` removes the limit): every
+    /// process using the directory then refuses an install or update whose peak would pass
+    /// it. ``Configuration/quota`` overrides the saved value for this loader. Works offline.
+    public func setQuota(_ bytes: Int64?) async throws(MapLoaderError) {
+        if let bytes, bytes <= 0 { throw .invalidParameters("a quota must be more than 0 bytes") }
+        try await run(.configure) { loader in
+            _ = try await loader.store.updateSettings { $0.quota = bytes }
+        }
+    }
+
+    /// The quota in force: ``Configuration/quota``, else the saved one; `nil` for none.
+    public func quota() async throws(MapLoaderError) -> Int64? {
+        try await run(.list) { loader in try loader.configuration.quota ?? loader.store.settings().quota }
+    }
+}

@@ -38,16 +38,22 @@ public actor MapLoader {
         /// or loader changes it (reporting ``MapLoaderEvent/waitingForLock(pid:)``), or fails
         /// at once with ``MapLoaderError/busy(pid:)``.
         public var waitForLock: Bool
+        /// The most bytes the data directory may hold; `nil` uses the quota saved in the
+        /// data directory (``MapLoader/setQuota(_:)``), if any. An install or update whose
+        /// peak would pass it is refused up front with ``MapLoaderError/quotaExceeded(quota:needed:largest:)``.
+        public var quota: Int64?
 
         /// A configuration.
         public init(server: String?, dataDirectory: URL, retry: RetryPolicy = .init(),
-                    deadlines: TransferDeadlines = .init(), trust: TrustPolicy = .init(), waitForLock: Bool = true) {
+                    deadlines: TransferDeadlines = .init(), trust: TrustPolicy = .init(), waitForLock: Bool = true,
+                    quota: Int64? = nil) {
             self.server = server
             self.dataDirectory = dataDirectory
             self.retry = retry
             self.deadlines = deadlines
             self.trust = trust
             self.waitForLock = waitForLock
+            self.quota = quota
         }
     }
 
@@ -193,7 +199,7 @@ extension MapLoaderOperation {
     /// Whether the operation changes the data directory (and so holds its write lock).
     var changesDataDirectory: Bool {
         switch self {
-        case .install, .uninstall, .selectGroup, .deselectGroup, .update, .repair, .forgetKeys, .collectGarbage, .tag: true
+        case .install, .uninstall, .selectGroup, .deselectGroup, .update, .repair, .forgetKeys, .collectGarbage, .tag, .configure: true
         case .list, .planInstall, .checkForUpdate, .verify: false
         }
     }

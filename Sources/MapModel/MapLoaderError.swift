@@ -33,6 +33,10 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
     case versionUnavailable(installed: String, current: String)
     /// The data directory's file system has too little room.
     case insufficientSpace(needed: Int64, available: Int64, path: String)
+    /// The change would take the data directory past its quota (``MapLoader/Configuration/quota``
+    /// or `maploader config set quota`): `needed` bytes at the change's peak, with the
+    /// largest installed packages that could go to make room.
+    case quotaExceeded(quota: Int64, needed: Int64, largest: [String])
     /// Reading or writing the data directory failed.
     case storageFailed(path: String, reason: String)
     /// Another process (or loader) is changing the data directory, and the configuration
@@ -81,6 +85,10 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
             return "not enough disk space in \(path): the file system is full (no blocks, inodes or quota left); free some space and retry"
         case .insufficientSpace(let needed, let available, let path):
             return "not enough disk space in \(path): need \(ByteFormat.string(needed)), \(ByteFormat.string(available)) free; free some space and retry"
+        case .quotaExceeded(let quota, let needed, let largest):
+            let room = largest.isEmpty ? "raise the quota ('maploader config set quota SIZE')"
+                : "uninstall one of the largest packages (\(largest.joined(separator: ", "))) or raise the quota"
+            return "refused: this change needs \(ByteFormat.string(needed)) at its peak, over the data directory's quota of \(ByteFormat.string(quota)); \(room)"
         case .storageFailed(let path, let reason):
             return "cannot write \(path): \(reason); check permissions and free space of the data directory"
         case .busy(let pid):

@@ -13,6 +13,9 @@ package struct Settings: Sendable, Hashable, Codable {
     /// The caller's own key/value metadata per installed package id (``MapLoader/setTags(_:on:)``):
     /// kept across updates, removed with the package.
     public var tags: [String: [String: String]]?
+    /// The most bytes the data directory may hold (`maploader config set quota`); `nil` for
+    /// no limit. ``MapLoader/Configuration/quota``, when set, takes precedence.
+    public var quota: Int64?
 
     /// Settings with no explicit choices.
     public init(groups: [String: Bool] = [:], lastSerial: Int? = nil, trustedKeys: [String]? = nil,

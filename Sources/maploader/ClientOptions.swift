@@ -143,7 +143,7 @@ struct Failure: Error, CustomStringConvertible {
         case .connectionFailed, .httpStatus: return 5
         case .integrityFailed, .invalidMetadata, .invalidArchive: return 6
         case .signatureRefused, .rollbackRefused: return 7
-        case .insufficientSpace: return 8
+        case .insufficientSpace, .quotaExceeded: return 8
         case .versionUnavailable: return 9
         case .cancelled: return 130
         }

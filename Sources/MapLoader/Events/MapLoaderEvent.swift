@@ -34,6 +34,8 @@ public enum MapLoaderOperation: String, Sendable, Hashable, Codable {
     case collectGarbage
     /// ``MapLoader/setTags(_:on:)``.
     case tag
+    /// ``MapLoader/setQuota(_:)``.
+    case configure
 }
 
 /// The phase of a running operation, in the order they happen.

@@ -10,7 +10,9 @@ extension MapLoader {
     /// Carries out `plan` in a new ``PlanSession`` of `operation`.
     func execute(_ plan: Plan, from state: InstalledState, manifestSHA: String?,
                  operation: MapLoaderOperation) async throws -> UpdateReport {
-        let session = PlanSession(operation: operation, store: store, hub: hub, site: Result { () throws(MapLoaderError) in try site() })
+        let quota = try configuration.quota ?? store.settings().quota
+        let session = PlanSession(operation: operation, store: store, hub: hub, site: Result { () throws(MapLoaderError) in try site() },
+                                  quota: quota)
         return try await session.run(plan, from: state, manifestSHA: manifestSHA)
     }
 }
@@ -29,15 +31,30 @@ actor PlanSession {
     let hub: EventHub
     /// The site, or why there is none (a plan without downloads needs none).
     let site: Result<SiteClient, MapLoaderError>
+    /// The most bytes the data directory may hold, if limited.
+    let quota: Int64?
     /// Downloads in flight or done in this run, by SHA-256: two groups that need one blob
     /// fetch it once.
     private var blobFetches: [String: Task<URL, any Error>] = [:]
 
-    init(operation: MapLoaderOperation, store: Store, hub: EventHub, site: Result<SiteClient, MapLoaderError>) {
+    init(operation: MapLoaderOperation, store: Store, hub: EventHub, site: Result<SiteClient, MapLoaderError>, quota: Int64?) {
         self.operation = operation
         self.store = store
         self.hub = hub
         self.site = site
+        self.quota = quota
+    }
+
+    /// Refuses a plan whose peak (what is installed now, plus the plan's downloads and
+    /// new files) would pass the quota, naming the largest installed packages.
+    private func checkQuota(_ plan: Plan, _ state: InstalledState) throws {
+        guard let quota, plan.peakBytes > 0 else { return }
+        let installed = state.packages.keys.reduce(Int64(0)) { $0 + state.size(of: $1) }
+        let needed = installed + plan.peakBytes
+        guard needed > quota else { return }
+        let largest = state.packages.keys.sorted { (state.size(of: $0), $1) > (state.size(of: $1), $0) }.prefix(3)
+        throw MapLoaderError.quotaExceeded(quota: quota, needed: needed,
+                                           largest: largest.map { "\($0) \(ByteFormat.string(state.size(of: $0)))" })
     }
 
     /// Sends a progress event for this operation.
@@ -54,6 +71,7 @@ actor PlanSession {
     func run(_ plan: Plan, from state: InstalledState, manifestSHA: String?) async throws -> UpdateReport {
         let started = Date()
         for step in plan.steps where step.action != .keep { hub.emit(.planned(step)) }
+        try checkQuota(plan, state)
         if plan.peakBytes > 0, let available = store.availableSpace(), plan.peakBytes > available {
             throw MapLoaderError.insufficientSpace(needed: plan.peakBytes, available: available, path: store.root.path)
         }
