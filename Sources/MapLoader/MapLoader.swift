@@ -42,11 +42,14 @@ public actor MapLoader {
         /// data directory (``MapLoader/setQuota(_:)``), if any. An install or update whose
         /// peak would pass it is refused up front with ``MapLoaderError/quotaExceeded(quota:needed:largest:)``.
         public var quota: Int64?
+        /// Bytes per second that all of this loader's downloads together may use (for
+        /// background updates, say); `nil` for no cap.
+        public var maximumRate: Int64?
 
         /// A configuration.
         public init(server: String?, dataDirectory: URL, retry: RetryPolicy = .init(),
                     deadlines: TransferDeadlines = .init(), trust: TrustPolicy = .init(), waitForLock: Bool = true,
-                    quota: Int64? = nil) {
+                    quota: Int64? = nil, maximumRate: Int64? = nil) {
             self.server = server
             self.dataDirectory = dataDirectory
             self.retry = retry
@@ -54,6 +57,7 @@ public actor MapLoader {
             self.trust = trust
             self.waitForLock = waitForLock
             self.quota = quota
+            self.maximumRate = maximumRate
         }
     }
 
@@ -63,6 +67,8 @@ public actor MapLoader {
     /// operation pinned.
     var store: Store
     let hub = EventHub()
+    /// The bandwidth cap every download of this loader shares.
+    let limiter: RateLimiter?
     private var queueTail: Task<Void, Never>?
     private var tasks: [UUID: Task<any Sendable, any Error>] = [:]
     private var runningID: UUID?
@@ -71,6 +77,7 @@ public actor MapLoader {
     public init(configuration: Configuration, delegate: (any MapLoaderDelegate)? = nil) {
         self.configuration = configuration
         self.store = Store(root: configuration.dataDirectory)
+        self.limiter = configuration.maximumRate.map { RateLimiter(bytesPerSecond: $0) }
         hub.setDelegate(delegate)
     }
 
@@ -167,7 +174,8 @@ public actor MapLoader {
     func site() throws(MapLoaderError) -> SiteClient {
         guard let server = configuration.server, !server.isEmpty else { throw .noServer }
         let hub = self.hub
-        let source = try makeSiteSource(server, retry: configuration.retry, deadlines: configuration.deadlines) { event in
+        let source = try makeSiteSource(server, retry: configuration.retry, deadlines: configuration.deadlines,
+                                        limiter: limiter) { event in
             switch event {
             case .lost(let url, let reason, let delay): hub.emit(.connectionLost(url: url, reason: reason, retryIn: delay))
             case .found(let url): hub.emit(.connectionFound(url: url))

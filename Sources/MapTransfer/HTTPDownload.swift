@@ -2,9 +2,9 @@ import Foundation
 import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+#endif
 import MapModel
 import MapPlatform
-#endif
 
 /// One HTTP GET that streams its body onto the end of a partial file.
 package final class HTTPDownload: Sendable {
@@ -31,6 +31,8 @@ package final class HTTPDownload: Sendable {
         package var lastActivity = ContinuousClock.now
         package var windowStart = ContinuousClock.now
         package var windowBytes: Int64 = 0
+        /// The server ignored a windowed `Range` and sends the whole file.
+        package var windowIgnored = false
     }
 
     private let url: URL
@@ -38,12 +40,16 @@ package final class HTTPDownload: Sendable {
     private let limit: TransferLimit
     private let deadlines: TransferDeadlines
     private let giveUp: ContinuousClock.Instant?
+    /// The last byte offset to fetch in this attempt (a bandwidth cap fetches a file in
+    /// windows); `nil` for the rest of the file.
+    private let window: Int64?
     private let progress: @Sendable (Int64) -> Void
     private let state = Mutex(State())
 
     private init(url: URL, file: URL, limit: TransferLimit, deadlines: TransferDeadlines,
-                 giveUp: ContinuousClock.Instant?, progress: @escaping @Sendable (Int64) -> Void) {
+                 giveUp: ContinuousClock.Instant?, window: Int64?, progress: @escaping @Sendable (Int64) -> Void) {
         self.giveUp = giveUp
+        self.window = window
         self.url = url
         self.file = file
         self.limit = limit
@@ -72,10 +78,10 @@ package final class HTTPDownload: Sendable {
     /// Runs one attempt: `Range` from the partial file's length, `If-Range: validator`.
     /// - Parameter giveUp: when the whole file's time (``TransferDeadlines/total``) runs out.
     package static func run(url: URL, file: URL, limit: TransferLimit, validator: String?, deadlines: TransferDeadlines,
-                    giveUp: ContinuousClock.Instant? = nil,
+                    giveUp: ContinuousClock.Instant? = nil, window: Int64? = nil,
                     progress: @escaping @Sendable (Int64) -> Void) async -> Outcome {
         let download = HTTPDownload(url: url, file: file, limit: limit, deadlines: deadlines, giveUp: giveUp,
-                                    progress: progress)
+                                    window: window, progress: progress)
         let handle: FileHandle
         let offset: Int64
         do {
@@ -102,7 +108,10 @@ package final class HTTPDownload: Sendable {
         // deadlines, this is only a backstop.
         request.timeoutInterval = deadlines.stall + 5
         request.cachePolicy = .reloadIgnoringLocalCacheData
-        if offset > 0 {
+        if let window {
+            request.setValue("bytes=\(offset)-\(window)", forHTTPHeaderField: "Range")
+            if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
+        } else if offset > 0 {
             request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
             if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
         }
@@ -189,10 +198,12 @@ package final class HTTPDownload: Sendable {
             state.responded = true
             state.lastActivity = .now
             let announced = http.expectedContentLength
+            state.windowIgnored = window != nil && http.statusCode == 200
+            let end = state.windowIgnored ? nil : window.map { $0 + 1 }
             if case .exactly(let size) = limit, [200, 206].contains(http.statusCode), announced >= 0,
-               announced != size - (http.statusCode == 206 ? state.offset : 0) {
+               announced != (end ?? size) - (http.statusCode == 206 ? state.offset : 0) {
                 return .failed(.integrityFailed(what: url.absoluteString,
-                                                detail: "the server announces \(announced) bytes where \(size - state.offset) are pinned"))
+                                                detail: "the server announces \(announced) bytes where \((end ?? size) - state.offset) are pinned"))
             }
             switch http.statusCode {
             case 200:
@@ -274,7 +285,7 @@ package final class HTTPDownload: Sendable {
                     return .retryable(reason: error.localizedDescription, validator: state.validator, worked: state.responded)
                 }
             }
-            if case .exactly(let size) = limit, state.offset != size {
+            if case .exactly(let size) = limit, state.offset != (state.windowIgnored ? nil : window.map { $0 + 1 }) ?? size {
                 return .retryable(reason: "connection closed after \(state.offset) of \(size) bytes",
                                   validator: state.validator, worked: state.responded)
             }

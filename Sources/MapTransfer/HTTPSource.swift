@@ -2,9 +2,9 @@ import Foundation
 import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+#endif
 import MapModel
 import MapPlatform
-#endif
 
 /// A site on an HTTP(S) server. Any static server works: the client needs GET and, for
 /// resuming, `Range` (it copes with servers that ignore it).
@@ -17,13 +17,16 @@ package struct HTTPSource: SiteSource {
     package let retry: RetryPolicy
     package let deadlines: TransferDeadlines
     package let onConnection: @Sendable (ConnectionEvent) -> Void
+    /// The bandwidth cap shared with the loader's other downloads, if any.
+    package let limiter: RateLimiter?
 
     /// A source for the site at `baseURL`.
     package init(baseURL: URL, retry: RetryPolicy = .init(), deadlines: TransferDeadlines = .init(),
-         onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }) {
+         limiter: RateLimiter? = nil, onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }) {
         self.baseURL = baseURL
         self.retry = retry
         self.deadlines = deadlines
+        self.limiter = limiter
         self.onConnection = onConnection
     }
 
@@ -32,12 +35,40 @@ package struct HTTPSource: SiteSource {
         let url = baseURL.appendingPathComponent(path)
         let clock = ContinuousClock()
         let giveUp = deadlines.total.map { clock.now + .seconds($0) }
+        guard let limiter, case .exactly(let size) = limit else {
+            return try await fetch(url, to: file, limit: limit, window: nil, giveUp: giveUp, progress: progress)
+        }
+        // Under a bandwidth cap the file comes in windows of a quarter second's worth,
+        // each a Range request of its own, with a pause between them when ahead of the cap:
+        // the network carries no more than the cap allows, whatever the client buffers.
+        let chunk = max(16_384, limiter.bytesPerSecond / 4)
+        while true {
+            let have = FileStatus.of(file.path)?.size ?? 0
+            guard have < size else {
+                return try await fetch(url, to: file, limit: limit, window: nil, giveUp: giveUp, progress: progress)
+            }
+            let end = min(size, have + chunk) - 1
+            try await fetch(url, to: file, limit: limit, window: end, giveUp: giveUp, progress: progress)
+            let pause = limiter.take(Int(end - have + 1))
+            guard pause > .zero else { continue }
+            do {
+                try await Task.sleep(for: pause)
+            } catch {
+                throw .cancelled
+            }
+        }
+    }
+
+    /// One request (bytes up to `window`, or to the end), retried as the policy says.
+    private func fetch(_ url: URL, to file: URL, limit: TransferLimit, window: Int64?, giveUp: ContinuousClock.Instant?,
+                       progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError) {
+        let clock = ContinuousClock()
         var validator: String?
         var lostOnce = false
         var everWorked = false
         for attempt in 1...retry.attempts {
             let outcome = await HTTPDownload.run(url: url, file: file, limit: limit, validator: validator,
-                                                 deadlines: deadlines, giveUp: giveUp, progress: progress)
+                                                 deadlines: deadlines, giveUp: giveUp, window: window, progress: progress)
             switch outcome {
             case .finished:
                 Self.answered(url)

@@ -59,13 +59,14 @@ extension SiteSource {
 /// as an absolute path or one starting with `./` or `../`. Anything else (a bare
 /// `host:port`, another scheme) is refused, saying which forms work.
 package func makeSiteSource(_ server: String, retry: RetryPolicy = .init(), deadlines: TransferDeadlines = .init(),
+                    limiter: RateLimiter? = nil,
                     onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }) throws(MapLoaderError) -> any SiteSource {
     let forms = "use http://host:port/…, https://…, file:///path, /absolute/path or ./relative/path"
     if server.hasPrefix("http://") || server.hasPrefix("https://") {
         guard let url = URL(string: server), let host = url.host, !host.isEmpty else {
             throw .invalidParameters("'\(server)' is not a valid URL: \(forms)")
         }
-        return HTTPSource(baseURL: url, retry: retry, deadlines: deadlines, onConnection: onConnection)
+        return HTTPSource(baseURL: url, retry: retry, deadlines: deadlines, limiter: limiter, onConnection: onConnection)
     }
     if server.hasPrefix("file://") {
         guard let url = URL(string: server), url.isFileURL, !url.path.isEmpty else {

@@ -31,9 +31,17 @@ struct ClientOptions: ParsableArguments {
     @Flag(name: .long, help: "Fail at once (exit 10) instead of waiting when another maploader is changing the data directory.")
     var noWait = false
 
+    @Option(name: .long, help: ArgumentHelp("Cap download bandwidth, e.g. 500k or 2MB (bytes per second).",
+                                             discussion: "Also $MAPLOADER_LIMIT_RATE. Downloads running side by side share the cap.",
+                                             valueName: "rate"))
+    var limitRate: String?
+
     func validate() throws {
         if let timeout, !(timeout > 0 && timeout.isFinite) {
             throw ValidationError("--timeout must be a positive number of seconds")
+        }
+        if let limitRate, (ByteFormat.parse(limitRate) ?? 0) < 1 {
+            throw ValidationError("--limit-rate '\(limitRate)' is not a rate: write it as 500k, 2MB or bytes per second")
         }
         if let dataDir, dataDir.isEmpty {
             throw ValidationError("--data-dir is empty: name the folder where maps live")
@@ -65,8 +73,9 @@ struct ClientOptions: ParsableArguments {
         let trust = TrustPolicy(keys: keys, allowUnsigned: allowUnsigned || env["MAPLOADER_ALLOW_UNSIGNED"] == "1")
         var deadlines = TransferDeadlines()
         if let stall = timeout ?? env["MAPLOADER_TIMEOUT"].flatMap(Double.init), stall > 0 { deadlines.stall = stall }
+        let rate = (limitRate ?? env["MAPLOADER_LIMIT_RATE"]).flatMap(ByteFormat.parse).flatMap { $0 > 0 ? $0 : nil }
         return .init(server: server ?? env["MAPLOADER_SERVER"], dataDirectory: URL(fileURLWithPath: directory),
-                     deadlines: deadlines, trust: trust, waitForLock: !noWait)
+                     deadlines: deadlines, trust: trust, waitForLock: !noWait, maximumRate: rate)
     }
 
     /// Runs `body` with a loader whose events are rendered for a person (or silenced

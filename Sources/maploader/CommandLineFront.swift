@@ -8,7 +8,7 @@ import MapLoader
 enum CommandLineFront {
     /// Options every client command takes, with whether each takes a value.
     static let sharedOptions: [String: Bool] = [
-        "--server": true, "--data-dir": true, "--trust-key": true, "--timeout": true,
+        "--server": true, "--data-dir": true, "--trust-key": true, "--timeout": true, "--limit-rate": true,
         "--json": false, "--allow-unsigned": false, "--no-wait": false,
     ]
 

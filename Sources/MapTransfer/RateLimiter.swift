@@ -1,0 +1,30 @@
+import Foundation
+import Synchronization
+
+/// Caps the bytes per second of every download that shares it (one per loader, so
+/// downloads running side by side share the cap): a token bucket with one second of burst.
+/// A download that gets ahead pauses its task (`URLSessionTask.suspend()`, so the socket
+/// stops being read and TCP slows the sender) until it is back under the rate.
+package final class RateLimiter: Sendable {
+    /// The cap, bytes per second.
+    package let bytesPerSecond: Int64
+    private let bucket: Mutex<(tokens: Double, last: ContinuousClock.Instant)>
+
+    /// A limiter of `bytesPerSecond` (at least 1).
+    package init(bytesPerSecond: Int64) {
+        self.bytesPerSecond = max(1, bytesPerSecond)
+        bucket = Mutex((Double(max(1, bytesPerSecond)), .now))
+    }
+
+    /// Takes `bytes` that just arrived; returns how long to pause before reading more.
+    package func take(_ bytes: Int) -> Duration {
+        bucket.withLock { bucket in
+            let now = ContinuousClock.now
+            let rate = Double(bytesPerSecond)
+            let elapsed = Double((now - bucket.last).components.seconds) + Double((now - bucket.last).components.attoseconds) / 1e18
+            bucket.tokens = min(rate, bucket.tokens + elapsed * rate) - Double(bytes)
+            bucket.last = now
+            return bucket.tokens >= 0 ? .zero : .milliseconds(Int(-bucket.tokens / rate * 1000) + 1)
+        }
+    }
+}
