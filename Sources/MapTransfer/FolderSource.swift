@@ -26,6 +26,7 @@ package struct FolderSource: SiteSource {
             try input.seek(toOffset: UInt64(offset))
             while let chunk = try input.read(upToCount: 1 << 18), !chunk.isEmpty {
                 try Task.checkCancellation()
+                try await TransferControl.current?.waitWhilePaused()
                 guard offset + Int64(chunk.count) <= limit.maximum else {
                     throw MapLoaderError.integrityFailed(what: source.path, detail: "longer than the \(limit.maximum) bytes pinned for it")
                 }

@@ -12,6 +12,8 @@ package final class HTTPDownload: Sendable {
     package enum Outcome: Sendable {
         case finished
         case failed(MapLoaderError)
+        /// Stopped by a pause (``TransferControl``); the partial file is kept for `Range`.
+        case paused(validator: String?)
         /// Worth another attempt; `validator` is the entity tag to resume against;
         /// `worked` tells whether the server answered this attempt at all (only a server
         /// that answered is worth retrying).
@@ -43,13 +45,16 @@ package final class HTTPDownload: Sendable {
     /// The last byte offset to fetch in this attempt (a bandwidth cap fetches a file in
     /// windows); `nil` for the rest of the file.
     private let window: Int64?
+    private let control: TransferControl?
     private let progress: @Sendable (Int64) -> Void
     private let state = Mutex(State())
 
     private init(url: URL, file: URL, limit: TransferLimit, deadlines: TransferDeadlines,
-                 giveUp: ContinuousClock.Instant?, window: Int64?, progress: @escaping @Sendable (Int64) -> Void) {
+                 giveUp: ContinuousClock.Instant?, window: Int64?, control: TransferControl?,
+                 progress: @escaping @Sendable (Int64) -> Void) {
         self.giveUp = giveUp
         self.window = window
+        self.control = control
         self.url = url
         self.file = file
         self.limit = limit
@@ -78,10 +83,10 @@ package final class HTTPDownload: Sendable {
     /// Runs one attempt: `Range` from the partial file's length, `If-Range: validator`.
     /// - Parameter giveUp: when the whole file's time (``TransferDeadlines/total``) runs out.
     package static func run(url: URL, file: URL, limit: TransferLimit, validator: String?, deadlines: TransferDeadlines,
-                    giveUp: ContinuousClock.Instant? = nil, window: Int64? = nil,
+                    giveUp: ContinuousClock.Instant? = nil, window: Int64? = nil, control: TransferControl? = nil,
                     progress: @escaping @Sendable (Int64) -> Void) async -> Outcome {
         let download = HTTPDownload(url: url, file: file, limit: limit, deadlines: deadlines, giveUp: giveUp,
-                                    window: window, progress: progress)
+                                    window: window, control: control, progress: progress)
         let handle: FileHandle
         let offset: Int64
         do {
@@ -121,9 +126,12 @@ package final class HTTPDownload: Sendable {
         // The watchdog ticks on its own dispatch queue, not on Swift's cooperative pool, so
         // deadlines hold even while an app keeps the pool busy.
         let watchdog = DispatchSource.makeTimerSource(queue: watchdogQueue)
-        watchdog.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(250))
+        watchdog.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
         watchdog.setEventHandler {
-            if let stalled = download.stalled(now: .now) {
+            if download.control?.isPaused == true {
+                download.finish(.paused(validator: download.state.withLock { $0.validator }))
+                task.cancel()
+            } else if let stalled = download.stalled(now: .now) {
                 download.finish(stalled)
                 task.cancel()
             }

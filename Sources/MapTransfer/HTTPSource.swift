@@ -66,10 +66,27 @@ package struct HTTPSource: SiteSource {
         var validator: String?
         var lostOnce = false
         var everWorked = false
-        for attempt in 1...retry.attempts {
-            let outcome = await HTTPDownload.run(url: url, file: file, limit: limit, validator: validator,
-                                                 deadlines: deadlines, giveUp: giveUp, window: window, progress: progress)
+        var attempt = 0
+        let control = TransferControl.current
+        while true {
+            if let control {
+                do {
+                    try await control.waitWhilePaused()
+                } catch {
+                    throw .cancelled
+                }
+            }
+            let run = { [validator] in
+                await HTTPDownload.run(url: url, file: file, limit: limit, validator: validator, deadlines: self.deadlines,
+                                       giveUp: giveUp, window: window, control: control, progress: progress)
+            }
+            let outcome: HTTPDownload.Outcome
+            if let control { outcome = await control.counting(run) } else { outcome = await run() }
             switch outcome {
+            case .paused(let newValidator):
+                // The partial file stays; the next request continues it after resume().
+                validator = newValidator ?? validator
+                continue
             case .finished:
                 Self.answered(url)
                 if lostOnce { onConnection(.found(url: url.absoluteString)) }
@@ -77,6 +94,7 @@ package struct HTTPSource: SiteSource {
             case .failed(let error):
                 throw error
             case .retryable(let reason, let newValidator, let worked):
+                attempt += 1
                 validator = newValidator ?? validator
                 everWorked = everWorked || worked || Self.hasAnswered(url)
                 if worked { Self.answered(url) }

@@ -4,6 +4,7 @@ import FoundationXML
 #endif
 import Testing
 @testable import MapLoader
+import ManifestServer
 
 /// What map owners use every day: the cost of an install before paying it, what is on
 /// disk, cleaning up, removing everything, and updates run from a timer.
@@ -399,5 +400,65 @@ private func duApparentBytes(_ folder: URL) throws -> Int {
         site.server.resetStatistics()
         #expect(try CLI.run(["install", "de-berlin", "--limit-rate", "40k"], site: site, data: data).status == 0)
         #expect(site.server.statistics.statusCounts[206, default: 0] > 2)
+    }
+}
+
+/// Handles per operation: pause keeps the partial file, resume continues with Range.
+@Suite struct OperationHandleTests {
+    @Test func pauseKeepsThePartialFileAndResumeContinuesWithRange() async throws {
+        // A slow server, so the download is surely in the middle when paused.
+        let site = try TestSite(faults: FaultPlan(bytesPerSecond: 8_000))
+        let data = site.dir.path("data")
+        let loader = site.loader(dataDirectory: data)
+        let blob = try #require(site.manifest("v1").root.allNodes.first { $0.id == "de-berlin" }?.artifacts?["base"])
+        let partial = data.appendingPathComponent("downloads/\(blob.sha256)")
+        let handle = loader.start { try await $0.install(["de-berlin"]) }
+        try await RawThread.run {
+            try waitUntil { (FileStatus.of(partial.path)?.size ?? 0) > blob.size / 3 }
+        }
+        handle.pause()
+        #expect(handle.isPaused)
+        try await RawThread.run { try waitUntil { handle.requestsInFlight == 0 } }
+        let kept = try #require(FileStatus.of(partial.path)?.size)
+        #expect(kept > 0 && kept < blob.size)
+        let sentBeforeResume = site.server.statistics.bodyBytesSentByPath["/" + SiteLayout.blob(blob.sha256)] ?? 0
+        // Paused: nothing more arrives, whatever time passes.
+        #expect(FileStatus.of(partial.path)?.size == kept)
+        handle.resume()
+        let report = try await handle.value
+        #expect(report.committed)
+        #expect(try await loader.verify().ok)
+        let statistics = site.server.statistics
+        // The rest came with Range (206) from where the kept file ended: the server sent the
+        // blob once, plus at most what was on the wire when the pause cut the request (a
+        // restart from zero would have sent the kept part again).
+        #expect(statistics.statusCounts[206, default: 0] >= 1)
+        let sent = try #require(statistics.bodyBytesSentByPath["/" + SiteLayout.blob(blob.sha256)])
+        #expect(sent >= blob.size && sent < blob.size + kept)
+        #expect(sentBeforeResume >= kept)
+    }
+
+    @Test func cancellingAHandleChangesNothing() async throws {
+        let site = try TestSite(faults: FaultPlan(bytesPerSecond: 8_000))
+        let data = site.dir.path("data")
+        let loader = site.loader(dataDirectory: data)
+        let handle = loader.start { try await $0.install(["de-berlin"]) }
+        handle.pause()  // paused before it even started: it waits
+        try await RawThread.run { try waitUntil { FileManager.default.fileExists(atPath: data.appendingPathComponent("locks").path) } }
+        handle.cancel()
+        await #expect(throws: MapLoaderError.cancelled) { try await handle.value }
+        #expect(try Store(root: data).state().packages.isEmpty)
+        // The loader goes on with the next operation.
+        try await loader.install(["ch"])
+    }
+}
+
+/// Waits (on a thread of its own) until `condition` holds; fails after 60 s as a guard
+/// against a hang, never as a measure of speed.
+func waitUntil(_ condition: () -> Bool) throws {
+    let deadline = Date().addingTimeInterval(60)
+    while !condition() {
+        guard Date() < deadline else { throw CancellationError() }
+        usleep(5_000)
     }
 }

@@ -1,0 +1,71 @@
+import MapModel
+import MapTransfer
+
+/// One operation started with ``MapLoader/start(_:)``: cancel it, pause and resume its
+/// downloads, and await its result.
+///
+/// Pausing ends every request in flight at once and keeps the partial files; ``resume()``
+/// continues each file with `Range` where it stopped, so no byte is downloaded twice.
+/// While paused the operation keeps its place (and, for a change, the data directory's
+/// write lock): pause for a moment, such as while the user starts navigation, and cancel
+/// to give the place up. A cancelled operation changes nothing installed and keeps its
+/// partial downloads for the next try.
+public final class OperationHandle<Value: Sendable>: Sendable {
+    private let task: Task<Value, any Error>
+    private let control: TransferControl
+
+    init(task: Task<Value, any Error>, control: TransferControl) {
+        self.task = task
+        self.control = control
+    }
+
+    /// Cancels the operation; ``value`` then throws ``MapLoaderError/cancelled``.
+    public func cancel() { task.cancel() }
+
+    /// Stops the operation's downloads, keeping what they received.
+    public func pause() { control.pause() }
+
+    /// Continues the operation's downloads where they stopped.
+    public func resume() { control.resume() }
+
+    /// Whether the operation's downloads are paused.
+    public var isPaused: Bool { control.isPaused }
+
+    /// Downloads running right now: none shortly after ``pause()``.
+    var requestsInFlight: Int { control.requestsInFlight }
+
+    /// The operation's result, once it has finished.
+    public var value: Value {
+        get async throws(MapLoaderError) {
+            do {
+                return try await task.value
+            } catch let error as MapLoaderError {
+                throw error
+            } catch {
+                throw MapLoaderError(error)
+            }
+        }
+    }
+}
+
+extension MapLoader {
+    /// Starts an operation and returns its handle at once, for apps that pause, resume or
+    /// cancel one operation (rather than ``cancelCurrentOperation()``):
+    ///
+    /// ```swift
+    /// let install = loader.start { try await $0.install(["de-berlin"]) }
+    /// install.pause()      // the user started navigation
+    /// install.resume()     // continues with Range, nothing fetched twice
+    /// let report = try await install.value
+    /// ```
+    /// Operations still run one at a time: a started operation waits for the one running.
+    public nonisolated func start<Value: Sendable>(
+        _ operation: @escaping @Sendable (MapLoader) async throws -> Value
+    ) -> OperationHandle<Value> {
+        let control = TransferControl()
+        let task = Task<Value, any Error> {
+            try await TransferControl.$current.withValue(control) { try await operation(self) }
+        }
+        return OperationHandle(task: task, control: control)
+    }
+}
