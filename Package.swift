@@ -40,7 +40,7 @@ let package = Package(
         // Delta codec: the patch container, its decoder and the zstd-based apply.
         .target(name: "MapDelta", dependencies: ["MapModel", "MapPlatform", "CZstd", system]),
         // Store: generations, locks, leases, archive extraction into staging.
-        .target(name: "MapStore", dependencies: ["MapModel", "MapPlatform", "CArchive", system]),
+        .target(name: "MapStore", dependencies: ["MapModel", "MapPlatform", "CArchive", system, crypto]),
         // Transfer: HTTP and folder sites, resumable downloads, the signed catalog client.
         .target(name: "MapTransfer", dependencies: ["MapModel", "MapPlatform", system]),
         // The MapLoader actor: operations over the layers above, events, the public API.

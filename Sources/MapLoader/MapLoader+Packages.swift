@@ -29,8 +29,9 @@ extension MapLoader {
         let settings = try store.settings()
         let saved = (settings.trustedKeys ?? []).compactMap(PublicKey.init(base64:))
         let keys = Array(Set(saved + configuration.trust.keys))
-        let catalog = try await client.catalog(trust: TrustPolicy(keys: keys, allowUnsigned: configuration.trust.allowUnsigned),
-                                               lastSerial: settings.lastSerial)
+        let (catalog, bytes, signature) = try await client.signedCatalog(
+            trust: TrustPolicy(keys: keys, allowUnsigned: configuration.trust.allowUnsigned), lastSerial: settings.lastSerial)
+        keepCatalog(catalog, bytes: bytes, signature: signature)
         let allKeys = keys.map(\.base64).sorted()
         guard catalog.serial > settings.lastSerial ?? .min || allKeys != (settings.trustedKeys ?? []).sorted() else {
             return (catalog, settings)
@@ -41,6 +42,27 @@ extension MapLoader {
             settings.trustedKeys = merged.isEmpty ? nil : merged
         }
         return (catalog, updated)
+    }
+
+    /// The accepted catalog as published, with its signature, for ``export(_:to:)``.
+    var keptCatalog: (catalog: URL, signature: URL) {
+        let folder = store.root.appendingPathComponent("cache/site")
+        return (folder.appendingPathComponent(SiteLayout.catalog), folder.appendingPathComponent(SiteLayout.catalogSignature))
+    }
+
+    /// Keeps the bytes of an accepted catalog (and its signature) when they are new: a
+    /// newer serial, or none kept yet. Best effort: a failure only means no export.
+    private func keepCatalog(_ catalog: Catalog, bytes: Data, signature: Data?) {
+        let (file, signatureFile) = keptCatalog
+        let kept = (try? Data(contentsOf: file)).flatMap { try? JSONCoding.decode(Catalog.self, from: $0) }
+        guard kept.map({ $0.serial < catalog.serial }) ?? true else { return }
+        try? FileSystem.makeDirectories(file.deletingLastPathComponent())
+        if let signature {
+            try? Store.writeAtomically(signatureFile) { signature }
+        } else {
+            try? FileManager.default.removeItem(at: signatureFile)
+        }
+        try? Store.writeAtomically(file) { bytes }
     }
 
     /// Stops trusting publisher keys saved in the data directory: `keys`, or all of them when

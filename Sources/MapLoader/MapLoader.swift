@@ -208,7 +208,7 @@ extension MapLoaderOperation {
     var changesDataDirectory: Bool {
         switch self {
         case .install, .uninstall, .selectGroup, .deselectGroup, .update, .repair, .forgetKeys, .collectGarbage, .tag, .configure: true
-        case .list, .planInstall, .checkForUpdate, .verify: false
+        case .list, .planInstall, .checkForUpdate, .verify, .export: false
         }
     }
 }

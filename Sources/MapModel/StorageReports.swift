@@ -71,3 +71,25 @@ public struct CleanupReport: Sendable, Hashable, Encodable {
         self.freedBytes = freedBytes
     }
 }
+
+/// What ``MapLoader/export(_:to:)`` wrote.
+public struct ExportReport: Sendable, Hashable, Encodable {
+    /// The folder holding the exported site.
+    public var folder: String
+    /// The exported packages (leaf ids).
+    public var packages: [String]
+    /// The map version exported.
+    public var version: String
+    /// Data groups exported.
+    public var groups: Int
+    /// Bytes of map files exported.
+    public var bytes: Int64
+
+    package init(folder: String, packages: [String], version: String, groups: Int, bytes: Int64) {
+        self.folder = folder
+        self.packages = packages
+        self.version = version
+        self.groups = groups
+        self.bytes = bytes
+    }
+}

@@ -12,6 +12,11 @@ package struct FolderSource: SiteSource {
 
     public var baseURL: URL { root }
 
+    public func tree(_ treeHash: String) -> URL? {
+        let folder = root.appendingPathComponent(SiteLayout.tree(treeHash))
+        return FileStatus.of(folder.path)?.kind == .directory ? folder : nil
+    }
+
     public func download(_ path: String, to file: URL, limit: TransferLimit,
                          progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError) {
         let source = root.appendingPathComponent(path)

@@ -18,7 +18,15 @@ package struct SiteClient: Sendable {
     /// Fetches the catalog and checks its signature against `trust`, its serial against
     /// `lastSerial` (rollback) and its expiry against `now` (freeze).
     package func catalog(trust: TrustPolicy, lastSerial: Int?, now: Date = Date()) async throws(MapLoaderError) -> Catalog {
+        try await signedCatalog(trust: trust, lastSerial: lastSerial, now: now).catalog
+    }
+
+    /// ``catalog(trust:lastSerial:now:)`` with the bytes it was read from: the catalog and
+    /// its signature file as published (`nil` for an unsigned site), to keep for export.
+    package func signedCatalog(trust: TrustPolicy, lastSerial: Int?, now: Date = Date()) async throws(MapLoaderError)
+        -> (catalog: Catalog, bytes: Data, signature: Data?) {
         var data = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
+        var signature: Data?
         // Unsigned catalogs pass only where no key is trusted at all: once a publisher key is
         // trusted (given now or saved by an earlier run), a signed site may not turn unsigned.
         if !(trust.allowUnsigned && trust.keys.isEmpty) {
@@ -27,7 +35,7 @@ package struct SiteClient: Sendable {
             var attempt = 1
             while true {
                 do {
-                    try await checkSignature(of: data, trust: trust)
+                    signature = try await checkSignature(of: data, trust: trust)
                     break
                 } catch .signatureRefused where attempt < 3 && !trust.keys.isEmpty {
                     attempt += 1
@@ -56,10 +64,11 @@ package struct SiteClient: Sendable {
         if let expires = catalog.expires, expires < now {
             throw .rollbackRefused("\(source.describe(SiteLayout.catalog)) expired at \(expires.formatted(.iso8601)): the publisher must publish or re-sign it, or the server is replaying an old one; nothing was changed")
         }
-        return catalog
+        return (catalog, data, signature)
     }
 
-    private func checkSignature(of catalog: Data, trust: TrustPolicy) async throws(MapLoaderError) {
+    /// Checks the signature of `catalog` and returns the signature file's bytes.
+    private func checkSignature(of catalog: Data, trust: TrustPolicy) async throws(MapLoaderError) -> Data {
         let site = source.baseURL.absoluteString
         guard !trust.keys.isEmpty else {
             throw .signatureRefused("no publisher key is trusted for \(site): pass --trust-key with the publisher's public key, or --allow-unsigned for a site you control")
@@ -77,6 +86,7 @@ package struct SiteClient: Sendable {
               signature.isValid(for: catalog, trusting: trust.keys) else {
             throw .signatureRefused("catalog.json at \(site) is not signed by a trusted key: it was altered, or signed with another key; nothing was changed")
         }
+        return data
     }
 
     /// A cached manifest's bytes, when present and still matching their hash.

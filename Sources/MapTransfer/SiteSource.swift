@@ -12,6 +12,15 @@ package protocol SiteSource: Sendable {
     /// - Parameter progress: called with the bytes `file` holds so far.
     func download(_ path: String, to file: URL, limit: TransferLimit,
                   progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError)
+
+    /// A folder holding the files of the tree with this ``TreeHash``, as an exported site
+    /// carries them (`trees/<tree-hash>/…`, see ``SiteLayout/tree(_:)``); `nil` when the
+    /// site has none (every HTTP site: they serve archives).
+    func tree(_ treeHash: String) -> URL?
+}
+
+extension SiteSource {
+    package func tree(_ treeHash: String) -> URL? { nil }
 }
 
 /// How long a fetched file may be.

@@ -70,3 +70,92 @@ import Testing
         #expect(try await online.verify().ok)
     }
 }
+
+/// `export`: one device hands its maps to another without a network.
+@Suite struct ExportTests {
+    @Test func anExportedSiteInstallsOfflineAndLaterUpdatesFromTheServer() async throws {
+        let site = try TestSite()
+        let giver = site.loader()
+        try await giver.install(["germany", "ch"])
+        let usb = site.dir.path("usb")
+        let report = try await giver.export(["germany"], to: usb)
+        #expect(report.packages == ["de-berlin", "de-hamburg"] && report.version == "v1" && report.groups == 4)
+        // Only what those packages need: no archives, no other package.
+        #expect(!FileManager.default.fileExists(atPath: usb.appendingPathComponent("blobs").path))
+        let trees = try FileManager.default.contentsOfDirectory(atPath: usb.appendingPathComponent("trees").path)
+        #expect(trees.count == 4)
+        #expect(try Data(contentsOf: usb.appendingPathComponent("catalog.json")) == Data(contentsOf: site.site.appendingPathComponent("catalog.json")))
+
+        let data = site.dir.path("receiver")
+        let receiver = MapLoader(configuration: .init(server: usb.path, dataDirectory: data, trust: TrustPolicy(keys: [site.publicKey])))
+        let installed = try await receiver.install(["de-berlin"])
+        #expect(installed.downloadedBytes == 0)
+        #expect(try await receiver.verify().ok)
+        #expect(try snapshot(data.appendingPathComponent("current/de-berlin")) ==
+                snapshot(giver.configuration.dataDirectory.appendingPathComponent("current/de-berlin")))
+        await #expect(throws: MapLoaderError.self) { try await receiver.install(["ch"]) }  // not exported
+
+        try site.publish(2)
+        let online = site.loader(dataDirectory: data)
+        let update = try await online.performUpdate()
+        #expect(update.toVersion == "v2")
+        #expect(update.steps.contains { $0.method == .delta })
+        #expect(try await online.verify().ok)
+    }
+
+    @Test func aTamperedExportIsRefused() async throws {
+        let site = try TestSite()
+        let giver = site.loader()
+        try await giver.install(["de-berlin"])
+        let usb = site.dir.path("usb")
+        try await giver.export(["de-berlin"], to: usb)
+        let trees = usb.appendingPathComponent("trees")
+        let tree = try #require(try FileManager.default.contentsOfDirectory(atPath: trees.path).first)
+        let file = try #require(try FileTree.files(in: trees.appendingPathComponent(tree)).first)
+        try Data("changed".utf8).write(to: trees.appendingPathComponent(tree).appendingPathComponent(file.path))
+        let data = site.dir.path("receiver")
+        let receiver = MapLoader(configuration: .init(server: usb.path, dataDirectory: data, trust: TrustPolicy(keys: [site.publicKey])))
+        do {
+            try await receiver.install(["de-berlin"])
+            Issue.record("a tampered export was installed")
+        } catch {
+            guard case .integrityFailed = error else { Issue.record("\(error)"); return }
+        }
+        #expect(try Store(root: data).state().packages.isEmpty)
+    }
+
+    @Test func exportRefusesWhatItCannotDoWell() async throws {
+        let site = try TestSite()
+        let giver = site.loader()
+        try await giver.install(["de-berlin"])
+        let used = site.dir.path("used")
+        try FileManager.default.createDirectory(at: used, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: used.appendingPathComponent("notes.txt"))
+        await #expect(throws: MapLoaderError.self) { try await giver.export(["de-berlin"], to: used) }
+        #expect(try String(contentsOf: used.appendingPathComponent("notes.txt"), encoding: .utf8) == "mine")
+        await #expect(throws: MapLoaderError.notInstalled("ch")) { try await giver.export(["ch"], to: site.dir.path("x")) }
+        try site.publish(2)
+        _ = try await giver.checkForUpdate()
+        do {
+            try await giver.export(["de-berlin"], to: site.dir.path("y"))
+            Issue.record("exported maps older than the site's current version")
+        } catch {
+            #expect(error.description.contains("run 'maploader update', then export"))
+        }
+    }
+
+    @Test func exportThroughTheCLI() throws {
+        let site = try TestSite()
+        let data = site.dir.path("data")
+        #expect(try CLI.run(["install", "de-berlin"], site: site, data: data).status == 0)
+        let usb = site.dir.path("usb")
+        let exported = try CLI.run(["export", "de-berlin", "--to", usb.path], site: site, data: data)
+        #expect(exported.status == 0)
+        #expect(exported.stdout.contains("maploader install de-berlin --server \(usb.path)"))
+        let other = site.dir.path("other")
+        let installed = try CLI.run(["install", "de-berlin", "--server", usb.path, "--data-dir", other.path,
+                                     "--trust-key", site.publicKey.base64])
+        #expect(installed.status == 0)
+        #expect(try CLI.run(["verify", "--server", usb.path, "--data-dir", other.path]).status == 0)
+    }
+}

@@ -36,6 +36,8 @@ public enum MapLoaderOperation: String, Sendable, Hashable, Codable {
     case tag
     /// ``MapLoader/setQuota(_:)``.
     case configure
+    /// ``MapLoader/export(_:to:)``.
+    case export
 }
 
 /// The phase of a running operation, in the order they happen.

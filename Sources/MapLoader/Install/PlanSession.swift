@@ -170,6 +170,11 @@ actor PlanSession {
                 hub.emit(.planned(record))
             }
         }
+        if case .success(let client) = site, let tree = client.source.tree(artifact.treeHash) {
+            // An exported site carries the group's files themselves, pinned by the tree hash.
+            transfer.addToTotal(-artifact.size)
+            return (try await copyTree(tree, for: step, artifact: artifact, item: item, of: items, into: builder), record)
+        }
         let archive = try await fetchBlob(sha256: artifact.sha256, size: artifact.size, item: step.name,
                                           index: item, of: items, transfer: transfer)
         let folder = try builder.makeGroupDirectory(package: step.package, group: step.group)
@@ -201,6 +206,39 @@ actor PlanSession {
         try builder.writeIndex(files, package: step.package, group: step.group)
         return (InstalledGroup(artifact: artifact.sha256, treeHash: treeHash, files: files.count,
                                size: files.reduce(0) { $0 + $1.size }), record)
+    }
+
+    /// Copies a group's files from an exported site's tree folder, hashing them, and checks
+    /// them against the manifest's tree hash.
+    private func copyTree(_ tree: URL, for step: GroupStep, artifact: Artifact, item: Int, of items: Int,
+                          into builder: GenerationBuilder) async throws -> InstalledGroup {
+        let folder = try builder.makeGroupDirectory(package: step.package, group: step.group)
+        progress(.extract, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: step.name)
+        let hub = self.hub
+        let operation = self.operation
+        let name = step.name
+        let files: [FileEntry]
+        do {
+            files = try await offActor {
+                try TreeCopy.copy(from: tree, into: folder, limits: .init(files: artifact.files, bytes: artifact.unpackedSize),
+                                  progress: { written in
+                                      hub.emit(.progress(OperationProgress(operation: operation, phase: .extract,
+                                          completedBytes: written, totalBytes: artifact.unpackedSize,
+                                          completedItems: item - 1, totalItems: items, item: name)))
+                                  },
+                                  isCancelled: { Task.isCancelled })
+            }
+        } catch let refusal as ArchiveExtractor.Refusal {
+            throw MapLoaderError.invalidArchive(package: step.package, group: step.group, detail: refusal.description)
+        }
+        let treeHash = TreeHash.of(files)
+        guard treeHash == artifact.treeHash, files.count == artifact.files else {
+            throw MapLoaderError.integrityFailed(what: "\(step.name) files at \(tree.path)",
+                                                 detail: "tree hash \(treeHash.prefix(12))… differs from the manifest's \(artifact.treeHash.prefix(12))…")
+        }
+        try builder.writeIndex(files, package: step.package, group: step.group)
+        return InstalledGroup(artifact: artifact.sha256, treeHash: treeHash, files: files.count,
+                              size: files.reduce(0) { $0 + $1.size })
     }
 
     /// Downloads a pinned blob into `downloads/<sha256>` (resuming a partial file, reusing

@@ -9,6 +9,10 @@ package enum SiteLayout {
     /// The manifest of `version`: compact JSON in one zstd frame (a tenth of the bytes).
     public static func manifest(_ version: String) -> String { "versions/\(version)/manifest.json.zst" }
 
+    /// The files of one data group, by tree hash, in a site made by `maploader export`
+    /// (which carries installed files rather than archives).
+    public static func tree(_ treeHash: String) -> String { "trees/\(treeHash)" }
+
     /// The content-addressed blob with this SHA-256.
     public static func blob(_ sha256: String) -> String { "blobs/sha256/\(sha256.prefix(2))/\(sha256)" }
 }

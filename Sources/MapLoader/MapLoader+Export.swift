@@ -1,0 +1,87 @@
+import Foundation
+import MapModel
+import MapPlatform
+import MapStore
+import MapTransfer
+
+extension MapLoader {
+    /// Writes a minimal site into `folder` (new or empty) that another device installs from
+    /// with no network: the signed catalog exactly as published, the manifest of the
+    /// installed version, and the installed files of `ids` (leaves, or inner nodes for all
+    /// their installed leaves) under `trees/<tree-hash>/`. The receiving loader checks the
+    /// catalog's signature, the manifest's pin and every file's hash through the tree hash,
+    /// as for any site, and later updates from the real server as usual. Works offline;
+    /// the maps must be at the version the accepted catalog names as current.
+    @discardableResult
+    public func export(_ ids: [String], to folder: URL) async throws(MapLoaderError) -> ExportReport {
+        guard !ids.isEmpty else { throw .invalidParameters("name at least one installed package to export") }
+        let destination = folder.standardizedFileURL
+        let existing = (try? FileManager.default.contentsOfDirectory(atPath: destination.path)) ?? []
+        guard existing.isEmpty else {
+            throw .invalidParameters("\(destination.path) is not empty: export into a new or empty folder")
+        }
+        return try await run(.export) { loader in
+            let state = try loader.store.state()
+            guard let version = state.version, let manifestSHA = state.manifest else {
+                throw MapLoaderError.invalidParameters("nothing is installed to export")
+            }
+            let (catalogFile, signatureFile) = loader.keptCatalog
+            guard let catalogBytes = try? Data(contentsOf: catalogFile),
+                  let catalog = try? JSONCoding.decode(Catalog.self, from: catalogBytes) else {
+                throw MapLoaderError.invalidMetadata(what: catalogFile.path, detail: "no accepted catalog is kept; run 'maploader check-update' once while the site is reachable, then export")
+            }
+            guard catalog.current == version, let entry = catalog.entry(version) else {
+                throw MapLoaderError.invalidParameters("the installed maps are version \(version) but the site's current version is \(catalog.current): run 'maploader update', then export")
+            }
+            let signature = try? Data(contentsOf: signatureFile)
+            let keys = (try loader.store.settings().trustedKeys ?? []).compactMap(PublicKey.init(base64:)) + loader.configuration.trust.keys
+            if let signature, !keys.isEmpty,
+               !(((try? JSONCoding.decode(CatalogSignature.self, from: signature))?.isValid(for: catalogBytes, trusting: keys)) ?? false) {
+                throw MapLoaderError.signatureRefused("the kept catalog and its signature do not match; run 'maploader check-update' while the site is reachable, then export")
+            }
+            guard let manifestBytes = try? Data(contentsOf: loader.manifestCache.appendingPathComponent(manifestSHA)),
+                  FileHashing.sha256(of: manifestBytes) == manifestSHA else {
+                throw MapLoaderError.invalidMetadata(what: "the manifest of \(version)", detail: "it is not in the cache; run 'maploader check-update' while the site is reachable, then export")
+            }
+            let manifest = try Manifest.decode(manifestBytes)
+            var leaves = Set<String>()
+            for id in ids {
+                guard let node = manifest.root.allNodes.first(where: { $0.id == id }) else {
+                    throw MapLoaderError.unknownPackage(id, suggestion: PackageTreeBuilder.suggestion(for: id, among: manifest.root.allNodes.map(\.id)))
+                }
+                let installed = node.leaves.map(\.id).filter { state.packages[$0] != nil }
+                guard !installed.isEmpty else { throw MapLoaderError.notInstalled(id) }
+                leaves.formUnion(installed)
+            }
+            let store = loader.store
+            let groups = leaves.sorted().flatMap { leaf in (state.packages[leaf] ?? [:]).sorted { $0.key < $1.key }.map { (leaf, $0.key, $0.value) } }
+            let hub = loader.hub
+            let bytes: Int64 = try await offActor {
+                var total: Int64 = 0
+                for (index, (package, group, installed)) in groups.enumerated() {
+                    hub.emit(.progress(OperationProgress(operation: .export, phase: .extract, completedBytes: total,
+                                                         totalBytes: 0, completedItems: index, totalItems: groups.count,
+                                                         item: "\(package)/\(group)")))
+                    let tree = destination.appendingPathComponent(SiteLayout.tree(installed.treeHash))
+                    guard FileStatus.of(tree.path) == nil else { continue }  // two packages with one tree
+                    let files = try TreeCopy.copy(from: store.groupDirectory(package: package, group: group), into: tree,
+                                                  limits: .init(files: installed.files, bytes: installed.size),
+                                                  isCancelled: { Task.isCancelled })
+                    guard TreeHash.of(files) == installed.treeHash else {
+                        throw MapLoaderError.integrityFailed(what: "\(package)/\(group) on this device",
+                                                             detail: "its files were changed since they were installed; run 'maploader repair', then export")
+                    }
+                    total += installed.size
+                }
+                let manifestFile = destination.appendingPathComponent(entry.manifest)
+                try FileSystem.makeDirectories(manifestFile.deletingLastPathComponent())
+                try FileSystem.write(manifestBytes, to: manifestFile)
+                // The catalog goes last, as on any site: a reader never sees it before its files.
+                if let signature { try FileSystem.write(signature, to: destination.appendingPathComponent(SiteLayout.catalogSignature)) }
+                try FileSystem.write(catalogBytes, to: destination.appendingPathComponent(SiteLayout.catalog))
+                return total
+            }
+            return ExportReport(folder: destination.path, packages: leaves.sorted(), version: version, groups: groups.count, bytes: bytes)
+        }
+    }
+}
