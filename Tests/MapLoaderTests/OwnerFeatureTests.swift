@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
+import Synchronization
 import Testing
 @testable import MapLoader
 import ManifestServer
@@ -410,14 +411,15 @@ private func duApparentBytes(_ folder: URL) throws -> Int {
         let site = try TestSite(faults: FaultPlan(bytesPerSecond: 8_000))
         let data = site.dir.path("data")
         let loader = site.loader(dataDirectory: data)
-        let blob = try #require(site.manifest("v1").root.allNodes.first { $0.id == "de-berlin" }?.artifacts?["base"])
+        let blob = try #require(try site.manifest("v1").root.allNodes.first { $0.id == "de-berlin" }?.artifacts?["base"])
         let partial = data.appendingPathComponent("downloads/\(blob.sha256)")
+        // The pause comes from the progress callback itself, a third of the way in, so it
+        // lands mid-download however busy the machine is.
+        let pauser = PauseAtBytes(blob.size / 3)
+        await loader.setDelegate(pauser)
         let handle = loader.start { try await $0.install(["de-berlin"]) }
-        try await RawThread.run {
-            try waitUntil { (FileStatus.of(partial.path)?.size ?? 0) > blob.size / 3 }
-        }
-        handle.pause()
-        #expect(handle.isPaused)
+        pauser.handle.withLock { $0 = handle }
+        try await RawThread.run { try waitUntil { handle.isPaused } }
         try await RawThread.run { try waitUntil { handle.requestsInFlight == 0 } }
         let kept = try #require(FileStatus.of(partial.path)?.size)
         #expect(kept > 0 && kept < blob.size)
@@ -453,6 +455,26 @@ private func duApparentBytes(_ folder: URL) throws -> Int {
     }
 }
 
+/// A delegate that pauses an operation once its downloads pass `threshold` bytes.
+final class PauseAtBytes: MapLoaderDelegate, Sendable {
+    let threshold: Int64
+    let handle = Mutex<OperationHandle<UpdateReport>?>(nil)
+    private let fired = Mutex(false)
+
+    init(_ threshold: Int64) { self.threshold = threshold }
+
+    func mapLoader(didUpdateProgress progress: OperationProgress) {
+        guard progress.phase == .download, progress.completedBytes >= threshold else { return }
+        handle.withLock { handle in
+            guard let handle else { return }
+            fired.withLock { fired in
+                if !fired { handle.pause() }
+                fired = true
+            }
+        }
+    }
+}
+
 /// Waits (on a thread of its own) until `condition` holds; fails after 60 s as a guard
 /// against a hang, never as a measure of speed.
 func waitUntil(_ condition: () -> Bool) throws {
@@ -460,5 +482,48 @@ func waitUntil(_ condition: () -> Bool) throws {
     while !condition() {
         guard Date() < deadline else { throw CancellationError() }
         usleep(5_000)
+    }
+}
+
+/// Uninstalling frees the bytes on disk at once, measured with `statfs` on a file system
+/// of the test's own (a small tmpfs, which needs root; skipped where mounting is refused).
+@Suite struct FreedSpaceTests {
+    static let canMount: Bool = {
+        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("maploader-mount-probe-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: probe) }
+        guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil,
+              run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe.path]) == 0 else { return false }
+        _ = run("/bin/umount", [probe.path])
+        return true
+    }()
+
+    @discardableResult
+    static func run(_ tool: String, _ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    @Test(.enabled(if: canMount, "mounting a tmpfs needs root"))
+    func uninstallFreesTheBytesOnDisk() async throws {
+        let site = try TestSite()
+        let mountPoint = site.dir.path("tmpfs")
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+        #expect(Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64m", "tmpfs", mountPoint.path]) == 0)
+        defer { Self.run("/bin/umount", [mountPoint.path]) }
+        let data = mountPoint.appendingPathComponent("maps")
+        let loader = site.loader(dataDirectory: data)
+        try await loader.install(["europe"])
+        let installed = try await loader.diskUsage().installedBytes
+        let before = try #require(FileSystem.availableSpace(at: mountPoint.path))
+        try await loader.uninstallAll()
+        let after = try #require(FileSystem.availableSpace(at: mountPoint.path))
+        // Every installed byte is free again (tmpfs gives back whole pages, so at least that).
+        #expect(after - before >= installed, "freed \(after - before) of \(installed) installed bytes")
+        #expect(try await loader.diskUsage().installedBytes == 0)
     }
 }
