@@ -61,6 +61,32 @@ echo corrupted >> "$work/data/current/de-berlin/base/meta.json"
 check "verify finds a changed file (exit 6)" 6 "$bin" verify
 check "uninstall germany" 0 "$bin" uninstall germany
 check "uninstalled folder is gone" 1 test -e "$work/data/current/de-berlin"
+# What owners use every day (issue 12), against the same server.
+own="$work/own"
+check "install --dry-run changes nothing" 0 "$bin" install --dry-run europe --data-dir "$own"
+contains "the dry run shows bytes on disk" "ON DISK" "$work/out"
+check "nothing was installed by the dry run" 1 test -e "$own/current"
+check "install de-berlin netherlands" 0 "$bin" install de-berlin netherlands --data-dir "$own" --limit-rate 2MB
+check "du --json" 0 "$bin" du --json --data-dir "$own"
+contains "du lists netherlands" '"id" : "netherlands"' "$work/out"
+check "tag de-berlin" 0 "$bin" tag de-berlin trip=2026-summer --data-dir "$own"
+check "info shows the tag" 0 "$bin" info de-berlin --data-dir "$own"
+contains "the tag is there" "trip=2026-summer" "$work/out"
+check "coverage --geojson --svg" 0 "$bin" coverage --geojson "$work/maps.geojson" --svg "$work/maps.svg" --data-dir "$own"
+check "the GeoJSON parses, one feature per leaf" 0 python3 -c "import json,sys; d=json.load(open('$work/maps.geojson')); sys.exit(0 if d['type']=='FeatureCollection' and len(d['features'])>10 else 1)"
+check "the SVG is well-formed XML" 0 python3 -c "import xml.dom.minidom as m; m.parse('$work/maps.svg')"
+check "update --if-available --quiet says nothing when current" 0 sh -c "test -z \"\$('$bin' update --if-available --quiet --data-dir '$own')\""
+check "config set quota 10kB" 0 "$bin" config set quota 10kB --data-dir "$own"
+check "an install past the quota exits 8" 8 "$bin" install switzerland --data-dir "$own"
+contains "the refusal names the quota" "quota of 10.0 kB" "$work/err"
+check "config unset quota" 0 "$bin" config unset quota --data-dir "$own"
+check "export de-berlin" 0 "$bin" export de-berlin --to "$work/usb" --data-dir "$own"
+check "install from the export, no server" 0 "$bin" install de-berlin --server "$work/usb" --data-dir "$work/other-device"
+check "exported files are byte-identical" 0 diff -r "$own/current/de-berlin" "$work/other-device/current/de-berlin"
+check "gc" 0 "$bin" gc --data-dir "$own"
+contains "gc says what it freed" "freed" "$work/out"
+check "uninstall --all" 0 "$bin" uninstall --all --data-dir "$own"
+check "nothing is left installed" 0 sh -c "'$bin' du --data-dir '$own' | grep -q 'nothing installed'"
 port2=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$bin" serve "$work/site" --port "$port2" --drop-after 20000 --drop-count 4 --error-rate 0.2 --seed 3 > "$work/faulty.log" 2>&1 &
 faulty=$!
