@@ -29,6 +29,8 @@ let package = Package(
                        providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd",
                        providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         // The client library, bottom to top; every arrow points down this list.
         // Platform: every system call (files, locks, mmap, fsync, statfs), and hashing.
         .target(name: "MapPlatform", dependencies: [system, crypto]),
@@ -37,8 +39,9 @@ let package = Package(
         .target(name: "MapModel", dependencies: ["MapPlatform", "CZstd", crypto, system]),
         // Planner: (installed state, manifest, selection) -> plan; imports only MapModel.
         .target(name: "MapPlanner", dependencies: ["MapModel"]),
-        // Delta codec: the patch container, its decoder and the zstd-based apply.
-        .target(name: "MapDelta", dependencies: ["MapModel", "MapPlatform", "CZstd", system]),
+        // Delta codec: the patch container, its decoder, the zstd-based apply, and
+        // see-through deltas of gzip files (zlib re-deflates them byte for byte).
+        .target(name: "MapDelta", dependencies: ["MapModel", "MapPlatform", "CZstd", "CZlib", system]),
         // Store: generations, locks, leases, archive extraction into staging.
         .target(name: "MapStore", dependencies: ["MapModel", "MapPlatform", "CArchive", system, crypto]),
         // Transfer: HTTP and folder sites, resumable downloads, the signed catalog client.
@@ -48,7 +51,7 @@ let package = Package(
             "MapModel", "MapPlanner", "MapDelta", "MapStore", "MapTransfer", "MapPlatform",
         ]),
         // Publisher: builds sites (archives, patches, signed catalog); never linked by apps.
-        .target(name: "MapPublisher", dependencies: ["MapModel", "MapDelta", "MapStore", "MapPlatform", "CArchive", "CZstd"]),
+        .target(name: "MapPublisher", dependencies: ["MapModel", "MapDelta", "MapStore", "MapPlatform", "CArchive", "CZstd", "CZlib"]),
         .target(name: "ManifestServer"),
         .target(name: "MapLoaderFuzzing", dependencies: ["MapModel", "MapDelta", "MapStore"]),
         .executableTarget(name: "maploader-fuzz", dependencies: ["MapLoaderFuzzing"]),

@@ -16,6 +16,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case archive
     /// Patch containers: reading the manifest, then applying to a small fixed tree.
     case patch
+    /// gzip members (see-through deltas inflate old files) and see-through recipes.
+    case gzip
 
     /// Feeds `data` to the target. Any thrown error is a correct refusal; only a crash,
     /// hang or unbounded allocation is a finding.
@@ -43,6 +45,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             try? FileManager.default.removeItem(at: new)
             guard (try? data.write(to: file)) != nil, (try? PatchContainer.manifest(at: file)) != nil else { return }
             _ = try? PatchApplier.apply(patch: file, oldTree: old, into: new)
+        case .gzip:
+            let file = scratch.appendingPathComponent("input.gz")
+            guard (try? data.write(to: file)) != nil else { return }
+            _ = try? GzipMember.inflate(file.path, into: scratch.appendingPathComponent("inflated").path)
+            if let opened = try? SystemFile.openForReading(file.path) {
+                _ = try? DeflateRecipe.decode(from: opened, at: 0, within: Int64(data.count))
+            }
         }
     }
 

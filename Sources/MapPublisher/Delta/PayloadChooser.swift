@@ -70,7 +70,64 @@ package struct PayloadChooser {
                 choice.note = "delta (\(delta.length) B) not smaller than \(choice.encoding) (\(choice.length) B)"
             }
         }
+        if let basePath, GzipMember.looksLikeGzip(newPath), GzipMember.looksLikeGzip(basePath) {
+            switch try seeThrough(newPath, basePath: basePath) {
+            case .success(let gzip):
+                choice.tried[.gzipDelta] = gzip.length
+                if gzip.length < choice.length {
+                    (choice.encoding, choice.payloadPath, choice.length) = (.gzipDelta, gzip.path, gzip.length)
+                    choice.note = nil
+                }
+            case .failure(let reason):
+                choice.note = "no see-through delta: \(reason.description)"
+            }
+        }
         return choice
+    }
+
+    /// Why a gzip file gets no see-through delta.
+    struct NoSeeThrough: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// A see-through payload for a gzip file changed from the gzip file `basePath`: both
+    /// inflated into the work folder, the new stream's zlib parameters found (the payload
+    /// must rebuild its bytes exactly), and the inflated new content diffed against the
+    /// inflated old one. A stream zlib does not reproduce (another encoder) gets none.
+    private func seeThrough(_ newPath: String, basePath: String) throws -> Result<(path: String, length: Int64), NoSeeThrough> {
+        let oldInflated = workDirectory + "/old.inflated", newInflated = workDirectory + "/new.inflated"
+        defer {
+            FileSystem.remove(oldInflated)
+            FileSystem.remove(newInflated)
+        }
+        let layout: GzipMember.Layout
+        do {
+            _ = try GzipMember.inflate(basePath, into: oldInflated)
+            layout = try GzipMember.inflate(newPath, into: newInflated)
+        } catch {
+            return .failure(NoSeeThrough(description: "not a single well-formed gzip member (\(error))"))
+        }
+        guard let parameters = DeflateRecipe.find(inflated: try SystemFile.openForReading(newInflated),
+                                                  original: try SystemFile.openForReading(newPath),
+                                                  offset: Int64(layout.header.count), length: layout.deflateLength) else {
+            return .failure(NoSeeThrough(description: "zlib does not reproduce its deflate stream (another encoder made it); byte-level delta kept"))
+        }
+        let base = try MappedFile.source(oldInflated, displayPath: basePath)
+        let frame = workDirectory + "/gzip.frame"
+        let frameLength = try encode(newInflated, prefix: base.bytes, into: frame)
+        let recipe = DeflateRecipe(header: layout.header, parameters: parameters, inflatedSize: layout.inflatedSize).encoded
+        let payload = workDirectory + "/gzip.payload"
+        let out = try SystemFile.createOrTruncate(payload)
+        try recipe.withUnsafeBytes { try out.writeAll($0) }
+        let input = try SystemFile.openForReading(frame)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = try input.readChunk(into: buffer)
+            if n == 0 { break }
+            try out.writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
+        return .success((payload, Int64(recipe.count) + frameLength))
     }
 
     /// The smallest of several deltas (all read by the same decoder, each deterministic):
