@@ -10,7 +10,7 @@ with `maploader update --delta` against `maploader serve`, and prints:
   - the full archives' size for the changed groups;
   - wall time and peak memory of `update --delta` against `zstd -d --patch-from` on the pairs.
 """
-import argparse, json, os, re, shutil, socket, subprocess, sys, tarfile, tempfile, time, zipfile
+import argparse, gzip, json, os, re, shutil, socket, subprocess, sys, tarfile, tempfile, time, zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CACHE = os.path.join(ROOT, ".build-bench")
@@ -95,6 +95,31 @@ def timezone_dataset():
                 json.dump(tree, f)
         releases.append(release)
     return "timezonefinder " + " → ".join(TZF_VERSIONS), releases
+
+
+def gzipped_dataset(name, releases):
+    """The same releases with every data file shipped as .gz (Python's gzip, zlib level 6,
+    as GeoJSON and CSV exports are): byte-level tools see changed deflate streams, a
+    see-through delta sees the content."""
+    out = os.path.join(CACHE, "gz-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"))
+    result = []
+    for release in releases:
+        target = os.path.join(out, os.path.basename(release))
+        if not os.path.exists(os.path.join(target, "tree.json")):
+            for folder, _, files in os.walk(release):
+                for file in files:
+                    source = os.path.join(folder, file)
+                    relative = os.path.relpath(source, release)
+                    os.makedirs(os.path.dirname(os.path.join(target, relative)), exist_ok=True)
+                    if relative == "tree.json" or not relative.startswith("data" + os.sep):
+                        shutil.copyfile(source, os.path.join(target, relative))
+                        continue
+                    with open(source, "rb") as src:
+                        data = gzip.compress(src.read(), compresslevel=6, mtime=0)
+                    with open(os.path.join(target, relative + ".gz"), "wb") as dst:
+                        dst.write(data)
+        result.append(target)
+    return name + " (.gz)", result
 
 
 def peers(old_release, new_release, work, use_bsdiff):
@@ -207,7 +232,7 @@ def bench(name, releases, binary, use_bsdiff, rows):
             sizes, zwall, zrss, pairs = peers(releases[index - 1], releases[index], work, use_bsdiff)
             best = min(v for v in sizes.values() if v is not None)
             rows.append({
-                "pair": f"{name.split(' ')[0]} {os.path.basename(releases[index - 1])}→{os.path.basename(releases[index])}",
+                "pair": f"{name.split(' ')[0]}{' .gz' if name.endswith('(.gz)') else ''} {os.path.basename(releases[index - 1])}→{os.path.basename(releases[index])}",
                 "maploader": blobs, "withMetadata": total, "zstd": sizes["zstd"], "xdelta3": sizes["xdelta3"],
                 "bsdiff": sizes["bsdiff"], "full": full, "vsBest": blobs / best if best else 0,
                 "applyWall": wall, "zstdWall": zwall, "timeRatio": wall / zwall if zwall else 0,
@@ -236,6 +261,7 @@ def main():
     os.makedirs(CACHE, exist_ok=True)
     rows = []
     datasets = [sample_dataset(args.scale)] + ([] if args.quick else [timezone_dataset()])
+    datasets += [gzipped_dataset(*dataset) for dataset in list(datasets)]
     for name, releases in datasets:
         bench(name, releases, binary, not args.no_bsdiff, rows)
     print()
