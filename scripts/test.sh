@@ -17,5 +17,7 @@ echo "==> CLI smoke test"
 scripts/smoke.sh
 echo "==> every example of README.md and --help, as written"
 scripts/examples.sh
+echo "==> S3: upload with publish-s3.sh to moto on loopback, install and update from the bucket"
+scripts/s3-test.sh
 echo "==> stress: concurrent processes and SIGKILLs on one data directory (short run)"
 python3 scripts/stress.py --seconds 15 --workers 3
