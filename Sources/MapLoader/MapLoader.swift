@@ -42,6 +42,9 @@ public actor MapLoader {
         /// data directory (``MapLoader/setQuota(_:)``), if any. An install or update whose
         /// peak would pass it is refused up front with ``MapLoaderError/quotaExceeded(quota:needed:largest:)``.
         public var quota: Int64?
+        /// Other sites serving the same signed catalog (mirrors, CDNs): files come from
+        /// whichever answers, failing over without fetching finished bytes again.
+        public var mirrors: [String] = []
         /// Bytes per second that all of this loader's downloads together may use (for
         /// background updates, say); `nil` for no cap.
         public var maximumRate: Int64?
@@ -49,7 +52,7 @@ public actor MapLoader {
         /// A configuration.
         public init(server: String?, dataDirectory: URL, retry: RetryPolicy = .init(),
                     deadlines: TransferDeadlines = .init(), trust: TrustPolicy = .init(), waitForLock: Bool = true,
-                    quota: Int64? = nil, maximumRate: Int64? = nil) {
+                    quota: Int64? = nil, maximumRate: Int64? = nil, mirrors: [String] = []) {
             self.server = server
             self.dataDirectory = dataDirectory
             self.retry = retry
@@ -58,6 +61,7 @@ public actor MapLoader {
             self.waitForLock = waitForLock
             self.quota = quota
             self.maximumRate = maximumRate
+            self.mirrors = mirrors
         }
     }
 
@@ -174,12 +178,20 @@ public actor MapLoader {
     func site() throws(MapLoaderError) -> SiteClient {
         guard let server = configuration.server, !server.isEmpty else { throw .noServer }
         let hub = self.hub
-        let source = try makeSiteSource(server, retry: configuration.retry, deadlines: configuration.deadlines,
-                                        limiter: limiter) { event in
-            switch event {
-            case .lost(let url, let reason, let delay): hub.emit(.connectionLost(url: url, reason: reason, retryIn: delay))
-            case .found(let url): hub.emit(.connectionFound(url: url))
+        let sources = try ([server] + configuration.mirrors).map { (address) throws(MapLoaderError) in
+            try makeSiteSource(address, retry: configuration.retry, deadlines: configuration.deadlines,
+                               limiter: limiter) { event in
+                switch event {
+                case .lost(let url, let reason, let delay): hub.emit(.connectionLost(url: url, reason: reason, retryIn: delay))
+                case .found(let url): hub.emit(.connectionFound(url: url))
+                }
             }
+        }
+        guard sources.count > 1 else {
+            return SiteClient(source: sources[0], cache: manifestCache, scratch: store.downloads)
+        }
+        let source = MirroredSource(sources) { failed, reason, next in
+            hub.emit(.connectionLost(url: failed, reason: "\(reason); trying mirror \(next)", retryIn: 0))
         }
         return SiteClient(source: source, cache: manifestCache, scratch: store.downloads)
     }

@@ -25,6 +25,26 @@ package struct SiteClient: Sendable {
     /// its signature file as published (`nil` for an unsigned site), to keep for export.
     package func signedCatalog(trust: TrustPolicy, lastSerial: Int?, now: Date = Date()) async throws(MapLoaderError)
         -> (catalog: Catalog, bytes: Data, signature: Data?) {
+        // With mirrors, each is asked in turn until one serves a catalog that passes every
+        // check: a mirror that is down, stale (rollback) or tampered with is skipped.
+        guard let mirrored = source as? MirroredSource, mirrored.mirrors.count > 1 else {
+            return try await signedCatalogFromSource(trust: trust, lastSerial: lastSerial, now: now)
+        }
+        var first: MapLoaderError?
+        for mirror in mirrored.mirrors {
+            let client = SiteClient(source: mirror, cache: cache, scratch: scratch)
+            do {
+                return try await client.signedCatalogFromSource(trust: trust, lastSerial: lastSerial, now: now)
+            } catch {
+                if error == .cancelled { throw error }
+                first = first ?? error
+            }
+        }
+        throw first!
+    }
+
+    private func signedCatalogFromSource(trust: TrustPolicy, lastSerial: Int?, now: Date) async throws(MapLoaderError)
+        -> (catalog: Catalog, bytes: Data, signature: Data?) {
         var data = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
         var signature: Data?
         // Unsigned catalogs pass only where no key is trusted at all: once a publisher key is

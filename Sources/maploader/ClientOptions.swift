@@ -4,9 +4,10 @@ import MapLoader
 
 /// Options every client command shares: where the site is and where maps go.
 struct ClientOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The site's URL (http://, https://, file:// or a folder).",
-                                             discussion: "Defaults to $MAPLOADER_SERVER.", valueName: "url"))
-    var server: String?
+    @Option(name: .long, help: ArgumentHelp("The site's URL (http://, https://, file:// or a folder); repeat it for mirrors.",
+                                             discussion: "Defaults to $MAPLOADER_SERVER, with mirrors in $MAPLOADER_MIRRORS (separated by spaces). Files come from whichever mirror answers; one that fails hands over to the next, which continues with Range.",
+                                             valueName: "url"))
+    var server: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Where installed maps live.",
                                              discussion: "Defaults to $MAPLOADER_DATA_DIR, else $XDG_DATA_HOME/maploader, else ~/.local/share/maploader.",
@@ -74,8 +75,12 @@ struct ClientOptions: ParsableArguments {
         var deadlines = TransferDeadlines()
         if let stall = timeout ?? env["MAPLOADER_TIMEOUT"].flatMap(Double.init), stall > 0 { deadlines.stall = stall }
         let rate = (limitRate ?? env["MAPLOADER_LIMIT_RATE"]).flatMap(ByteFormat.parse).flatMap { $0 > 0 ? $0 : nil }
-        return .init(server: server ?? env["MAPLOADER_SERVER"], dataDirectory: URL(fileURLWithPath: directory),
-                     deadlines: deadlines, trust: trust, waitForLock: !noWait, maximumRate: rate)
+        let servers = server.isEmpty
+            ? [env["MAPLOADER_SERVER"]].compactMap { $0 } + (env["MAPLOADER_MIRRORS"] ?? "").split(separator: " ").map(String.init)
+            : server
+        return .init(server: servers.first, dataDirectory: URL(fileURLWithPath: directory),
+                     deadlines: deadlines, trust: trust, waitForLock: !noWait, maximumRate: rate,
+                     mirrors: Array(servers.dropFirst()))
     }
 
     /// Runs `body` with a loader whose events are rendered for a person (or silenced

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MapLoader
+import ManifestServer
 
 /// A site on a USB stick or inside an app bundle: `--server` names a folder (or a
 /// `file://` URL) and installs and updates work exactly as over HTTP, with the same
@@ -157,5 +158,57 @@ import Testing
                                      "--trust-key", site.publicKey.base64])
         #expect(installed.status == 0)
         #expect(try CLI.run(["verify", "--server", usb.path, "--data-dir", other.path]).status == 0)
+    }
+}
+
+/// Mirrors: several sites serving one signed catalog; one dies mid-download and the next
+/// continues the file with Range.
+@Suite struct MirrorTests {
+    @Test func aMirrorThatDiesMidDownloadHandsOverWithoutRefetching() async throws {
+        let site = try TestSite(faults: FaultPlan(bytesPerSecond: 4_000))  // the first mirror is slow
+        let second = ManifestServer(root: site.site)
+        let secondURL = "http://127.0.0.1:\(try second.start())"
+        defer { second.stop() }
+        let data = site.dir.path("data")
+        let loader = MapLoader(configuration: .init(server: site.url, dataDirectory: data,
+                                                    retry: RetryPolicy(attempts: 2, initialDelay: 0.01, maxDelay: 0.05),
+                                                    trust: TrustPolicy(keys: [site.publicKey]), mirrors: [secondURL]))
+        let blob = try #require(try site.manifest("v1").root.allNodes.first { $0.id == "de-berlin" }?.artifacts?["base"])
+        let partial = data.appendingPathComponent("downloads/\(blob.sha256)")
+        let install = loader.start { try await $0.install(["de-berlin"]) }
+        // The first mirror dies a third of the way into the largest file.
+        try await RawThread.run { try waitUntil { (FileStatus.of(partial.path)?.size ?? 0) > blob.size / 3 } }
+        site.server.stop()
+        let report = try await install.value
+        #expect(report.committed)
+        #expect(try await loader.verify().ok)
+        let fromSecond = second.statistics.bodyBytesSentByPath["/" + SiteLayout.blob(blob.sha256)] ?? 0
+        // The second mirror sent only the rest of the file, with Range.
+        #expect(fromSecond > 0 && fromSecond < blob.size)
+        #expect(second.statistics.statusCounts[206, default: 0] >= 1)
+    }
+
+    @Test func aStaleOrDeadMirrorIsSkippedForTheCatalog() async throws {
+        let site = try TestSite()
+        let stale = site.dir.path("stale")
+        try FileManager.default.copyItem(at: site.site, to: stale)  // a mirror left at v1
+        try site.publish(2)
+        let data = site.dir.path("data")
+        // Accept v2 first, so the stale mirror's v1 catalog counts as a rollback.
+        _ = try await site.loader(dataDirectory: data).checkForUpdate()
+        let loader = MapLoader(configuration: .init(server: "http://127.0.0.1:\(closedPort())", dataDirectory: data,
+                                                    trust: TrustPolicy(keys: [site.publicKey]),
+                                                    mirrors: [stale.path, site.url]))
+        let report = try await loader.install(["de-berlin"])
+        #expect(report.toVersion == "v2")
+    }
+
+    @Test func mirrorsThroughTheCLI() throws {
+        let site = try TestSite()
+        let data = site.dir.path("data")
+        let result = try CLI.run(["install", "de-berlin", "--server", "http://127.0.0.1:\(closedPort())", "--server", site.url,
+                                  "--data-dir", data.path, "--trust-key", site.publicKey.base64])
+        #expect(result.status == 0)
+        #expect(try CLI.run(["verify", "--data-dir", data.path]).status == 0)
     }
 }
