@@ -76,28 +76,9 @@ extension MapLoader {
             let state = context.state
             let findings = try await offActor { StoreCheck.full(store, state) }
             let broken = Dictionary(findings.map { ($0.key, $0.detail) }, uniquingKeysWith: { a, _ in a })
-            let leaves = Dictionary(context.manifest.root.leaves.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-            var steps: [GroupStep] = []
-            for (package, groups) in state.packages.sorted(by: { $0.key < $1.key }) {
-                for (group, installed) in groups.sorted(by: { $0.key < $1.key }) {
-                    let artifact = leaves[package]?.artifacts?[group]
-                    guard let detail = broken[.init(package, group)] else {
-                        steps.append(GroupStep(package: package, group: group, action: .keep, method: .none,
-                                               reason: "verified", artifact: artifact))
-                        continue
-                    }
-                    guard let artifact, artifact.treeHash == installed.treeHash else {
-                        throw MapLoaderError.invalidMetadata(what: "\(package)/\(group)",
-                                                             detail: "the site has no archive of the installed files; run 'maploader update' instead")
-                    }
-                    steps.append(GroupStep(package: package, group: group, action: .update, method: .full,
-                                           downloadBytes: artifact.size, fullBytes: artifact.size,
-                                           writeBytes: Planner.diskBytes(artifact), reason: "repair: \(detail)", artifact: artifact))
-                }
-            }
-            let plan = Plan(version: context.manifest.version, steps: steps)
+            let plan = try Planner.repair(installed: state, manifest: context.manifest, broken: broken)
             guard plan.changesFiles else {
-                return UpdateReport(fromVersion: state.version, toVersion: state.version, steps: steps,
+                return UpdateReport(fromVersion: state.version, toVersion: state.version, steps: plan.steps,
                                     downloadedBytes: 0, committed: false, seconds: 0)
             }
             return try await loader.execute(plan, from: state, manifestSHA: state.manifest, operation: .repair)

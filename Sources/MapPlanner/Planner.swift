@@ -3,6 +3,33 @@ import MapModel
 /// Turns (installed state, target manifest, wanted packages, selected groups) into a
 /// ``Plan``. Pure: no I/O, so it is tested with tables.
 package enum Planner {
+    /// The plan that re-fetches, in full at the installed version, every installed group
+    /// in `broken` (with what is wrong with it) and keeps the others. Throws when the
+    /// manifest no longer has an archive of a broken group's installed files.
+    package static func repair(installed state: InstalledState, manifest: Manifest,
+                               broken: [GroupKey: String]) throws(MapLoaderError) -> Plan {
+        let leaves = Dictionary(manifest.root.leaves.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var steps: [GroupStep] = []
+        for (package, groups) in state.packages.sorted(by: { $0.key < $1.key }) {
+            for (group, installed) in groups.sorted(by: { $0.key < $1.key }) {
+                let artifact = leaves[package]?.artifacts?[group]
+                guard let detail = broken[GroupKey(package, group)] else {
+                    steps.append(GroupStep(package: package, group: group, action: .keep, method: .none,
+                                           reason: "verified", artifact: artifact))
+                    continue
+                }
+                guard let artifact, artifact.treeHash == installed.treeHash else {
+                    throw .invalidMetadata(what: "\(package)/\(group)",
+                                           detail: "the site has no archive of the installed files; run 'maploader update' instead")
+                }
+                steps.append(GroupStep(package: package, group: group, action: .update, method: .full,
+                                       downloadBytes: artifact.size, fullBytes: artifact.size,
+                                       writeBytes: diskBytes(artifact), reason: "repair: \(detail)", artifact: artifact))
+            }
+        }
+        return Plan(version: manifest.version, steps: steps)
+    }
+
     /// The plan that removes the installed `leaves` and keeps every other installed group.
     package static func removal(of leaves: Set<String>, from state: InstalledState) -> Plan {
         var steps: [GroupStep] = []
