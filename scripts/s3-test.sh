@@ -17,17 +17,7 @@ moto=$!
 trap 'kill $moto $poller 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 poller=
 for _ in $(seq 100); do curl -s -o /dev/null "$endpoint" && break; sleep 0.1; done
-passed=0; failed=0
-check() { # check "what" expected-exit command...
-  local what=$1 want=$2; shift 2
-  "$@" > "$work/out" 2> "$work/err"; local got=$?
-  if [ "$got" = "$want" ]; then passed=$((passed+1)); echo "ok    $what"
-  else failed=$((failed+1)); echo "FAIL  $what (exit $got, wanted $want)"; sed 's/^/      /' "$work/err" | tail -5; fi
-}
-contains() { # contains "what" pattern file
-  if grep -q -- "$2" "$3"; then passed=$((passed+1)); echo "ok    $1"
-  else failed=$((failed+1)); echo "FAIL  $1: '$2' not in $3"; sed 's/^/      /' "$3" | head -5; fi
-}
+source scripts/lib/checks.sh
 
 python3 scripts/gen-sample.py --out "$work/releases" > /dev/null
 "$bin" keygen "$work/publisher.key" > "$work/publisher.pub"

@@ -7,17 +7,7 @@ cd "$(dirname "$0")/.."
 bin="$(swift build --show-bin-path)/maploader"
 work=$(mktemp -d /tmp/maploader-smoke.XXXXXX)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-passed=0; failed=0
-check() { # check "what" expected-exit command...
-  local what=$1 want=$2; shift 2
-  "$@" > "$work/out" 2> "$work/err"; local got=$?
-  if [ "$got" = "$want" ]; then passed=$((passed+1)); echo "ok    $what"
-  else failed=$((failed+1)); echo "FAIL  $what (exit $got, wanted $want)"; sed 's/^/      /' "$work/err" | tail -5; fi
-}
-contains() { # contains "what" pattern file
-  if grep -q -- "$2" "$3"; then passed=$((passed+1)); echo "ok    $1"
-  else failed=$((failed+1)); echo "FAIL  $1: '$2' not in $3"; sed 's/^/      /' "$3" | head -5; fi
-}
+source scripts/lib/checks.sh
 
 python3 scripts/gen-sample.py --out "$work/releases" > /dev/null
 check "keygen" 0 "$bin" keygen "$work/publisher.key"

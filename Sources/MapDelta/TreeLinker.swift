@@ -20,15 +20,8 @@ package enum TreeLinker {
         } catch {
             // Another device, no hard links, the link limit: copy below.
         }
-        let input = try SystemFile.openForReading(source)
         let writer = try HashingFileWriter(path: destination, displayPath: displayPath, limit: size)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        while true {
-            let n = try input.readChunk(into: buffer)
-            if n == 0 { break }
-            try writer.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-        }
+        try SystemFile.openForReading(source).forEachChunk { try writer.write($0) }
         let (hash, written) = try writer.finish()
         guard hash == sha256, written == size else {
             throw PatchError.outputMismatch(path: displayPath, expectedSHA256: sha256.hex, foundSHA256: hash.hex,

@@ -3,9 +3,6 @@ import Foundation
 
 /// Streaming SHA-256 of files: reads in 1 MiB chunks, never the whole file.
 package enum FileHashing {
-    /// The chunk size used when reading files for hashing.
-    package static let chunkSize = 1 << 20
-
     /// The lowercase hex SHA-256 and the length of the file at `url`.
     package static func sha256(ofFileAt url: URL) throws(SystemError) -> (hex: String, size: Int64) {
         let (hash, size) = try hash(ofFile: url.path)
@@ -15,15 +12,15 @@ package enum FileHashing {
     /// The SHA-256 and the length of the file at `path`.
     package static func hash(ofFile path: String) throws(SystemError) -> (hash: SHA256Hash, size: Int64) {
         let file = try SystemFile.openForReading(path)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
-        defer { buffer.deallocate() }
         var hasher = SHA256()
         var size: Int64 = 0
-        while true {
-            let n = try file.readChunk(into: buffer)
-            if n == 0 { break }
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-            size += Int64(n)
+        do {
+            try file.forEachChunk { chunk in
+                hasher.update(bufferPointer: chunk)
+                size += Int64(chunk.count)
+            }
+        } catch {
+            throw error as? SystemError ?? SystemError("read", path, .ioError)
         }
         return (SHA256Hash(hasher.finalize()), size)
     }

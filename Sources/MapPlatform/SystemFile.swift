@@ -117,6 +117,18 @@ package final class SystemFile: Sendable {
         return done
     }
 
+    /// Reads the rest of the file from the current position in 1 MiB chunks, handing each
+    /// to `body`: the one streaming copy loop of the library.
+    package func forEachChunk(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = try readChunk(into: buffer)
+            if n == 0 { return }
+            try body(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
+    }
+
     /// Writes all of `buffer` at the current position.
     package func writeAll(_ buffer: UnsafeRawBufferPointer) throws(SystemError) {
         do {

@@ -24,8 +24,6 @@ package enum TreeCopy {
         guard files.reduce(0, { $0 + $1.size }) <= limits.bytes else {
             throw ArchiveExtractor.Refusal(description: "more than the \(limits.bytes) bytes the manifest declares")
         }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
         var written: Int64 = 0
         var entries: [FileEntry] = []
         for file in files {
@@ -36,12 +34,9 @@ package enum TreeCopy {
             let output = try SystemFile.create(target.path)
             var hasher = SHA256()
             var size: Int64 = 0
-            while true {
-                let n = try input.readChunk(into: buffer)
-                if n == 0 { break }
-                let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
-                size += Int64(n)
-                written += Int64(n)
+            try input.forEachChunk { chunk in
+                size += Int64(chunk.count)
+                written += Int64(chunk.count)
                 guard written <= limits.bytes else {
                     throw ArchiveExtractor.Refusal(description: "more than the \(limits.bytes) bytes the manifest declares")
                 }

@@ -178,20 +178,12 @@ actor PlanSession {
         let archive = try await fetchBlob(sha256: artifact.sha256, size: artifact.size, item: step.name,
                                           index: item, of: items, transfer: transfer)
         let folder = try builder.makeGroupDirectory(package: step.package, group: step.group)
-        progress(.extract, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: step.name)
-        let hub = self.hub
-        let operation = self.operation
-        let name = step.name
+        let report = extractionProgress(of: step, artifact: artifact, item: item, of: items)
         let files: [FileEntry]
         do {
             files = try await offActor {
                 try ArchiveExtractor.extract(archive, into: folder, limits: .init(files: artifact.files, bytes: artifact.unpackedSize),
-                                             progress: { written in
-                                                 hub.emit(.progress(OperationProgress(operation: operation, phase: .extract,
-                                                     completedBytes: written, totalBytes: artifact.unpackedSize,
-                                                     completedItems: item - 1, totalItems: items, item: name)))
-                                             },
-                                             isCancelled: { Task.isCancelled })
+                                             progress: report, isCancelled: { Task.isCancelled })
             }
         } catch let refusal as ArchiveExtractor.Refusal {
             try? FileManager.default.removeItem(at: archive)
@@ -208,25 +200,29 @@ actor PlanSession {
                                size: files.reduce(0) { $0 + $1.size }), record)
     }
 
+    /// Announces the extract phase of `step` and returns the callback that reports its bytes
+    /// (called on the blocking-work threads).
+    private func extractionProgress(of step: GroupStep, artifact: Artifact, item: Int, of items: Int) -> @Sendable (Int64) -> Void {
+        progress(.extract, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: step.name)
+        let (hub, operation, name) = (self.hub, self.operation, step.name)
+        return { written in
+            hub.emit(.progress(OperationProgress(operation: operation, phase: .extract, completedBytes: written,
+                                                 totalBytes: artifact.unpackedSize, completedItems: item - 1,
+                                                 totalItems: items, item: name)))
+        }
+    }
+
     /// Copies a group's files from an exported site's tree folder, hashing them, and checks
     /// them against the manifest's tree hash.
     private func copyTree(_ tree: URL, for step: GroupStep, artifact: Artifact, item: Int, of items: Int,
                           into builder: GenerationBuilder) async throws -> InstalledGroup {
         let folder = try builder.makeGroupDirectory(package: step.package, group: step.group)
-        progress(.extract, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: step.name)
-        let hub = self.hub
-        let operation = self.operation
-        let name = step.name
+        let report = extractionProgress(of: step, artifact: artifact, item: item, of: items)
         let files: [FileEntry]
         do {
             files = try await offActor {
                 try TreeCopy.copy(from: tree, into: folder, limits: .init(files: artifact.files, bytes: artifact.unpackedSize),
-                                  progress: { written in
-                                      hub.emit(.progress(OperationProgress(operation: operation, phase: .extract,
-                                          completedBytes: written, totalBytes: artifact.unpackedSize,
-                                          completedItems: item - 1, totalItems: items, item: name)))
-                                  },
-                                  isCancelled: { Task.isCancelled })
+                                  progress: report, isCancelled: { Task.isCancelled })
             }
         } catch let refusal as ArchiveExtractor.Refusal {
             throw MapLoaderError.invalidArchive(package: step.package, group: step.group, detail: refusal.description)

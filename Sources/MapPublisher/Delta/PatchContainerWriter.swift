@@ -36,14 +36,7 @@ package enum PatchContainerWriter {
         let header = header(compressed: compressedManifest.count, raw: rawManifestCount)
         try header.withUnsafeBytes { try out.writeAll($0) }
         try compressedManifest.withUnsafeBytes { try out.writeAll($0) }
-        let input = try SystemFile.openForReading(payloads)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        while true {
-            let n = try input.readChunk(into: buffer)
-            if n == 0 { break }
-            try out.writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-        }
+        try SystemFile.openForReading(payloads).forEachChunk { try out.writeAll($0) }
         try out.sync()
         try FileSystem.rename(temporary, output.path)
     }

@@ -119,14 +119,7 @@ package struct PayloadChooser {
         let payload = workDirectory + "/gzip.payload"
         let out = try SystemFile.createOrTruncate(payload)
         try recipe.withUnsafeBytes { try out.writeAll($0) }
-        let input = try SystemFile.openForReading(frame)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        while true {
-            let n = try input.readChunk(into: buffer)
-            if n == 0 { break }
-            try out.writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-        }
+        try SystemFile.openForReading(frame).forEachChunk { try out.writeAll($0) }
         return .success((payload, Int64(recipe.count) + frameLength))
     }
 
