@@ -5,22 +5,26 @@
 # A client polling during the upload sees the old catalog, whose files are all there, or
 # the new one, whose files are all there already. Nothing is deleted (see the README on
 # pruning old versions).
-#   scripts/publish-s3.sh SITE s3://BUCKET/PREFIX [--endpoint-url URL] [--public]
+#   scripts/publish-s3.sh SITE s3://BUCKET/PREFIX [--endpoint-url URL] [--public] [--delete]
 # The AWS CLI takes its credentials and region as usual (environment, profile);
 # --endpoint-url (or $AWS_ENDPOINT_URL) names any S3-compatible service (MinIO, moto, R2…);
-# --public makes the objects public-read, for a bucket served straight over HTTP.
+# --public makes the objects public-read, for a bucket served straight over HTTP;
+# --delete then removes blobs and manifests that `maploader prune` deleted locally
+# (after the new catalog is up, so no client is left pointing at them).
 set -euo pipefail
-usage() { echo "usage: $0 SITE s3://BUCKET/PREFIX [--endpoint-url URL] [--public]" >&2; exit 64; }
+usage() { echo "usage: $0 SITE s3://BUCKET/PREFIX [--endpoint-url URL] [--public] [--delete]" >&2; exit 64; }
 [ $# -ge 2 ] || usage
 site=${1%/}; target=${2%/}; shift 2
 [ -f "$site/catalog.json" ] || { echo "error: $site has no catalog.json: publish the site first (maploader publish)" >&2; exit 64; }
 case "$target" in s3://*) ;; *) echo "error: '$target' is not an s3:// URL" >&2; exit 64 ;; esac
 aws=(aws)
 acl=()
+delete=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --endpoint-url) aws+=(--endpoint-url "$2"); shift 2 ;;
     --public) acl=(--acl public-read); shift ;;
+    --delete) delete=true; shift ;;
     *) usage ;;
   esac
 done
@@ -57,5 +61,14 @@ PY
   put "$site/catalog.json.sig" catalog.json.sig
 else
   put "$site/catalog.json" catalog.json
+fi
+# 3. With --delete: what prune removed locally goes from the bucket too, now that the
+#    catalog no longer names it.
+if $delete; then
+  for folder in blobs versions; do
+    [ -d "$site/$folder" ] || continue
+    "${aws[@]}" s3 sync "$site/$folder" "$target/$folder" --only-show-errors --size-only --delete \
+      --cache-control "$immutable" "${acl[@]}"
+  done
 fi
 echo "uploaded $site to $target (blobs and manifests immutable, catalog last)"

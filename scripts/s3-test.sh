@@ -50,5 +50,11 @@ check "updated files match v2" 0 diff -r "$work/releases/v2/data/de-berlin/base"
 check "verify" 0 "$bin" verify
 check "a fresh install of the whole world from the bucket" 0 "$bin" install world --data-dir "$work/fresh"
 
+# Pruning: v1 leaves the catalog and its files leave the bucket; v2 clients still update.
+check "prune --keep 1 --delete" 0 "$bin" prune "$work/site" --keep 1 --delete --grace-hours 0 --key "$work/publisher.key"
+check "upload the pruned site with --delete" 0 scripts/publish-s3.sh "$work/site" s3://maps/world --endpoint-url "$endpoint" --public --delete
+check "the bucket holds no more objects than the pruned site" 0 sh -c "test \$(aws --endpoint-url $endpoint s3 ls s3://maps/world/ --recursive | grep -c -e /blobs/ -e /versions/) -eq \$(find '$work/site/blobs' '$work/site/versions' -type f | wc -l)"
+check "a fresh install after pruning" 0 "$bin" install world --data-dir "$work/fresh-after-prune"
+
 echo "s3: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -69,7 +69,7 @@ package enum Publisher {
 
     /// A site signed with one key stays signed with it: clients that trust it refuse
     /// anything else. Another key needs `rekey`, no key needs `unsigned`.
-    private static func checkSigningContinuity(site: SiteWriter, keyFile: URL?, rekey: Bool, unsigned: Bool) throws {
+    static func checkSigningContinuity(site: SiteWriter, keyFile: URL?, rekey: Bool, unsigned: Bool) throws {
         let file = site.root.appendingPathComponent(SiteLayout.catalogSignature)
         guard let data = try? Data(contentsOf: file) else { return }
         guard let existing = try? JSONCoding.decode(CatalogSignature.self, from: data) else {
@@ -87,7 +87,7 @@ package enum Publisher {
 
     /// Writes the signature first, then the catalog: a client that reads the new catalog
     /// with the old signature refuses it and retries later, never accepts a wrong one.
-    private static func writeCatalog(_ catalog: Catalog, site: SiteWriter, keyFile: URL?) throws {
+    static func writeCatalog(_ catalog: Catalog, site: SiteWriter, keyFile: URL?) throws {
         let data = try catalog.jsonData()
         if let keyFile {
             try site.write(try SigningKeyFile.sign(data, keyFile: keyFile).jsonData(), at: SiteLayout.catalogSignature)
