@@ -8,10 +8,11 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     case zstd = 1
     /// One zstd frame of the file with the old file as raw-content prefix (`--patch-from`).
     case delta = 2
-    /// See-through delta of a gzip file: a ``DeflateRecipe``, then one zstd frame of the
-    /// inflated new content with the inflated old file as prefix; zlib rebuilds the exact
+    /// See-through delta of a file holding deflate streams (gzip, zip, OSM PBF): a
+    /// ``DeflateRecipe``, then one zstd frame of the new file's expansion (its streams
+    /// inflated in place) with the old file's expansion as prefix; zlib rebuilds the exact
     /// compressed bytes.
-    case gzipDelta = 3
+    case deflateDelta = 3
 
     /// The name used in manifests, stats and messages.
     public var description: String {
@@ -19,7 +20,7 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .stored: return "stored"
         case .zstd: return "zstd"
         case .delta: return "delta"
-        case .gzipDelta: return "gzip-delta"
+        case .deflateDelta: return "deflate-delta"
         }
     }
 }

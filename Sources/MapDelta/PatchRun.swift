@@ -37,8 +37,8 @@ package struct PatchRun {
             try linkVerified(oldPath: sources[index].path, target: target, destination: destination)
         case .add(let payload):
             try decode(payload, prefix: nil, target: target, destination: destination)
-        case .patch(let index, let payload) where payload.encoding == .gzipDelta:
-            try decodeGzip(payload, source: sources[index], target: target, destination: destination)
+        case .patch(let index, let payload) where payload.encoding == .deflateDelta:
+            try decodeDeflate(payload, source: sources[index], target: target, destination: destination)
         case .patch(let index, let payload):
             let source = sources[index]
             let mapped = try MappedFile.source(oldRoot + "/" + source.path, displayPath: source.path)
@@ -101,7 +101,7 @@ package struct PatchRun {
                 done = start + offset
                 report(force: false)
             }
-        case .gzipDelta:
+        case .deflateDelta:
             throw PatchError.corrupt(detail: "a see-through payload for \(target.path) outside a patch operation")
         case .zstd, .delta:
             try ZstdDelta.decodeFrame(from: patch.file, offset: payload.offset, length: payload.length,
@@ -120,31 +120,32 @@ package struct PatchRun {
         done = start + target.size
     }
 
-    /// Rebuilds a gzip file from a see-through payload: inflates the old file beside the
-    /// new tree, decodes the inflated new content against it, and deflates that with the
-    /// recipe into the target, whose SHA-256 is checked as for any payload. The two
-    /// inflated files are removed afterwards; memory stays at the buffers and the mapping.
-    private mutating func decodeGzip(_ payload: PatchManifest.Payload, source: PatchManifest.Source,
-                                     target: PatchManifest.Target, destination: String) throws {
+    /// Rebuilds a file from a see-through payload: expands the old file beside the new
+    /// tree (its deflate streams inflated), decodes the new file's expansion against it,
+    /// and rebuilds the compressed file from that with the recipe into the target, whose
+    /// SHA-256 is checked as for any payload. Memory stays at the buffers and the mapping.
+    private mutating func decodeDeflate(_ payload: PatchManifest.Payload, source: PatchManifest.Source,
+                                        target: PatchManifest.Target, destination: String) throws {
         let (recipe, recipeLength) = try DeflateRecipe.decode(from: patch.file, at: payload.offset, within: payload.length)
-        let scratch = newRoot + ".inflate-\(UUID().uuidString)"
+        let scratch = newRoot + ".expand-\(UUID().uuidString)"
         defer {
             FileSystem.remove(scratch + ".old")
             FileSystem.remove(scratch + ".new")
         }
-        guard let status = FileStatus.of(oldRoot + "/" + source.path), status.kind == .file else {
+        let oldPath = oldRoot + "/" + source.path
+        guard let status = FileStatus.of(oldPath), status.kind == .file else {
             throw PatchError.sourceMissing(path: source.path)
         }
-        _ = try GzipMember.inflate(oldRoot + "/" + source.path, into: scratch + ".old")
+        _ = try DeflateRecipe.expand(oldPath, streams: DeflateStreams.find(in: oldPath), into: scratch + ".old")
         let old = try MappedFile.source(scratch + ".old", displayPath: source.path)
-        let inflated = try SystemFile.createOrTruncate(scratch + ".new")
+        let expansion = try SystemFile.createOrTruncate(scratch + ".new")
         try ZstdDelta.decodeFrame(from: patch.file, offset: payload.offset + recipeLength, length: payload.length - recipeLength,
-                                  prefix: old.bytes, expectedSize: recipe.inflatedSize, displayPath: target.path) {
-            try inflated.writeAll($0)
+                                  prefix: old.bytes, expectedSize: recipe.expandedSize, displayPath: target.path) {
+            try expansion.writeAll($0)
         }
         let writer = try HashingFileWriter(path: destination, displayPath: target.path, limit: target.size)
         let start = done
-        try GzipMember.deflate(try SystemFile.openForReading(scratch + ".new"), recipe: recipe) {
+        try recipe.rebuild(from: try SystemFile.openForReading(scratch + ".new")) {
             try writer.write($0)
             done = start + writer.written
             report(force: false)

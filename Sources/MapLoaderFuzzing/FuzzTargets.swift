@@ -16,7 +16,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case archive
     /// Patch containers: reading the manifest, then applying to a small fixed tree.
     case patch
-    /// gzip members (see-through deltas inflate old files) and see-through recipes.
+    /// Deflate streams in gzip, zip and PBF files (see-through deltas expand old files),
+    /// and see-through recipes.
     case gzip
 
     /// Feeds `data` to the target. Any thrown error is a correct refusal; only a crash,
@@ -48,7 +49,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .gzip:
             let file = scratch.appendingPathComponent("input.gz")
             guard (try? data.write(to: file)) != nil else { return }
-            _ = try? GzipMember.inflate(file.path, into: scratch.appendingPathComponent("inflated").path)
+            _ = try? DeflateRecipe.expand(file.path, streams: DeflateStreams.find(in: file.path),
+                                          into: scratch.appendingPathComponent("expanded").path)
             if let opened = try? SystemFile.openForReading(file.path) {
                 _ = try? DeflateRecipe.decode(from: opened, at: 0, within: Int64(data.count))
             }

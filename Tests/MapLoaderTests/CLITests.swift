@@ -116,7 +116,7 @@ import MapPublisher
         #expect(try run(["install", "de-berlin"]).status == 0)
         #expect(try run(["check-update"]).status == 0)
         // 1: storage failure (the data directory lies below a file).
-        #expect(try CLI.run(["list", "--server", site.url, "--data-dir", "/dev/null/maps"]).status == 1)
+        #expect(try await CLI.run(["list", "--server", site.url, "--data-dir", "/dev/null/maps"]).status == 1)
         // 4: unknown package or group; not installed.
         #expect(try run(["install", "atlantis"]).status == 4)
         #expect(try run(["groups", "select", "nope"]).status == 4)
@@ -124,17 +124,17 @@ import MapPublisher
         // 5: network (connection refused).
         #expect(try run(["list"], server: "http://127.0.0.1:\(closedPort())").status == 5)
         // 7: signature refused.
-        #expect(try CLI.run(["list", "--server", site.url, "--data-dir", site.dir.path("other").path]).status == 7)
+        #expect(try await CLI.run(["list", "--server", site.url, "--data-dir", site.dir.path("other").path]).status == 7)
         // 64: usage (no server, a bad server address, an empty data directory, a bad option).
-        #expect(try CLI.run(["list", "--data-dir", data.path]).status == 64)
+        #expect(try await CLI.run(["list", "--data-dir", data.path]).status == 64)
         #expect(try run(["list"], server: "127.0.0.1:8080").status == 64)
-        #expect(try CLI.run(["list", "--data-dir", "", "--server", site.url]).status == 64)
-        #expect(try CLI.run(["keygen", site.dir.path("publisher.key").path]).status == 64)
-        #expect(try CLI.run(["publish", site.dir.path("r1").path, "--site", site.site.path, "--version", "v9",
+        #expect(try await CLI.run(["list", "--data-dir", "", "--server", site.url]).status == 64)
+        #expect(try await CLI.run(["keygen", site.dir.path("publisher.key").path]).status == 64)
+        #expect(try await CLI.run(["publish", site.dir.path("r1").path, "--site", site.site.path, "--version", "v9",
                              "--level", "99"]).status == 64)
-        #expect(try CLI.run(["publish", site.dir.path("r1").path, "--site", site.site.path, "--version", "v9",
+        #expect(try await CLI.run(["publish", site.dir.path("r1").path, "--site", site.site.path, "--version", "v9",
                              "--patch-depth", "-1"]).status == 64)
-        #expect(try CLI.run(["publish", site.dir.path("r1").path, "--site", site.site.path, "--version", "v9",
+        #expect(try await CLI.run(["publish", site.dir.path("r1").path, "--site", site.site.path, "--version", "v9",
                              "--valid-days", "-5"]).status == 64)
         // 3: update available; 6: verify finds a change.
         try site.publish(2)

@@ -55,22 +55,22 @@ import Testing
     @Test func readersDuringAnUpdateNeverBreakIt() async throws {
         let site = try TestSite(revisions: [1])
         let template = site.dir.path("template")
-        #expect(try CLI.run(["install", "germany"], site: site, data: template).status == 0)
+        #expect(try await CLI.run(["install", "germany"], site: site, data: template).status == 0)
         try site.publish(2)
         let reference = site.dir.path("reference")
         try FileManager.default.copyItem(at: template, to: reference)
-        #expect(try CLI.run(["update"], site: site, data: reference).status == 0)
+        #expect(try await CLI.run(["update"], site: site, data: reference).status == 0)
         let new = try CrashTests.installed(reference)
         for (round, reader) in ["list", "verify", "list", "check-update", "verify", "list"].enumerated() {
             let data = site.dir.path("round-\(round)")
             try FileManager.default.copyItem(at: template, to: data)
             let update = try CLI.start(["update"] + CLI.client(site, data))
             usleep(UInt32(round * 15_000))
-            let read = try CLI.run([reader] + CLI.client(site, data))
+            let read = try await CLI.run([reader] + CLI.client(site, data))
             let updated = try CLI.finish(update)
             #expect(updated.status == 0, "round \(round): update failed: \(updated.stderr)")
             #expect([0, 3].contains(read.status), "round \(round): \(reader) failed: \(read.stderr)")
-            #expect(try CLI.run(["verify"], site: site, data: data).status == 0, "round \(round)")
+            #expect(try await CLI.run(["verify"], site: site, data: data).status == 0, "round \(round)")
             #expect(try CrashTests.installed(data) == new, "round \(round)")
         }
     }
@@ -237,7 +237,7 @@ import Testing
             }
         }
         #expect(try snapshot(folder) == before)
-        let result = try CLI.run(["list"], site: site, data: folder)
+        let result = try await CLI.run(["list"], site: site, data: folder)
         #expect(result.status == 1)
         #expect(result.stderr.contains("not a MapLoader data directory"))
         #expect(try snapshot(folder) == before)
@@ -270,11 +270,11 @@ import Testing
     @Test func aSecondWriterWaitsOrFailsWithItsOwnExitCode() async throws {
         let site = try TestSite()
         let data = site.dir.path("data")
-        #expect(try CLI.run(["install", "ch"], site: site, data: data).status == 0)
+        #expect(try await CLI.run(["install", "ch"], site: site, data: data).status == 0)
         // This process holds the write lock, as another maploader would.
         var lock: FileLock? = try FileLock.attempt(Store(root: data).writeLockFile, .exclusive)
         #expect(lock != nil)
-        let refused = try CLI.run(["install", "de-berlin", "--no-wait"], site: site, data: data)
+        let refused = try await CLI.run(["install", "de-berlin", "--no-wait"], site: site, data: data)
         #expect(refused.status == 10)
         #expect(refused.stderr.contains("pid \(getpid())"))
 

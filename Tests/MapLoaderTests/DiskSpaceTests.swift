@@ -41,7 +41,7 @@ struct DiskSpaceTests {
             #expect(error.description.contains("inodes"))
         }
         #expect(try snapshot(loader.currentFolder) == before)
-        let cli = try CLI.run(["install", "germany"], site: site, data: data)
+        let cli = try await CLI.run(["install", "germany"], site: site, data: data)
         #expect(cli.status == 8, "\(cli.stderr)")
     }
 

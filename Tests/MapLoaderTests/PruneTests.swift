@@ -42,16 +42,16 @@ import MapPublisher
         #expect(throws: (any Error).self) { try Publisher.prune(site: site.site, keep: 0, apply: true, grace: 0, keyFile: key) }
     }
 
-    @Test func pruneThroughTheCLI() throws {
+    @Test func pruneThroughTheCLI() async throws {
         let site = try TestSite(revisions: [1, 2, 3], patchDepth: 1)
         let key = site.dir.path("publisher.key").path
-        let dry = try CLI.run(["prune", site.site.path, "--keep", "1"])
+        let dry = try await CLI.run(["prune", site.site.path, "--keep", "1"])
         #expect(dry.status == 0 && dry.stdout.contains("would drop v2, v1"))
-        let applied = try CLI.run(["prune", site.site.path, "--keep", "1", "--delete", "--grace-hours", "0", "--key", key, "--json"])
+        let applied = try await CLI.run(["prune", site.site.path, "--keep", "1", "--delete", "--grace-hours", "0", "--key", key, "--json"])
         #expect(applied.status == 0)
         let report = try JSONSerialization.jsonObject(with: Data(applied.stdout.utf8)) as? [String: Any]
         #expect((report?["deletedBytes"] as? Int ?? 0) > 0)
-        #expect(try CLI.run(["prune", site.site.path, "--keep", "0"]).status == 64)
-        #expect(try CLI.run(["install", "de-berlin"], site: site, data: site.dir.path("data")).status == 0)
+        #expect(try await CLI.run(["prune", site.site.path, "--keep", "0"]).status == 64)
+        #expect(try await CLI.run(["install", "de-berlin"], site: site, data: site.dir.path("data")).status == 0)
     }
 }

@@ -3,9 +3,9 @@ import Testing
 @testable import MapLoader
 import MapPublisher
 
-/// See-through deltas of gzip files: the change is diffed inside the compression and zlib
-/// rebuilds the exact compressed bytes; a stream zlib cannot reproduce stays a byte-level
-/// delta. Every result is checked byte for byte.
+/// See-through deltas of files holding deflate streams (gzip, zip, OSM PBF): the change is
+/// diffed inside the compression and zlib rebuilds the exact compressed bytes; a stream
+/// zlib cannot reproduce stays compressed. Every result is checked byte for byte.
 @Suite struct SeeThroughTests {
     /// Writes `places.geojson.gz` (and a plain file) into `root` with Python's gzip module
     /// (zlib, level 6), `renamed` features renamed and, with `flushEvery`, a full flush
@@ -38,52 +38,114 @@ import MapPublisher
         #expect(process.terminationStatus == 0)
     }
 
-    @Test func aGzipChangeIsPatchedInsideTheCompression() throws {
+    @Test func aGzipChangeIsPatchedInsideTheCompression() async throws {
         let dir = TemporaryDirectory()
-        try Self.writeRelease(dir.path("old"), renamed: 0)
-        try Self.writeRelease(dir.path("new"), renamed: 40)
+        try await RawThread.run { try Self.writeRelease(dir.path("old"), renamed: 0) }
+        try await RawThread.run { try Self.writeRelease(dir.path("new"), renamed: 40) }
         let patch = dir.path("p.mlpatch")
-        let stats = try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 19))
+        let stats = try await RawThread.value { try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 19)) }
         let file = try #require(stats.file("places.geojson.gz"))
-        #expect(file.encoding == .gzipDelta)
+        #expect(file.encoding == .deflateDelta)
         let byteLevel = try #require(file.tried[.delta])
         // Forty renames scattered through the file: almost every deflate block changes, so a
         // byte-level delta is most of the file; inside the compression it is a few hundred bytes.
         #expect(file.payloadBytes * 20 < byteLevel, "see-through \(file.payloadBytes) B, byte-level \(byteLevel) B")
         #expect(file.payloadBytes * 100 < file.size)
         let out = dir.path("out")
-        try PatchApplier.apply(patch: patch, oldTree: dir.path("old"), into: out)
+        _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("old"), into: out) }
         #expect(try Data(contentsOf: out.appendingPathComponent("places.geojson.gz")) ==
                 Data(contentsOf: dir.path("new/places.geojson.gz")))
     }
 
-    @Test func aStreamZlibCannotReproduceStaysAByteLevelDelta() throws {
+    /// Runs a Python script with `arguments`.
+    static func python(_ script: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script] + arguments
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    /// A zip of a shapefile-like set (two deflated entries, one stored) and an OSM-PBF-like
+    /// file (blocks framed as PBF, `zlib_data` blobs), as revision `revision`.
+    static func writeContainers(_ root: URL, revision: Int) throws {
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try python("""
+        import random, struct, sys, zipfile, zlib
+        random.seed(3)
+        rows = ["%d,%s,%.5f,%.5f\\n" % (i, "road %d" % i, random.uniform(-180, 180), random.uniform(-90, 90)) for i in range(20000)]
+        for i in range(0, int(sys.argv[3]) * 211, 211): rows[i] = rows[i].replace("road", "street")
+        dbf = "".join(rows).encode()
+        with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr(zipfile.ZipInfo("roads.dbf", (2026, 1, 1, 0, 0, 0)), dbf, zipfile.ZIP_DEFLATED)
+            z.writestr(zipfile.ZipInfo("roads.prj", (2026, 1, 1, 0, 0, 0)), b"GEOGCS[WGS84]", zipfile.ZIP_STORED)
+            z.writestr(zipfile.ZipInfo("roads.shp", (2026, 1, 1, 0, 0, 0)), dbf[::-1], zipfile.ZIP_DEFLATED)
+        def field(number, payload):
+            return bytes([number << 3 | 2]) + varint(len(payload)) + payload
+        def varint(n):
+            out = b""
+            while True:
+                byte, n = n & 0x7F, n >> 7
+                out += bytes([byte | (0x80 if n else 0)])
+                if not n: return out
+        with open(sys.argv[2], "wb") as f:
+            for start in range(0, len(dbf), 60000):
+                block = dbf[start:start + 60000]
+                blob = bytes([0x10]) + varint(len(block)) + field(3, zlib.compress(block, 6))
+                header = field(1, b"OSMData") + bytes([0x18]) + varint(len(blob))
+                f.write(struct.pack(">I", len(header)) + header + blob)
+        """, [root.appendingPathComponent("roads.zip").path, root.appendingPathComponent("roads.osm.pbf").path, String(revision)])
+    }
+
+    @Test(arguments: ["roads.zip", "roads.osm.pbf"])
+    func zipEntriesAndPBFBlobsArePatchedInsideTheCompression(file name: String) async throws {
         let dir = TemporaryDirectory()
-        try Self.writeRelease(dir.path("old"), renamed: 0, flushEvery: 50_000)
-        try Self.writeRelease(dir.path("new"), renamed: 40, flushEvery: 50_000)
+        try await RawThread.run { try Self.writeContainers(dir.path("old"), revision: 1) }
+        try await RawThread.run { try Self.writeContainers(dir.path("new"), revision: 30) }
         let patch = dir.path("p.mlpatch")
-        let stats = try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 3))
-        let file = try #require(stats.file("places.geojson.gz"))
-        #expect(file.encoding != .gzipDelta)
-        #expect(file.note?.contains("zlib does not reproduce its deflate stream") == true)
+        let stats = try await RawThread.value { try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 19)) }
+        let file = try #require(stats.file(name))
+        #expect(file.encoding == .deflateDelta, "\(file.note ?? "")")
+        let byteLevel = try #require(file.tried[.delta])
+        #expect(file.payloadBytes * 10 < byteLevel, "see-through \(file.payloadBytes) B, byte-level \(byteLevel) B")
         let out = dir.path("out")
-        try PatchApplier.apply(patch: patch, oldTree: dir.path("old"), into: out)
+        _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("old"), into: out) }
+        #expect(try Data(contentsOf: out.appendingPathComponent(name)) == Data(contentsOf: dir.path("new/\(name)")))
+        // Two deflated entries of the zip (the stored one is raw); one blob per 60 kB block of the PBF.
+        let streams = DeflateStreams.find(in: dir.path("new/\(name)").path).count
+        #expect(name == "roads.zip" ? streams == 2 : streams > 10)
+    }
+
+    @Test func aStreamZlibCannotReproduceStaysAByteLevelDelta() async throws {
+        let dir = TemporaryDirectory()
+        try await RawThread.run { try Self.writeRelease(dir.path("old"), renamed: 0, flushEvery: 50_000) }
+        try await RawThread.run { try Self.writeRelease(dir.path("new"), renamed: 40, flushEvery: 50_000) }
+        let patch = dir.path("p.mlpatch")
+        let stats = try await RawThread.value { try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 3)) }
+        let file = try #require(stats.file("places.geojson.gz"))
+        #expect(file.encoding != .deflateDelta)
+        #expect(file.note?.contains("zlib does not reproduce its deflate streams") == true)
+        let out = dir.path("out")
+        _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("old"), into: out) }
         #expect(try Data(contentsOf: out.appendingPathComponent("places.geojson.gz")) ==
                 Data(contentsOf: dir.path("new/places.geojson.gz")))
     }
 
-    @Test func aDamagedRecipeFailsTheHashAndLeavesNoFile() throws {
+    @Test func aDamagedRecipeFailsTheHashAndLeavesNoFile() async throws {
         let dir = TemporaryDirectory()
-        try Self.writeRelease(dir.path("old"), renamed: 0)
-        try Self.writeRelease(dir.path("new"), renamed: 40)
+        try await RawThread.run { try Self.writeRelease(dir.path("old"), renamed: 0) }
+        try await RawThread.run { try Self.writeRelease(dir.path("new"), renamed: 40) }
         let patch = dir.path("p.mlpatch")
-        _ = try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 3))
+        _ = try await RawThread.value { try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 3)) }
         let opened = try OpenedPatch(url: patch)
         let payload = try #require(opened.manifest.targets.first { $0.path == "places.geojson.gz" }?.origin.payload)
-        #expect(payload.encoding == .gzipDelta)
-        // The recipe's level byte, 6 → 9: zlib then writes other bytes.
+        #expect(payload.encoding == .deflateDelta)
+        // The first segment's level byte (after the 20-byte head and the segment's two
+        // lengths), 6 → 9: zlib then writes other bytes.
         var bytes = try Data(contentsOf: patch)
-        bytes[Int(payload.offset)] = 9
+        #expect(bytes[Int(payload.offset) + 36] == 6)
+        bytes[Int(payload.offset) + 36] = 9
         try bytes.write(to: patch)
         let out = dir.path("out")
         let error = patchError { try PatchApplier.apply(patch: patch, oldTree: dir.path("old"), into: out) }

@@ -145,19 +145,19 @@ import ManifestServer
         }
     }
 
-    @Test func exportThroughTheCLI() throws {
+    @Test func exportThroughTheCLI() async throws {
         let site = try TestSite()
         let data = site.dir.path("data")
-        #expect(try CLI.run(["install", "de-berlin"], site: site, data: data).status == 0)
+        #expect(try await CLI.run(["install", "de-berlin"], site: site, data: data).status == 0)
         let usb = site.dir.path("usb")
-        let exported = try CLI.run(["export", "de-berlin", "--to", usb.path], site: site, data: data)
+        let exported = try await CLI.run(["export", "de-berlin", "--to", usb.path], site: site, data: data)
         #expect(exported.status == 0)
         #expect(exported.stdout.contains("maploader install de-berlin --server \(usb.path)"))
         let other = site.dir.path("other")
-        let installed = try CLI.run(["install", "de-berlin", "--server", usb.path, "--data-dir", other.path,
+        let installed = try await CLI.run(["install", "de-berlin", "--server", usb.path, "--data-dir", other.path,
                                      "--trust-key", site.publicKey.base64])
         #expect(installed.status == 0)
-        #expect(try CLI.run(["verify", "--server", usb.path, "--data-dir", other.path]).status == 0)
+        #expect(try await CLI.run(["verify", "--server", usb.path, "--data-dir", other.path]).status == 0)
     }
 }
 
@@ -203,12 +203,12 @@ import ManifestServer
         #expect(report.toVersion == "v2")
     }
 
-    @Test func mirrorsThroughTheCLI() throws {
+    @Test func mirrorsThroughTheCLI() async throws {
         let site = try TestSite()
         let data = site.dir.path("data")
-        let result = try CLI.run(["install", "de-berlin", "--server", "http://127.0.0.1:\(closedPort())", "--server", site.url,
+        let result = try await CLI.run(["install", "de-berlin", "--server", "http://127.0.0.1:\(closedPort())", "--server", site.url,
                                   "--data-dir", data.path, "--trust-key", site.publicKey.base64])
         #expect(result.status == 0)
-        #expect(try CLI.run(["verify", "--data-dir", data.path]).status == 0)
+        #expect(try await CLI.run(["verify", "--data-dir", data.path]).status == 0)
     }
 }

@@ -49,7 +49,7 @@ package enum PatchBuilder {
                                                 basePath: base.map(old.fullPath))
                 try append(choice.payloadPath, length: choice.length, to: spool)
                 let payload = PatchManifest.Payload(encoding: choice.encoding, length: choice.length)
-                if choice.encoding == .delta || choice.encoding == .gzipDelta, let base {
+                if choice.encoding == .delta || choice.encoding == .deflateDelta, let base {
                     origin = .patch(source: plan.sourceIndex(base), payload)
                     entry.operation = .patch
                 } else {

@@ -70,12 +70,12 @@ package struct PayloadChooser {
                 choice.note = "delta (\(delta.length) B) not smaller than \(choice.encoding) (\(choice.length) B)"
             }
         }
-        if let basePath, GzipMember.looksLikeGzip(newPath), GzipMember.looksLikeGzip(basePath) {
-            switch try seeThrough(newPath, basePath: basePath) {
+        if let basePath, case let streams = DeflateStreams.find(in: newPath), !streams.isEmpty {
+            switch try seeThrough(newPath, streams: streams, basePath: basePath) {
             case .success(let gzip):
-                choice.tried[.gzipDelta] = gzip.length
+                choice.tried[.deflateDelta] = gzip.length
                 if gzip.length < choice.length {
-                    (choice.encoding, choice.payloadPath, choice.length) = (.gzipDelta, gzip.path, gzip.length)
+                    (choice.encoding, choice.payloadPath, choice.length) = (.deflateDelta, gzip.path, gzip.length)
                     choice.note = nil
                 }
             case .failure(let reason):
@@ -90,33 +90,55 @@ package struct PayloadChooser {
         let description: String
     }
 
-    /// A see-through payload for a gzip file changed from the gzip file `basePath`: both
-    /// inflated into the work folder, the new stream's zlib parameters found (the payload
-    /// must rebuild its bytes exactly), and the inflated new content diffed against the
-    /// inflated old one. A stream zlib does not reproduce (another encoder) gets none.
-    private func seeThrough(_ newPath: String, basePath: String) throws -> Result<(path: String, length: Int64), NoSeeThrough> {
-        let oldInflated = workDirectory + "/old.inflated", newInflated = workDirectory + "/new.inflated"
+    /// A see-through payload for a file holding deflate `streams` (gzip, zip, OSM PBF),
+    /// changed from `basePath`: both files expanded (streams inflated in place) in the work
+    /// folder, each new stream's zlib parameters found (the payload must rebuild its bytes
+    /// exactly; a stream zlib does not reproduce stays compressed, as raw bytes), and the
+    /// new expansion diffed against the old one.
+    private func seeThrough(_ newPath: String, streams: [DeflateStreams.Stream], basePath: String) throws
+        -> Result<(path: String, length: Int64), NoSeeThrough> {
+        let oldExpansion = workDirectory + "/old.expanded", newExpansion = workDirectory + "/new.expanded"
         defer {
-            FileSystem.remove(oldInflated)
-            FileSystem.remove(newInflated)
+            FileSystem.remove(oldExpansion)
+            FileSystem.remove(newExpansion)
         }
-        let layout: GzipMember.Layout
+        let lengths: [Int64]
         do {
-            _ = try GzipMember.inflate(basePath, into: oldInflated)
-            layout = try GzipMember.inflate(newPath, into: newInflated)
+            _ = try DeflateRecipe.expand(basePath, streams: DeflateStreams.find(in: basePath), into: oldExpansion)
+            lengths = try DeflateRecipe.expand(newPath, streams: streams, into: newExpansion)
         } catch {
-            return .failure(NoSeeThrough(description: "not a single well-formed gzip member (\(error))"))
+            return .failure(NoSeeThrough(description: "its deflate streams do not inflate (\(error))"))
         }
-        guard let parameters = DeflateRecipe.find(inflated: try SystemFile.openForReading(newInflated),
-                                                  original: try SystemFile.openForReading(newPath),
-                                                  offset: Int64(layout.header.count), length: layout.deflateLength) else {
-            return .failure(NoSeeThrough(description: "zlib does not reproduce its deflate stream (another encoder made it); byte-level delta kept"))
+        let original = try SystemFile.openForReading(newPath)
+        let expansion = try SystemFile.openForReading(newExpansion)
+        var found: [(stream: DeflateStreams.Stream, length: Int64, parameters: DeflateParameters)] = []
+        var expandedOffset: Int64 = 0, previousEnd: Int64 = 0
+        for (stream, length) in zip(streams, lengths) {
+            expandedOffset += stream.offset - previousEnd
+            if let parameters = DeflateRecipe.parameters(reproducing: original, at: stream.offset, length: stream.length,
+                                                         from: expansion, at: expandedOffset, length: length) {
+                found.append((stream, length, parameters))
+            }
+            expandedOffset += length
+            previousEnd = stream.offset + stream.length
         }
-        let base = try MappedFile.source(oldInflated, displayPath: basePath)
-        let frame = workDirectory + "/gzip.frame"
-        let frameLength = try encode(newInflated, prefix: base.bytes, into: frame)
-        let recipe = DeflateRecipe(header: layout.header, parameters: parameters, inflatedSize: layout.inflatedSize).encoded
-        let payload = workDirectory + "/gzip.payload"
+        guard !found.isEmpty else {
+            return .failure(NoSeeThrough(description: "zlib does not reproduce its deflate streams (another encoder made them); byte-level delta kept"))
+        }
+        if found.count < streams.count {  // expand again, inflating only what zlib rebuilds
+            _ = try DeflateRecipe.expand(newPath, streams: found.map(\.stream), into: newExpansion)
+        }
+        var segments: [DeflateRecipe.Segment] = []
+        var end: Int64 = 0
+        for item in found {
+            segments.append(.init(rawBefore: item.stream.offset - end, expandedLength: item.length, parameters: item.parameters))
+            end = item.stream.offset + item.stream.length
+        }
+        let recipe = DeflateRecipe(segments: segments, tail: try original.size() - end).encoded
+        let base = try MappedFile.source(oldExpansion, displayPath: basePath)
+        let frame = workDirectory + "/deflate.frame"
+        let frameLength = try encode(newExpansion, prefix: base.bytes, into: frame)
+        let payload = workDirectory + "/deflate.payload"
         let out = try SystemFile.createOrTruncate(payload)
         try recipe.withUnsafeBytes { try out.writeAll($0) }
         try SystemFile.openForReading(frame).forEachChunk { try out.writeAll($0) }

@@ -60,11 +60,30 @@ enum CLI {
     }
 }
 
+extension CLI {
+    /// ``run(_:environment:directory:)`` on a thread of its own: an async test waiting for
+    /// the CLI never holds a thread of Swift's cooperative pool (two on a two-core machine),
+    /// which the operations of tests running beside it need.
+    static func run(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil) async throws -> Result {
+        try await RawThread.value { try run(arguments, environment: environment, directory: directory) }
+    }
+
+    /// ``run(_:site:data:)`` on a thread of its own.
+    static func run(_ arguments: [String], site: TestSite, data: URL) async throws -> Result {
+        try await RawThread.value { try run(arguments, site: site, data: data) }
+    }
+}
+
 /// Runs blocking work on a thread of its own, so it is not held up when other tests keep
 /// Swift's cooperative pool busy.
 enum RawThread {
     static func run(_ work: @escaping @Sendable () throws -> Void) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        try await value(work)
+    }
+
+    /// The result of `work`, computed on a thread of its own.
+    static func value<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             Thread { continuation.resume(with: Result { try work() }) }.start()
         }
     }

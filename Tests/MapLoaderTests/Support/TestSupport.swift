@@ -102,10 +102,11 @@ actor EventLog {
     }
 }
 
-/// A loopback port nothing listens on: bound for a moment, then closed.
+/// A loopback port nothing listens on: bound and never listened on, and kept bound for
+/// the life of the test process, so a connection is refused and no server started by a
+/// test running beside it can take the port.
 func closedPort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")

@@ -1,0 +1,183 @@
+import Foundation
+import MapModel
+import MapPlatform
+
+/// How to rebuild a file byte for byte from its expansion (the file with the deflate
+/// streams that zlib reproduces inflated in place): raw runs copied as they are, and each
+/// inflated segment deflated again with the parameters the publisher checked.
+///
+/// Encoded before the zstd frame of a see-through payload, little-endian:
+/// `u32 segments, u64 tail, u64 expanded size`, then per segment
+/// `u64 raw bytes before it, u64 inflated length, u8 level, u8 memLevel, u8 strategy, u8 0`.
+package struct DeflateRecipe: Sendable, Equatable {
+    /// One re-deflated segment.
+    package struct Segment: Sendable, Equatable {
+        /// Raw bytes between the previous segment (or the start) and this one.
+        package var rawBefore: Int64
+        /// Bytes of the segment's inflated content in the expansion.
+        package var expandedLength: Int64
+        /// How zlib reproduces its compressed bytes.
+        package var parameters: DeflateParameters
+
+        package init(rawBefore: Int64, expandedLength: Int64, parameters: DeflateParameters) {
+            self.rawBefore = rawBefore
+            self.expandedLength = expandedLength
+            self.parameters = parameters
+        }
+    }
+
+    /// The segments, in file order.
+    package var segments: [Segment]
+    /// Raw bytes after the last segment.
+    package var tail: Int64
+    /// Bytes of the whole expansion.
+    package var expandedSize: Int64
+
+    package init(segments: [Segment], tail: Int64) {
+        self.segments = segments
+        self.tail = tail
+        self.expandedSize = segments.reduce(tail) { $0 + $1.rawBefore + $1.expandedLength }
+    }
+
+    static let fixedLength = 20
+    static let segmentLength = 20
+
+    /// The encoded recipe.
+    package var encoded: [UInt8] {
+        var out: [UInt8] = []
+        func put<T: FixedWidthInteger>(_ value: T) { out += withUnsafeBytes(of: value.littleEndian, Array.init) }
+        put(UInt32(segments.count))
+        put(UInt64(tail))
+        put(UInt64(expandedSize))
+        for segment in segments {
+            put(UInt64(segment.rawBefore))
+            put(UInt64(segment.expandedLength))
+            out += [UInt8(segment.parameters.level), UInt8(segment.parameters.memLevel), UInt8(segment.parameters.strategy), 0]
+        }
+        return out
+    }
+
+    /// Reads a recipe at `offset` of `file` (a payload of `length` bytes); returns it and
+    /// its encoded length.
+    package static func decode(from file: SystemFile, at offset: Int64, within length: Int64) throws -> (DeflateRecipe, Int64) {
+        func bytes(_ count: Int, at position: Int64) throws -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: count)
+            guard position + Int64(count) <= offset + length,
+                  try out.withUnsafeMutableBytes({ try file.readChunk(into: $0, at: position) }) == count else {
+                throw PatchError.truncated(detail: "see-through payload ends inside its recipe")
+            }
+            return out
+        }
+        func integer(_ bytes: ArraySlice<UInt8>) -> Int64 {
+            bytes.reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        }
+        let fixed = try bytes(fixedLength, at: offset)
+        let count = integer(fixed[0..<4])
+        guard count > 0, count <= 1 << 20 else { throw PatchError.corrupt(detail: "see-through payload has an invalid recipe") }
+        let table = try bytes(Int(count) * segmentLength, at: offset + Int64(fixedLength))
+        var segments: [Segment] = []
+        for index in 0..<Int(count) {
+            let entry = table[(index * segmentLength)..<((index + 1) * segmentLength)]
+            let base = entry.startIndex
+            let parameters = DeflateParameters(level: Int32(entry[base + 16]), memLevel: Int32(entry[base + 17]),
+                                               strategy: Int32(entry[base + 18]))
+            guard (0...9).contains(parameters.level), (1...9).contains(parameters.memLevel), (0...4).contains(parameters.strategy) else {
+                throw PatchError.corrupt(detail: "see-through payload has invalid deflate parameters")
+            }
+            segments.append(Segment(rawBefore: integer(entry[base..<(base + 8)]), expandedLength: integer(entry[(base + 8)..<(base + 16)]),
+                                    parameters: parameters))
+        }
+        let recipe = DeflateRecipe(segments: segments, tail: integer(fixed[4..<12]))
+        guard recipe.expandedSize == integer(fixed[12..<20]), recipe.expandedSize >= 0,
+              segments.allSatisfy({ $0.rawBefore >= 0 && $0.expandedLength >= 0 }), recipe.tail >= 0 else {
+            throw PatchError.corrupt(detail: "see-through payload's recipe does not add up")
+        }
+        return (recipe, Int64(fixedLength + table.count))
+    }
+
+    /// Writes the rebuilt file: raw runs of `expansion` as they are, segments deflated.
+    package func rebuild(from expansion: SystemFile, output: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var position: Int64 = 0
+        for segment in segments {
+            try Self.copy(expansion, from: position, length: segment.rawBefore, to: output)
+            position += segment.rawBefore
+            try DeflateStreams.deflate(expansion, offset: position, length: segment.expandedLength,
+                                       parameters: segment.parameters, output: output)
+            position += segment.expandedLength
+        }
+        try Self.copy(expansion, from: position, length: tail, to: output)
+    }
+
+    private static func copy(_ input: SystemFile, from offset: Int64, length: Int64,
+                             to output: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var done: Int64 = 0
+        while done < length {
+            let want = Int(min(Int64(buffer.count), length - done))
+            let part = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
+            guard try input.readChunk(into: part, at: offset + done) == want else {
+                throw PatchError.truncated(detail: "the expansion of \(input.path) ends early")
+            }
+            try output(UnsafeRawBufferPointer(part))
+            done += Int64(want)
+        }
+    }
+
+    // MARK: - Making a recipe (publisher) and expansions (both sides)
+
+    /// Writes the expansion of the file at `path` into `output`: its bytes with `streams`
+    /// (in file order) inflated in place. Returns each stream's inflated length.
+    package static func expand(_ path: String, streams: [DeflateStreams.Stream], into output: String) throws -> [Int64] {
+        let input = try SystemFile.openForReading(path)
+        let size = try input.size()
+        let out = try SystemFile.createOrTruncate(output)
+        var position: Int64 = 0
+        var lengths: [Int64] = []
+        for stream in streams {
+            try copy(input, from: position, length: stream.offset - position) { try out.writeAll($0) }
+            var inflated: Int64 = 0
+            var consumed: Int64 = 0
+            try DeflateStreams.inflate(input, at: stream.offset, limit: stream.offset + stream.length, consumed: &consumed) {
+                try out.writeAll($0)
+                inflated += Int64($0.count)
+            }
+            guard consumed == stream.length else { throw PatchError.corrupt(detail: "\(path): a deflate stream changed length") }
+            lengths.append(inflated)
+            position = stream.offset + stream.length
+        }
+        try copy(input, from: position, length: size - position) { try out.writeAll($0) }
+        return lengths
+    }
+
+    /// The first candidate that deflates `length` bytes of `expansion` at `offset` into
+    /// exactly the `originalLength` bytes of `original` at `originalOffset`, compared as
+    /// they are produced (a mismatch stops a candidate at once); `nil` when none does.
+    package static func parameters(reproducing original: SystemFile, at originalOffset: Int64, length originalLength: Int64,
+                                   from expansion: SystemFile, at offset: Int64, length: Int64) -> DeflateParameters? {
+        struct Mismatch: Error {}
+        let compare = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { compare.deallocate() }
+        for candidate in DeflateParameters.candidates {
+            var position: Int64 = 0
+            do {
+                try DeflateStreams.deflate(expansion, offset: offset, length: length, parameters: candidate) { produced in
+                    var done = 0
+                    while done < produced.count {
+                        let want = min(compare.count, produced.count - done)
+                        guard position + Int64(want) <= originalLength,
+                              try original.readChunk(into: UnsafeMutableRawBufferPointer(rebasing: compare[0..<want]),
+                                                     at: originalOffset + position) == want,
+                              memcmp(compare.baseAddress!, produced.baseAddress! + done, want) == 0 else { throw Mismatch() }
+                        done += want
+                        position += Int64(want)
+                    }
+                }
+                if position == originalLength { return candidate }
+            } catch {
+                continue
+            }
+        }
+        return nil
+    }
+}
