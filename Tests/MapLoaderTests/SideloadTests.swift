@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import MapLoader
 import ManifestServer
@@ -175,10 +176,18 @@ import ManifestServer
                                                     trust: TrustPolicy(keys: [site.publicKey]), mirrors: [secondURL]))
         let blob = try #require(try site.manifest("v1").root.allNodes.first { $0.id == "de-berlin" }?.artifacts?["base"])
         let partial = data.appendingPathComponent("downloads/\(blob.sha256)")
+        // The first mirror dies a third of the way into the largest file: the install is
+        // paused there from its own progress callback (so it lands mid-file however busy the
+        // machine is), the mirror stopped, and the install resumed.
+        let pauser = PauseAtBytes(blob.size / 3)
+        await loader.setDelegate(pauser)
         let install = loader.start { try await $0.install(["de-berlin"]) }
-        // The first mirror dies a third of the way into the largest file.
-        try await RawThread.run { try waitUntil { (FileStatus.of(partial.path)?.size ?? 0) > blob.size / 3 } }
+        pauser.handle.withLock { $0 = install }
+        try await RawThread.run { try waitUntil { install.isPaused && install.requestsInFlight == 0 } }
+        let kept = FileStatus.of(partial.path)?.size ?? 0
+        #expect(kept > 0 && kept < blob.size)
         site.server.stop()
+        install.resume()
         let report = try await install.value
         #expect(report.committed)
         #expect(try await loader.verify().ok)
