@@ -11,17 +11,16 @@ package final class RateLimiter: Sendable {
     private let bucket: Mutex<(tokens: Double, last: ContinuousClock.Instant)>
 
     /// A limiter of `bytesPerSecond` (at least 1).
-    package init(bytesPerSecond: Int64) {
+    package init(bytesPerSecond: Int64, start: ContinuousClock.Instant = .now) {
         self.bytesPerSecond = max(1, bytesPerSecond)
-        bucket = Mutex((Double(max(1, bytesPerSecond)), .now))
+        bucket = Mutex((Double(max(1, bytesPerSecond)), start))
     }
 
-    /// Takes `bytes` that just arrived; returns how long to pause before reading more.
-    package func take(_ bytes: Int) -> Duration {
+    /// Takes `bytes` that arrive at `now`; returns how long to pause before reading more.
+    package func take(_ bytes: Int, now: ContinuousClock.Instant = .now) -> Duration {
         bucket.withLock { bucket in
-            let now = ContinuousClock.now
             let rate = Double(bytesPerSecond)
-            let elapsed = Double((now - bucket.last).components.seconds) + Double((now - bucket.last).components.attoseconds) / 1e18
+            let elapsed = max(0, Double((now - bucket.last).components.seconds) + Double((now - bucket.last).components.attoseconds) / 1e18)
             bucket.tokens = min(rate, bucket.tokens + elapsed * rate) - Double(bytes)
             bucket.last = now
             return bucket.tokens >= 0 ? .zero : .milliseconds(Int(-bucket.tokens / rate * 1000) + 1)

@@ -388,10 +388,13 @@ private func duApparentBytes(_ folder: URL) throws -> Int {
     }
 
     @Test func theBucketPacesBytesToTheRate() {
-        let limiter = RateLimiter(bytesPerSecond: 1_000)
-        #expect(limiter.take(1_000) == .zero)  // one second of burst
-        let pause = limiter.take(500)  // then half a second's worth must wait about half a second
-        #expect(pause > .milliseconds(400) && pause <= .milliseconds(501))
+        // The bucket's own arithmetic, on instants the test chooses (no clock read).
+        let start = ContinuousClock.now
+        let limiter = RateLimiter(bytesPerSecond: 1_000, start: start)
+        #expect(limiter.take(1_000, now: start) == .zero)  // one second of burst
+        #expect(limiter.take(500, now: start) == .milliseconds(501))  // half a second's worth waits half a second
+        #expect(limiter.take(250, now: start + .seconds(1)) == .zero)  // a second later 1,000 B came back: 500 owed, 250 taken
+        #expect(limiter.take(10_000, now: start + .seconds(100)) == .milliseconds(9_001))  // the burst is capped at one second
     }
 
     @Test func limitRateThroughTheCLI() async throws {
