@@ -197,6 +197,32 @@ import ManifestServer
         #expect(second.statistics.statusCounts[206, default: 0] >= 1)
     }
 
+    @Test func bytesThatFailTheHashAreFetchedFromTheNextMirror() async throws {
+        // The first mirror flips a byte at offset 5,000 of every file it serves: the small
+        // catalog and manifest pass, every larger blob fails its pinned SHA-256.
+        let site = try TestSite(faults: FaultPlan(corruptOffset: 5_000))
+        let good = ManifestServer(root: site.site)
+        let goodURL = "http://127.0.0.1:\(try good.start())"
+        defer { good.stop() }
+        let data = site.dir.path("data")
+        let loader = MapLoader(configuration: .init(server: site.url, dataDirectory: data,
+                                                    trust: TrustPolicy(keys: [site.publicKey]), mirrors: [goodURL]))
+        let log = EventLog()
+        let events = loader.events()
+        let collector = Task { for await event in events { await log.append(event) } }
+        let report = try await loader.install(["de-berlin"])
+        loader.closeEventStreams()
+        await collector.value
+        #expect(report.committed)
+        #expect(try await loader.verify().ok)
+        #expect(await log.events.contains {
+            if case .connectionLost(_, let reason, _) = $0 { reason.contains("fail the pinned SHA-256") } else { false }
+        })
+        // Alone, the corrupting server is refused as before.
+        let alone = site.loader(dataDirectory: site.dir.path("alone"))
+        await #expect(throws: MapLoaderError.self) { try await alone.install(["de-berlin"]) }
+    }
+
     @Test func aStaleOrDeadMirrorIsSkippedForTheCatalog() async throws {
         let site = try TestSite()
         let stale = site.dir.path("stale")

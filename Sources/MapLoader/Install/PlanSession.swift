@@ -252,26 +252,37 @@ actor PlanSession {
                               transfer: TransferLedger) async throws -> URL {
         let file = store.downloads.appendingPathComponent(sha256)
         let client = try site.get()
-        let already = min(size, (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int64) ?? 0)
-        let hub = self.hub
-        let operation = self.operation
-        let completed = transfer.record(sha256, bytes: already)
-        progress(.download, bytes: completed, total: transfer.total, items: index - 1, totalItems: items, item: item)
-        try await client.source.download(SiteLayout.blob(sha256), to: file, limit: .exactly(size)) { bytes in
-            let completed = transfer.record(sha256, bytes: bytes)
-            hub.emit(.progress(OperationProgress(operation: operation, phase: .download, completedBytes: completed,
-                                                 totalBytes: transfer.total, completedItems: index - 1, totalItems: items,
-                                                 item: item)))
-        }
-        transfer.finished(file, new: size - already)
-        progress(.verify, items: index - 1, totalItems: items, item: item)
-        let actual = try await offActor { try FileHashing.sha256(ofFileAt: file) }
-        guard actual.hex == sha256, actual.size == size else {
+        // With mirrors, bytes that fail the pinned hash are fetched again from each mirror in
+        // turn (from scratch: the bad bytes could be anywhere in the file).
+        var sources: [any SiteSource] = [client.source]
+        if let mirrored = client.source as? MirroredSource, mirrored.mirrors.count > 1 { sources += mirrored.mirrors }
+        var mismatch: MapLoaderError?
+        for source in sources {
+            if mismatch != nil { _ = transfer.record(sha256, bytes: 0) }
+            let already = min(size, FileStatus.of(file.path)?.size ?? 0)
+            let hub = self.hub
+            let operation = self.operation
+            let completed = transfer.record(sha256, bytes: already)
+            progress(.download, bytes: completed, total: transfer.total, items: index - 1, totalItems: items, item: item)
+            try await source.download(SiteLayout.blob(sha256), to: file, limit: .exactly(size)) { bytes in
+                let completed = transfer.record(sha256, bytes: bytes)
+                hub.emit(.progress(OperationProgress(operation: operation, phase: .download, completedBytes: completed,
+                                                     totalBytes: transfer.total, completedItems: index - 1, totalItems: items,
+                                                     item: item)))
+            }
+            transfer.finished(file, new: size - already)
+            progress(.verify, items: index - 1, totalItems: items, item: item)
+            let actual = try await offActor { try FileHashing.sha256(ofFileAt: file) }
+            if actual.hex == sha256, actual.size == size { return file }
             try? FileManager.default.removeItem(at: file)
-            blobFetches[sha256] = nil
-            throw MapLoaderError.integrityFailed(what: client.source.describe(SiteLayout.blob(sha256)) + " (\(item))",
-                                                 detail: "SHA-256 is \(actual.hex.prefix(12))…, the manifest pins \(sha256.prefix(12))…")
+            mismatch = MapLoaderError.integrityFailed(what: source.describe(SiteLayout.blob(sha256)) + " (\(item))",
+                                                      detail: "SHA-256 is \(actual.hex.prefix(12))…, the manifest pins \(sha256.prefix(12))…")
+            if sources.count > 1 {
+                hub.emit(.connectionLost(url: source.describe(SiteLayout.blob(sha256)),
+                                         reason: "its bytes fail the pinned SHA-256; fetching them from the next mirror", retryIn: 0))
+            }
         }
-        return file
+        blobFetches[sha256] = nil
+        throw mismatch!
     }
 }
