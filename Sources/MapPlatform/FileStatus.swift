@@ -18,8 +18,6 @@ package struct FileStatus: Sendable, Hashable {
     package var modified: Double
     /// Its device and inode, which identify hard links of one file.
     package var identity: FileIdentity
-    /// The bytes it occupies on disk.
-    package var allocated: Int64
     /// How many names (hard links) the file has.
     package var links: Int
 
@@ -52,7 +50,6 @@ package struct FileStatus: Sendable, Hashable {
         modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
         #endif
         identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-        allocated = Int64(info.st_blocks) * 512
         links = Int(info.st_nlink)
     }
 }

@@ -156,14 +156,19 @@ package struct Store: Sendable {
     /// Removes every generation that is neither live nor pinned. Call only while holding the
     /// write lock.
     package func removeUnusedGenerations() {
-        // Without a live generation there is nothing to compare with: keep everything
-        // (recover() makes the newest usable one live first).
-        guard let live = currentGeneration() else { return }
-        let pinned = GenerationLease.pinnedGenerations(of: self)
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? [] {
-            guard let number = Int(name), number != live, !pinned.contains(number) else { continue }
-            try? FileManager.default.removeItem(at: generations.appendingPathComponent(name))
+        for number in unusedGenerations() {
+            try? FileManager.default.removeItem(at: generationDirectory(number))
         }
+    }
+
+    /// Generations neither live nor pinned by a reader; none while nothing is live (there is
+    /// nothing to compare with: ``recover()`` makes the newest usable one live first).
+    /// Removes the lease files of dead processes. Call only while holding the write lock.
+    package func unusedGenerations() -> [Int] {
+        guard let live = currentGeneration() else { return [] }
+        let pinned = GenerationLease.pinnedGenerations(of: self)
+        return ((try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? [])
+            .compactMap { Int($0) }.filter { $0 != live && !pinned.contains($0) }
     }
 
     /// The highest generation whose state reads and is consistent.

@@ -67,14 +67,7 @@ extension Store {
             freed += bytes
             removed.append(String(url.path.dropFirst(root.path.count + 1)))
         }
-        let live = currentGeneration()
-        let pinned = GenerationLease.pinnedGenerations(of: self)
-        if live != nil {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? [] {
-                guard let number = Int(name), number != live, !pinned.contains(number) else { continue }
-                remove(generationDirectory(number))
-            }
-        }
+        for number in unusedGenerations() { remove(generationDirectory(number)) }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? [] {
             remove(staging.appendingPathComponent(name))
         }

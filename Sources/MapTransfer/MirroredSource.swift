@@ -26,6 +26,9 @@ package final class MirroredSource: SiteSource {
 
     package var baseURL: URL { mirrors[preferred.withLock { $0 }].baseURL }
 
+    /// The mirror the last finished download came from (asked first next time).
+    package var lastUsed: any SiteSource { mirrors[preferred.withLock { $0 }] }
+
     package func download(_ path: String, to file: URL, limit: TransferLimit,
                           progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError) {
         let start = preferred.withLock { $0 }

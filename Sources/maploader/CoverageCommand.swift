@@ -41,18 +41,15 @@ struct CoverageCommand: AsyncParsableCommand {
     func run() async throws {
         let coverage = try await client.withLoader { [installed] in try await $0.coverage(installedOnly: installed) }
         var written: [String] = []
-        do {
-            if let geojson {
-                try write(coverage.geoJSON(), to: geojson)
-                written.append(geojson)
+        let outputs = [geojson.map { ($0, coverage.geoJSON()) }, svg.map { ($0, Data(coverage.svg(width: width).utf8)) }]
+        for case let (path, data)? in outputs {
+            do {
+                try write(data, to: path)
+            } catch {
+                throw Failure(error: .storageFailed(path: path, reason: "cannot write the coverage file (\(error.localizedDescription))"),
+                              json: client.json).exit()
             }
-            if let svg {
-                try write(Data(coverage.svg(width: width).utf8), to: svg)
-                written.append(svg)
-            }
-        } catch {
-            throw Failure(error: .storageFailed(path: (geojson ?? svg) ?? "", reason: "cannot write the coverage file (\(error))"),
-                          json: client.json).exit()
+            written.append(path)
         }
         let files = written.filter { $0 != "-" }
         guard !files.isEmpty else { return }

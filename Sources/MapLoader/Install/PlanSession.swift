@@ -252,12 +252,14 @@ actor PlanSession {
                               transfer: TransferLedger) async throws -> URL {
         let file = store.downloads.appendingPathComponent(sha256)
         let client = try site.get()
-        // With mirrors, bytes that fail the pinned hash are fetched again from each mirror in
-        // turn (from scratch: the bad bytes could be anywhere in the file).
-        var sources: [any SiteSource] = [client.source]
-        if let mirrored = client.source as? MirroredSource, mirrored.mirrors.count > 1 { sources += mirrored.mirrors }
+        // With mirrors, bytes that fail the pinned hash are fetched again from each other
+        // mirror in turn (from scratch: the bad bytes could be anywhere in the file).
         var mismatch: MapLoaderError?
-        for source in sources {
+        var sources: [any SiteSource] = [client.source]
+        var attempt = 0
+        while attempt < sources.count {
+            let source = sources[attempt]
+            attempt += 1
             if mismatch != nil { _ = transfer.record(sha256, bytes: 0) }
             let already = min(size, FileStatus.of(file.path)?.size ?? 0)
             let hub = self.hub
@@ -275,10 +277,15 @@ actor PlanSession {
             let actual = try await offActor { try FileHashing.sha256(ofFileAt: file) }
             if actual.hex == sha256, actual.size == size { return file }
             try? FileManager.default.removeItem(at: file)
-            mismatch = MapLoaderError.integrityFailed(what: source.describe(SiteLayout.blob(sha256)) + " (\(item))",
+            var served = source
+            if attempt == 1, let mirrored = source as? MirroredSource, mirrored.mirrors.count > 1 {
+                served = mirrored.lastUsed
+                sources += mirrored.mirrors.filter { $0.baseURL != served.baseURL }
+            }
+            mismatch = MapLoaderError.integrityFailed(what: served.describe(SiteLayout.blob(sha256)) + " (\(item))",
                                                       detail: "SHA-256 is \(actual.hex.prefix(12))…, the manifest pins \(sha256.prefix(12))…")
             if sources.count > 1 {
-                hub.emit(.connectionLost(url: source.describe(SiteLayout.blob(sha256)),
+                hub.emit(.connectionLost(url: served.describe(SiteLayout.blob(sha256)),
                                          reason: "its bytes fail the pinned SHA-256; fetching them from the next mirror", retryIn: 0))
             }
         }
