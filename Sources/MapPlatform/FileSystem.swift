@@ -77,6 +77,11 @@ package enum FileSystem {
         _ = unlink(path)
     }
 
+    /// `rmdir(2)`: removes `path` if it is an empty folder; anything else is left alone.
+    package static func removeIfEmptyFolder(_ path: String) {
+        _ = rmdir(path)
+    }
+
     /// `fsync(2)` of a file or folder by path.
     package static func sync(_ path: String) throws(SystemError) {
         let file = try SystemFile.openForReading(path)

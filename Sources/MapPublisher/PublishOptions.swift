@@ -22,6 +22,9 @@ package struct PublishOptions: Sendable {
     package var rekey: Bool
     /// Allow publishing a signed site without a key (clients that trusted it refuse it).
     package var unsigned: Bool
+    /// The publication time written into the catalog; `nil`: now. Fixing it (the CLI
+    /// reads `SOURCE_DATE_EPOCH`) makes two publishes of the same releases byte-identical.
+    package var published: Date?
 
     /// Options for publishing `version`.
     package init(version: String, format: ArchiveFormat = .tarZstd, level: Int = 19, patchDepth: Int = 3,
@@ -80,5 +83,5 @@ package struct PublishError: Error, CustomStringConvertible {
     /// The message.
     package let description: String
 
-    init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import MapDelta
 import MapModel
 import MapPlatform
@@ -11,45 +12,39 @@ import MapPlatform
 /// a client never sees a manifest naming a blob that is not there yet.
 package enum Publisher {
     /// Publishes the release folder `release` into `site` as `options.version` and makes
-    /// it current. `log` receives one line per group.
+    /// it current: the plan of ``PublishPlanner``, its tasks on `jobs` local threads, then
+    /// ``PublishAssembler`` (the steps a sharded publish runs on many machines). `log`
+    /// receives one line per task and per reused group.
     @discardableResult
-    package static func publish(release: URL, site siteURL: URL, options: PublishOptions,
-                               log: (String) -> Void = { _ in }) throws -> PublishReport {
-        guard options.version.range(of: #"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"#, options: .regularExpression) != nil else {
-            throw PublishError("version label '\(options.version)' is malformed: use letters, digits, '.', '-' and '_'")
-        }
-        try options.validate()
-        if let keyFile = options.keyFile { _ = try SigningKeyFile.publicKey(of: keyFile) }
-        let reader = ReleaseReader(root: release)
-        let tree = try reader.read()
-        let site = SiteWriter(root: siteURL)
-        let previousCatalog = try site.catalog()
-        try checkSigningContinuity(site: site, keyFile: options.keyFile, rekey: options.rekey, unsigned: options.unsigned)
-        if previousCatalog?.entry(options.version) != nil {
-            throw PublishError("version \(options.version) is already published on \(siteURL.path): pick a new label")
-        }
-        let previous = try (previousCatalog?.versions ?? []).map { try site.manifest($0) }
-        try site.prepare()
-        defer { site.cleanUp() }
+    package static func publish(release: URL, site siteURL: URL, options: PublishOptions, jobs: Int = defaultJobs,
+                               log: @escaping @Sendable (String) -> Void = { _ in }) throws -> PublishReport {
+        try checkSigningContinuity(site: SiteWriter(root: siteURL), keyFile: options.keyFile, rekey: options.rekey,
+                                   unsigned: options.unsigned)
+        let plan = try PublishPlanner.plan(release: release, site: siteURL, options: options)
+        try runTasks(plan.tasks.map(\.id), of: plan, in: .init(plan: plan, release: release, site: siteURL),
+                     jobs: jobs, log: log)
+        return try PublishAssembler.assemble(plan, site: siteURL, keyFile: options.keyFile, rekey: options.rekey,
+                                             unsigned: options.unsigned, log: log)
+    }
 
-        var report = PublishReport(version: options.version, serial: (previousCatalog?.serial ?? 0) + 1, packages: 0,
-                                   groups: 0, newArchives: 0, reusedArchives: 0, patches: 0, bytesWritten: 0, fullBytes: 0)
-        var patcher = PatchPublisher(site: site, previous: previous, depth: options.patchDepth, version: options.version)
-        let root = try publishNode(tree.root, groups: tree.groups, reader: reader, site: site, options: options,
-                                   previous: previous, patcher: &patcher, report: &report, log: log)
-        let manifest = Manifest(version: options.version, groups: tree.groups, root: root)
-        let manifestData = try manifest.encoded()
-        let manifestPath = SiteLayout.manifest(options.version)
-        try site.write(manifestData, at: manifestPath)
+    /// Threads a local publish uses by default: one per core.
+    package static var defaultJobs: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
-        let now = Date()
-        var entries = previousCatalog?.versions ?? []
-        entries.append(Catalog.Entry(version: options.version, published: now, manifest: manifestPath,
-                                     sha256: FileHashing.sha256(of: manifestData), size: Int64(manifestData.count)))
-        let catalog = Catalog(serial: report.serial, current: options.version,
-                              expires: options.validity.map { now.addingTimeInterval($0) }, versions: entries)
-        try writeCatalog(catalog, site: site, keyFile: options.keyFile)
-        return report
+    /// Runs `ids` of `plan` on `jobs` threads, each taking the next task when it finishes
+    /// one; the first failure stops the others from starting new tasks and is thrown.
+    package static func runTasks(_ ids: [Int], of plan: PublishPlan, in places: PublishTaskRunner.Places, jobs: Int,
+                                 log: @escaping @Sendable (String) -> Void) throws {
+        let queue = TaskQueue(ids)
+        DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, ids.count))) { _ in
+            while let id = queue.next() {
+                do {
+                    log(try PublishTaskRunner.run(id, of: plan, in: places))
+                } catch {
+                    queue.fail(error)
+                }
+            }
+        }
+        if let failure = queue.failure { throw failure }
     }
 
     /// Re-signs a site's catalog with a new serial and expiry, without a new version (for
@@ -96,79 +91,29 @@ package enum Publisher {
         }
         try site.write(data, at: SiteLayout.catalog)
     }
+}
 
-    private static func publishNode(_ node: PackageNode, groups: [DataGroup], reader: ReleaseReader, site: SiteWriter,
-                                    options: PublishOptions, previous: [Manifest], patcher: inout PatchPublisher,
-                                    report: inout PublishReport, log: (String) -> Void) throws -> PackageNode {
-        var node = node
-        if let children = node.children {
-            node.children = try children.map {
-                try publishNode($0, groups: groups, reader: reader, site: site, options: options, previous: previous,
-                                patcher: &patcher, report: &report, log: log)
-            }
-            return node
+/// The task numbers a local publish hands out to its threads, and the first failure.
+private final class TaskQueue: Sendable {
+    private let state: Mutex<(pending: ArraySlice<Int>, failure: (any Error)?)>
+
+    init(_ ids: [Int]) { state = Mutex((ids[...], nil)) }
+
+    /// The next task to run, or `nil` when none is left or one has failed.
+    func next() -> Int? {
+        state.withLock { state in
+            guard state.failure == nil else { return nil }
+            return state.pending.popFirst()
         }
-        report.packages += 1
-        var artifacts: [String: Artifact] = [:]
-        for group in groups {
-            let folder = reader.groupFolder(node.id, group.id)
-            guard reader.isDirectory(folder) else { continue }
-            let entries: [FileEntry]
-            do {
-                entries = try FileTree.entries(in: folder)
-            } catch {
-                throw PublishError("data/\(node.id)/\(group.id): \(error)")
-            }
-            if let bad = entries.first(where: { RelativePath.normalized($0.path).map { Array($0.utf8) } != Array($0.path.utf8) }) {
-                throw PublishError("data/\(node.id)/\(group.id)/\(bad.path): clients refuse this name (a backslash, a NUL, or a part longer than 255 bytes); rename the file")
-            }
-            let treeHash = TreeHash.of(entries)
-            var artifact: Artifact
-            if let reused = reusable(treeHash: treeHash, format: options.format, package: node.id, group: group.id,
-                                     previous: previous, site: site) {
-                artifact = reused
-                report.reusedArchives += 1
-                log("\(node.id)/\(group.id): unchanged, reusing \(ByteFormat.string(artifact.size)) archive")
-            } else {
-                let temporary = site.temporaryFile("." + options.format.rawValue)
-                do {
-                    try ArchiveWriter.write(root: folder, files: entries.map { ($0.path, $0.size) }, to: temporary,
-                                            format: options.format, level: options.level)
-                } catch {
-                    throw PublishError("data/\(node.id)/\(group.id): \(error)")
-                }
-                let blob = try site.storeBlob(temporary)
-                artifact = Artifact(sha256: blob.sha256, size: blob.size, format: options.format,
-                                    unpackedSize: entries.reduce(0) { $0 + $1.size }, files: entries.count,
-                                    treeHash: treeHash)
-                if blob.isNew {
-                    report.newArchives += 1
-                    report.bytesWritten += blob.size
-                }
-                log("\(node.id)/\(group.id): \(entries.count) files, \(ByteFormat.string(artifact.unpackedSize)) → \(ByteFormat.string(blob.size)) archive")
-            }
-            artifact.patches = try patcher.edges(for: node.id, group: group.id, newTree: folder, artifact: artifact,
-                                                 report: &report, log: log)
-            report.groups += 1
-            report.fullBytes += artifact.size
-            artifacts[group.id] = artifact
-        }
-        node.artifacts = artifacts
-        return node
     }
 
-    /// An earlier version's artifact with the same files and format whose blob is still on the site.
-    private static func reusable(treeHash: String, format: ArchiveFormat, package: String, group: String,
-                                 previous: [Manifest], site: SiteWriter) -> Artifact? {
-        for manifest in previous.reversed() {
-            for leaf in manifest.root.leaves {
-                guard let artifact = leaf.artifacts?[group], artifact.treeHash == treeHash, artifact.format == format,
-                      FileManager.default.fileExists(atPath: site.blob(artifact.sha256).path) else { continue }
-                var copy = artifact
-                copy.patches = nil
-                return copy
-            }
+    /// Records a failure (the first one wins).
+    func fail(_ error: any Error) {
+        state.withLock { state in
+            if state.failure == nil { state.failure = error }
         }
-        return nil
     }
+
+    /// The first failure, if any.
+    var failure: (any Error)? { state.withLock { $0.failure } }
 }

@@ -59,6 +59,20 @@ struct ReleaseReader {
         return tree
     }
 
+    /// The files of one leaf's group, hashed, with names every client accepts.
+    static func entries(of package: String, _ group: String, in folder: URL) throws -> [FileEntry] {
+        let entries: [FileEntry]
+        do {
+            entries = try FileTree.entries(in: folder)
+        } catch {
+            throw PublishError("data/\(package)/\(group): \(error)")
+        }
+        if let bad = entries.first(where: { RelativePath.normalized($0.path).map { Array($0.utf8) } != Array($0.path.utf8) }) {
+            throw PublishError("data/\(package)/\(group)/\(bad.path): clients refuse this name (a backslash, a NUL, or a part longer than 255 bytes); rename the file")
+        }
+        return entries
+    }
+
     func groupFolder(_ package: String, _ group: String) -> URL {
         root.appendingPathComponent("data").appendingPathComponent(package).appendingPathComponent(group)
     }

@@ -7,15 +7,36 @@ import MapPlatform
 /// Every file lands by write-to-temporary then rename, so a server never serves half a file.
 struct SiteWriter {
     let root: URL
+    /// This writer's own temporary folder inside the site (same file system, so finished
+    /// files move into place by rename). Each writer has its own: workers of a sharded
+    /// publish share a site, and one finishing must not remove another's files.
+    let scratch: URL
 
-    var scratch: URL { root.appendingPathComponent(".publish-tmp") }
+    init(root: URL) {
+        self.root = root
+        scratch = root.appendingPathComponent(".publish-tmp").appendingPathComponent(UUID().uuidString)
+    }
 
     func prepare() throws {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
     }
 
+    /// The SHA-256 of `catalog.json` as it is now, or `nil` when the site has none.
+    func catalogHash() -> String? {
+        (try? Data(contentsOf: root.appendingPathComponent(SiteLayout.catalog))).map(FileHashing.sha256(of:))
+    }
+
+    /// Removes this writer's scratch folder, and the shared parent when no other writer
+    /// has one there.
     func cleanUp() {
         try? FileManager.default.removeItem(at: scratch)
+        FileSystem.removeIfEmptyFolder(scratch.deletingLastPathComponent().path)
+    }
+
+    /// Removes the staging folder of `version` after assembly, and its parent when empty.
+    func removeStaging(_ version: String) {
+        try? FileManager.default.removeItem(at: staging(version))
+        FileSystem.removeIfEmptyFolder(staging(version).deletingLastPathComponent().path)
     }
 
     /// The current catalog, or `nil` for a new site.
@@ -52,13 +73,40 @@ struct SiteWriter {
             return (sha256, size, false)
         }
         try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try FileManager.default.moveItem(at: file, to: target)
+        // rename(2) replaces atomically: two workers storing the same blob at once both
+        // succeed, and the bytes are the same.
+        do {
+            try FileSystem.rename(file.path, target.path)
+        } catch {
+            throw PublishError("cannot store \(target.path): \(error.reason)")
+        }
         return (sha256, size, true)
+    }
+
+    /// The folder where the tasks of `version`'s plan leave their results and staged
+    /// patches until assembly (never uploaded: `publish-s3.sh` copies blobs, versions and
+    /// the catalog only).
+    func staging(_ version: String) -> URL {
+        root.appendingPathComponent(".publish").appendingPathComponent(version)
+    }
+
+    /// The result record of a task.
+    func taskResult(_ task: Int, version: String) -> URL {
+        staging(version).appendingPathComponent(String(format: "task-%06d.json", task))
+    }
+
+    /// Where a patch task leaves its patch until assembly decides to publish it.
+    func stagedPatch(_ task: Int, version: String) -> URL {
+        staging(version).appendingPathComponent(String(format: "task-%06d.patch", task))
     }
 
     /// Writes `data` at site-relative `path` atomically.
     func write(_ data: Data, at path: String) throws {
-        let target = root.appendingPathComponent(path)
+        try write(data, to: root.appendingPathComponent(path))
+    }
+
+    /// Writes `data` at `target` (inside the site) atomically.
+    func write(_ data: Data, to target: URL) throws {
         try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
         let temporary = scratch.appendingPathComponent(UUID().uuidString)
         try data.write(to: temporary)

@@ -24,6 +24,36 @@ struct PublishCommand: ParsableCommand {
     @Option(name: .long, help: "The new version's label, e.g. 2026.11.")
     var version: String
 
+    @OptionGroup var flags: PublishFlags
+
+    @Option(name: .long, parsing: .unconditional, help: "Tasks (archives, patches) to run at once; default: one per core.")
+    var jobs: Int?
+
+    @Flag(name: .long, help: "Print the report as JSON.")
+    var json = false
+
+    func validate() throws {
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be 1 or more") }
+    }
+
+    func run() throws {
+        let options = flags.options(version: version)
+        let quiet = json
+        do {
+            let report = try Publisher.publish(release: URL(fileURLWithPath: release), site: URL(fileURLWithPath: site),
+                                               options: options, jobs: jobs ?? Publisher.defaultJobs,
+                                               log: { if !quiet { Output.error("  " + $0) } })
+            if json { return Output.json(report) }
+            Output.line(report.summary)
+        } catch {
+            throw PublisherFailure(error, doing: "publish \(release) to \(site)", json: json).exit()
+        }
+    }
+}
+
+/// The options `publish` and `shard plan` share: how archives and patches are made and
+/// how the catalog is signed.
+struct PublishFlags: ParsableArguments {
     @Option(name: .long, help: "Archive format: tar.zst or tar.gz.")
     var format: String = "tar.zst"
 
@@ -48,9 +78,6 @@ struct PublishCommand: ParsableCommand {
     @Flag(name: .long, help: "Publish a signed site without a key (every client that trusts it will refuse it).")
     var unsigned = false
 
-    @Flag(name: .long, help: "Print the report as JSON.")
-    var json = false
-
     func validate() throws {
         guard let format = ArchiveFormat(rawValue: format) else { throw ValidationError("--format must be tar.zst or tar.gz") }
         let levels = format == .tarGzip ? 1...9 : 1...19
@@ -62,22 +89,25 @@ struct PublishCommand: ParsableCommand {
         if unsigned && key != nil { throw ValidationError("--unsigned and --key contradict each other: pick one") }
     }
 
-    func run() throws {
+    /// The options for publishing `version`; the publication time is `SOURCE_DATE_EPOCH`
+    /// when set (reproducible sites), else now.
+    func options(version: String) -> PublishOptions {
         let format = ArchiveFormat(rawValue: format) ?? .tarZstd
-        let options = PublishOptions(version: version, format: format, level: level ?? (format == .tarGzip ? 9 : 19),
+        var options = PublishOptions(version: version, format: format, level: level ?? (format == .tarGzip ? 9 : 19),
                                      patchDepth: patchDepth, validity: validDays > 0 ? validDays * 86400 : nil,
                                      keyFile: key.map { URL(fileURLWithPath: $0) }, rekey: rekey, unsigned: unsigned)
-        let quiet = json
-        do {
-            let report = try Publisher.publish(release: URL(fileURLWithPath: release), site: URL(fileURLWithPath: site),
-                                               options: options, log: { if !quiet { Output.error("  " + $0) } })
-            if json { return Output.json(report) }
-            Output.line("published \(report.version) (serial \(report.serial)): \(report.packages) packages, " +
-                        "\(report.groups) groups, \(report.newArchives) new archives, \(report.reusedArchives) reused, " +
-                        "\(report.patches) patches, \(ByteFormat.string(report.bytesWritten)) written")
-        } catch {
-            throw PublisherFailure(error, doing: "publish \(release) to \(site)", json: json).exit()
+        if let epoch = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap(TimeInterval.init) {
+            options.published = Date(timeIntervalSince1970: epoch)
         }
+        return options
+    }
+}
+
+extension PublishReport {
+    /// The line `publish` and `shard assemble` print.
+    var summary: String {
+        "published \(version) (serial \(serial)): \(packages) packages, \(groups) groups, \(newArchives) new archives, " +
+        "\(reusedArchives) reused, \(patches) patches, \(ByteFormat.string(bytesWritten)) written"
     }
 }
 

@@ -7,6 +7,11 @@ import MapPlatform
 /// Writes a folder's files into a deterministic `.tar.zst` or `.tar.gz`: sorted entries,
 /// fixed timestamps, owner and modes, so equal trees give equal bytes. File data is
 /// streamed in 256 KiB chunks.
+///
+/// A `.tar.zst` is written as a plain tar first and then compressed as one zstd frame
+/// whose size is pledged up front: zstd then sizes its tables to the input. libarchive's
+/// zstd filter streams data of unknown size, and at level 19 sets up ~100 MB of tables
+/// for every archive, which made a 10,000-leaf catalog of tiny archives take 18 minutes.
 package enum ArchiveWriter {
     /// Why an archive could not be written.
     package struct Failure: Error, CustomStringConvertible {
@@ -18,6 +23,23 @@ package enum ArchiveWriter {
     /// - Parameter level: compression level (zstd 1–22, gzip 1–9).
     package static func write(root: URL, files: [(path: String, size: Int64)], to output: URL,
                              format: ArchiveFormat, level: Int) throws {
+        guard format == .tarZstd else {
+            return try writeTar(root: root, files: files, to: output, format: format, level: level)
+        }
+        let tar = output.appendingPathExtension("tar")
+        defer { FileSystem.remove(tar.path) }
+        try writeTar(root: root, files: files, to: tar, format: nil, level: level)
+        do {
+            let destination = try SystemFile.createOrTruncate(output.path)
+            _ = try ZstdCompressor().encode(path: tar.path, prefix: nil, level: min(max(level, 1), 19), into: destination)
+        } catch {
+            throw Failure(description: "cannot compress \(output.path): \(error)")
+        }
+    }
+
+    /// Writes the tar, compressed by libarchive as `format` says (`nil`: uncompressed).
+    private static func writeTar(root: URL, files: [(path: String, size: Int64)], to output: URL,
+                                 format: ArchiveFormat?, level: Int) throws {
         guard let archive = archive_write_new() else { throw Failure(description: "libarchive is out of memory") }
         defer { archive_write_free(archive) }
         archive_write_set_format_pax_restricted(archive)
@@ -29,6 +51,8 @@ package enum ArchiveWriter {
             throw Failure(description: "libarchive cannot store non-ASCII names: \(errorString(archive))")
         }
         switch format {
+        case nil:
+            break
         case .tarZstd:
             archive_write_add_filter_zstd(archive)
             archive_write_set_filter_option(archive, "zstd", "compression-level", "\(min(max(level, 1), 19))")

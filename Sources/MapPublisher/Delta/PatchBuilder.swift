@@ -18,7 +18,7 @@ package enum PatchBuilder {
                              options: PatchOptions = .init()) throws -> PatchStats {
         let old = try TreeScan(root: oldDir)
         let new = try TreeScan(root: newDir)
-        let work = FileManager.default.temporaryDirectory
+        let work = (options.workDirectory ?? FileManager.default.temporaryDirectory)
             .appendingPathComponent("patchbuild-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }

@@ -1,3 +1,4 @@
+import Foundation
 import MapDelta
 import MapModel
 import MapPlatform
@@ -17,9 +18,14 @@ package struct PatchOptions: Sendable {
     /// with the same name, else the same extension and a similar size (catches files that
     /// were renamed and edited).
     package var findRenamedBases: Bool
+    /// Where the builder keeps its payload spool and scratch files; `nil`: the system's
+    /// temporary folder.
+    package var workDirectory: URL?
 
     /// Options with the given level, manifest level and rename detection.
-    package init(level: Int = ZstdDelta.defaultLevel, manifestLevel: Int = 19, findRenamedBases: Bool = true) {
+    package init(level: Int = ZstdDelta.defaultLevel, manifestLevel: Int = 19, findRenamedBases: Bool = true,
+                 workDirectory: URL? = nil) {
+        self.workDirectory = workDirectory
         self.level = level
         self.manifestLevel = manifestLevel
         self.findRenamedBases = findRenamedBases

@@ -1,0 +1,124 @@
+import Foundation
+import MapModel
+import MapPlatform
+import MapStore
+
+/// Runs one task of a ``PublishPlan``: writes a group's archive into the site's blobs, or
+/// builds a patch into the site's staging folder, then records the result. Its output is
+/// content-addressed and deterministic, so a task run twice, or by two workers at once,
+/// leaves the same bytes; a task whose result is already there and checks out is skipped.
+package enum PublishTaskRunner {
+    /// Where a task reads and writes.
+    package struct Places: Sendable {
+        /// The release folder (default: the plan's).
+        package var release: URL
+        /// The site folder (default: the plan's).
+        package var site: URL
+        /// Where old trees are unpacked to diff against (default: inside the site).
+        package var scratch: URL?
+
+        /// The plan's folders, each replaceable (a worker that mounts them elsewhere).
+        package init(plan: PublishPlan, release: URL? = nil, site: URL? = nil, scratch: URL? = nil) {
+            self.release = release ?? URL(fileURLWithPath: plan.release)
+            self.site = site ?? URL(fileURLWithPath: plan.site)
+            self.scratch = scratch
+        }
+    }
+
+    /// Runs task `id` of `plan` and returns one line saying what it wrote.
+    package static func run(_ id: Int, of plan: PublishPlan, in places: Places) throws -> String {
+        guard plan.tasks.indices.contains(id) else {
+            throw PublishError("the plan of \(plan.version) has tasks 0–\(plan.tasks.count - 1), not \(id)")
+        }
+        let task = plan.tasks[id]
+        let site = SiteWriter(root: places.site)
+        if let done = try? JSONCoding.decode(PublishTaskResult.self, from: Data(contentsOf: site.taskResult(id, version: plan.version))),
+           output(of: task, plan: plan, site: site, result: done).map({ isIntact($0, done) }) == true {
+            return "\(task.label): already done (\(ByteFormat.string(done.size)))"
+        }
+        try site.prepare()
+        defer { site.cleanUp() }
+        try FileManager.default.createDirectory(at: site.staging(plan.version), withIntermediateDirectories: true)
+        let folder = ReleaseReader(root: places.release).groupFolder(task.package, task.group)
+        let entries = try ReleaseReader.entries(of: task.package, task.group, in: folder)
+        guard TreeHash.of(entries) == task.treeHash else {
+            throw PublishError("data/\(task.package)/\(task.group) changed since the plan of \(plan.version) was made: make a new plan")
+        }
+        let result: PublishTaskResult
+        let line: String
+        switch task.kind {
+        case .archive:
+            let temporary = site.temporaryFile("." + plan.format.rawValue)
+            do {
+                try ArchiveWriter.write(root: folder, files: entries.map { ($0.path, $0.size) }, to: temporary,
+                                        format: plan.format, level: plan.level)
+            } catch {
+                throw PublishError("data/\(task.package)/\(task.group): \(error)")
+            }
+            let blob = try site.storeBlob(temporary)
+            let unpacked = entries.reduce(0) { $0 + $1.size }
+            result = PublishTaskResult(task: id, sha256: blob.sha256, size: blob.size, unpackedSize: unpacked,
+                                       files: entries.count)
+            line = "\(task.package)/\(task.group): \(entries.count) files, \(ByteFormat.string(unpacked)) → \(ByteFormat.string(blob.size)) archive"
+        case .patch:
+            guard let from = task.fromArtifact, let version = task.fromVersion else {
+                throw PublishError("task \(id) of the plan of \(plan.version) is a patch without an old version; make a new plan")
+            }
+            let work = (places.scratch ?? site.scratch).appendingPathComponent("task-\(id)-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: work) }
+            let oldTree = try unpack(from, from: site, into: work.appendingPathComponent("old"),
+                                     what: "\(task.package)/\(task.group) of \(version)")
+            let temporary = site.temporaryFile(".patch")
+            do {
+                _ = try PatchBuilder.build(from: oldTree, to: folder, output: temporary,
+                                           options: PatchOptions(workDirectory: work))
+            } catch {
+                throw PublishError("cannot build the patch \(task.package)/\(task.group) \(version)→\(plan.version): \(error)")
+            }
+            let (sha256, size) = try FileHashing.sha256(ofFileAt: temporary)
+            do {
+                try FileSystem.rename(temporary.path, site.stagedPatch(id, version: plan.version).path)
+            } catch {
+                throw PublishError("cannot stage the patch in \(site.staging(plan.version).path): \(error.reason)")
+            }
+            result = PublishTaskResult(task: id, sha256: sha256, size: size)
+            line = "\(task.package)/\(task.group): patch \(version)→\(plan.version) \(ByteFormat.string(size))"
+        }
+        try site.write(try JSONCoding.encoder(pretty: false).encode(result), to: site.taskResult(id, version: plan.version))
+        return line
+    }
+
+    /// The file a task's result describes: its blob, or its staged patch.
+    static func output(of task: PublishPlan.Task, plan: PublishPlan, site: SiteWriter,
+                       result: PublishTaskResult) -> URL? {
+        guard result.task == task.id else { return nil }
+        switch task.kind {
+        case .archive: return site.blob(result.sha256)
+        case .patch: return site.stagedPatch(task.id, version: plan.version)
+        }
+    }
+
+    /// Whether `file` holds exactly the bytes `result` records.
+    static func isIntact(_ file: URL, _ result: PublishTaskResult) -> Bool {
+        guard FileStatus.of(file.path)?.size == result.size,
+              let hash = try? FileHashing.sha256(ofFileAt: file) else { return false }
+        return hash.hex == result.sha256
+    }
+
+    /// Unpacks an earlier version's archive from the site and checks it against its tree hash.
+    private static func unpack(_ artifact: Artifact, from site: SiteWriter, into folder: URL, what: String) throws -> URL {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let files: [FileEntry]
+        do {
+            files = try ArchiveExtractor.extract(site.blob(artifact.sha256), into: folder,
+                                                 limits: .init(files: artifact.files, bytes: artifact.unpackedSize))
+        } catch {
+            throw PublishError("cannot unpack the published archive of \(what) to diff against: \(error)")
+        }
+        guard TreeHash.of(files) == artifact.treeHash else {
+            throw PublishError("the published archive of \(what) does not match its manifest; the site is damaged")
+        }
+        return folder
+    }
+}
