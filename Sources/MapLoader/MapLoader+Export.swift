@@ -40,10 +40,14 @@ extension MapLoader {
                 throw MapLoaderError.signatureRefused("the kept catalog and its signature do not match; run 'maploader check-update' while the site is reachable, then export")
             }
             guard let manifestBytes = try? Data(contentsOf: loader.manifestCache.appendingPathComponent(manifestSHA)),
-                  FileHashing.sha256(of: manifestBytes) == manifestSHA else {
-                throw MapLoaderError.invalidMetadata(what: "the manifest of \(version)", detail: "it is not in the cache; run 'maploader check-update' while the site is reachable, then export")
+                  FileHashing.sha256(of: manifestBytes) == manifestSHA,
+                  let manifest = SiteClient.cachedManifest(manifestSHA, in: loader.manifestCache) else {
+                throw MapLoaderError.invalidMetadata(what: "the manifest of \(version)", detail: "it is not in the cache; run 'maploader list' while the site is reachable, then export")
             }
-            let manifest = try Manifest.decode(manifestBytes)
+            // A split manifest travels with all its parts: the stick is a site of its own.
+            let parts = try Manifest.decode(manifestBytes).stubs.map { stub in
+                (SiteLayout.blob(stub.part!.sha256), loader.manifestCache.appendingPathComponent(stub.part!.sha256))
+            }
             var leaves = Set<String>()
             for id in ids {
                 guard let node = manifest.root.allNodes.first(where: { $0.id == id }) else {
@@ -76,6 +80,11 @@ extension MapLoader {
                 let manifestFile = destination.appendingPathComponent(entry.manifest)
                 try FileSystem.makeDirectories(manifestFile.deletingLastPathComponent())
                 try FileSystem.write(manifestBytes, to: manifestFile)
+                for (path, cached) in parts {
+                    let file = destination.appendingPathComponent(path)
+                    try FileSystem.makeDirectories(file.deletingLastPathComponent())
+                    try FileSystem.write(Data(contentsOf: cached), to: file)
+                }
                 // The catalog goes last, as on any site: a reader never sees it before its files.
                 if let signature { try FileSystem.write(signature, to: destination.appendingPathComponent(SiteLayout.catalogSignature)) }
                 try FileSystem.write(catalogBytes, to: destination.appendingPathComponent(SiteLayout.catalog))

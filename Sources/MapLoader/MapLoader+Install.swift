@@ -121,9 +121,7 @@ extension MapLoader {
     /// The manifest of the installed version: from the cache, else from the site, else `nil`.
     func installedManifest(_ state: InstalledState) async throws -> Manifest? {
         guard let version = state.version, let sha = state.manifest else { return nil }
-        if let data = SiteClient.cachedData(sha, in: manifestCache), let manifest = try? Manifest.decode(data) {
-            return manifest
-        }
+        if let manifest = SiteClient.cachedManifest(sha, in: manifestCache) { return manifest }
         let client = try site()
         return try await client.manifest(version, in: try await acceptedCatalog(client).0)
     }

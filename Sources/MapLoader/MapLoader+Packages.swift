@@ -12,13 +12,16 @@ extension MapLoader {
 
     /// Reads catalog, state and settings, and the manifest: the installed version's when
     /// `atInstalledVersion` (so new installs match what is installed), else the newest.
-    func context(atInstalledVersion: Bool, operation: MapLoaderOperation) async throws -> Context {
+    /// With `installedOnly`, a split manifest's parts are read only where they hold
+    /// installed packages (an update), so its metadata grows with what is installed.
+    func context(atInstalledVersion: Bool, operation: MapLoaderOperation, installedOnly: Bool = false) async throws -> Context {
         progress(operation, .resolve)
         let client = try site()
         let (catalog, settings) = try await acceptedCatalog(client)
         let state = try store.state()
         let version = atInstalledVersion ? (state.version ?? catalog.current) : catalog.current
-        let manifest = try await client.manifest(version, in: catalog)
+        let parts: ManifestParts = installedOnly ? .holding(Set(state.packages.keys), installedIndex: state.manifest) : .all
+        let manifest = try await client.manifest(version, in: catalog, parts: parts)
         return Context(catalog: catalog, manifest: manifest, state: state, settings: settings,
                        selection: settings.selectedGroups(manifest.groups))
     }

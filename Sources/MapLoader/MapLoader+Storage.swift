@@ -22,8 +22,8 @@ extension MapLoader {
     public func collectGarbage() async throws(MapLoaderError) -> CleanupReport {
         try await run(.collectGarbage) { loader in
             let store = loader.store
-            let keep = try store.state().manifest
-            return try await offActor { store.collectGarbage(keepManifest: keep, grace: 300) }
+            let keep = try store.state().manifest.map { SiteClient.cacheEntries(ofManifest: $0, in: loader.manifestCache) } ?? []
+            return try await offActor { store.collectGarbage(keepManifests: keep, grace: 300) }
         }
     }
 }

@@ -25,6 +25,10 @@ package struct PublishOptions: Sendable {
     /// The publication time written into the catalog; `nil`: now. Fixing it (the CLI
     /// reads `SOURCE_DATE_EPOCH`) makes two publishes of the same releases byte-identical.
     package var published: Date?
+    /// A tree with more leaves than this is published as a small index plus parts of at
+    /// most this many leaves each (0: always one manifest file). A client then fetches,
+    /// per update, the index and the parts holding its installed packages.
+    package var manifestPartLeaves: Int = 256
 
     /// Options for publishing `version`.
     package init(version: String, format: ArchiveFormat = .tarZstd, level: Int = 19, patchDepth: Int = 3,

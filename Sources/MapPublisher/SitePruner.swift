@@ -48,6 +48,7 @@ extension Publisher {
         var needed = Set<String>()
         for entry in kept {
             needed.insert(entry.manifest)
+            needed.formUnion(try site.partPaths(entry))
             for node in try site.manifest(entry).root.allNodes {
                 for artifact in (node.artifacts ?? [:]).values {
                     needed.insert(SiteLayout.blob(artifact.sha256))

@@ -50,11 +50,33 @@ struct SiteWriter {
         }
     }
 
-    /// The manifest of a catalog entry.
+    /// The whole manifest of a catalog entry, its parts read from the site when it is split.
     func manifest(_ entry: Catalog.Entry) throws -> Manifest {
         let file = root.appendingPathComponent(entry.manifest)
+        var manifest: Manifest
         do {
-            return try Manifest.decode(Data(contentsOf: file))
+            manifest = try Manifest.decode(Data(contentsOf: file))
+        } catch {
+            throw PublishError("\(file.path) is unreadable (\(error)); restore it from a backup")
+        }
+        var parts: [String: PackageNode] = [:]
+        for stub in manifest.stubs {
+            let part = blob(stub.part!.sha256)
+            do {
+                parts[stub.id] = try Manifest.decodePart(Data(contentsOf: part))
+            } catch {
+                throw PublishError("\(part.path), the part '\(stub.id)' of \(file.path), is unreadable (\(error)); restore it from a backup")
+            }
+        }
+        manifest.root = manifest.root.replacingStubs(parts)
+        return manifest
+    }
+
+    /// The site paths of a catalog entry's manifest parts (none when it is not split).
+    func partPaths(_ entry: Catalog.Entry) throws -> [String] {
+        let file = root.appendingPathComponent(entry.manifest)
+        do {
+            return try Manifest.decode(Data(contentsOf: file)).stubs.map { SiteLayout.blob($0.part!.sha256) }
         } catch {
             throw PublishError("\(file.path) is unreadable (\(error)); restore it from a backup")
         }

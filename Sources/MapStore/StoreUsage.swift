@@ -57,8 +57,9 @@ extension Store {
     /// Removes what no operation needs: generations neither live nor pinned, leftovers of
     /// interrupted operations, downloads untouched for `grace` seconds (a younger one may
     /// be another process's fetch in progress), and cached manifests other than
-    /// `keepManifest` untouched for `grace` seconds. Call only while holding the write lock.
-    package func collectGarbage(keepManifest: String?, grace: TimeInterval) -> CleanupReport {
+    /// `keepManifests` (the installed version's manifest and its parts) untouched for
+    /// `grace` seconds. Call only while holding the write lock.
+    package func collectGarbage(keepManifests: Set<String>, grace: TimeInterval) -> CleanupReport {
         var removed: [String] = []
         var freed: Int64 = 0
         func remove(_ url: URL) {
@@ -78,7 +79,7 @@ extension Store {
             if stale(file) { remove(file) }
         }
         let manifests = root.appendingPathComponent("cache/manifests")
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: manifests.path)) ?? [] where name != keepManifest {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: manifests.path)) ?? [] where !keepManifests.contains(name) {
             let file = manifests.appendingPathComponent(name)
             if stale(file) { remove(file) }
         }

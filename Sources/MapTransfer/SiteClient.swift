@@ -116,8 +116,10 @@ package struct SiteClient: Sendable {
         return data
     }
 
-    /// Fetches (or reads from cache) the manifest of `version`, checked against the catalog's pin.
-    package func manifest(_ version: String, in catalog: Catalog) async throws(MapLoaderError) -> Manifest {
+    /// Fetches (or reads from cache) the manifest of `version`, checked against the catalog's
+    /// pin; of a split manifest, the parts `parts` says (each pinned by the index).
+    package func manifest(_ version: String, in catalog: Catalog,
+                          parts: ManifestParts = .all) async throws(MapLoaderError) -> Manifest {
         guard let entry = catalog.entry(version) else {
             throw .versionUnavailable(installed: version, current: catalog.current)
         }
@@ -133,7 +135,7 @@ package struct SiteClient: Sendable {
             try? fetched.write(to: cache.appendingPathComponent(entry.sha256), options: .atomic)
             data = fetched
         }
-        let manifest: Manifest
+        var manifest: Manifest
         do {
             manifest = try Manifest.decode(data!)
         } catch {
@@ -141,6 +143,11 @@ package struct SiteClient: Sendable {
         }
         if let problem = ManifestValidation.problem(in: manifest) ?? (manifest.version == version ? nil : "it names version \(manifest.version)") {
             throw .invalidMetadata(what: source.describe(entry.manifest), detail: problem)
+        }
+        guard !manifest.stubs.isEmpty else { return manifest }
+        manifest = try await resolve(manifest, parts: parts)
+        if let problem = ManifestValidation.problem(in: manifest) {
+            throw .invalidMetadata(what: source.describe(entry.manifest) + " with its parts", detail: problem)
         }
         return manifest
     }

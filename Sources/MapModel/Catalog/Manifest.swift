@@ -62,3 +62,48 @@ package struct ReleaseTree: Sendable, Hashable, Codable {
         self.root = root
     }
 }
+
+extension Manifest {
+    /// The format of a split manifest's index: subtrees are stubs naming their part.
+    public static let splitFormat = 2
+
+    /// The stubs of parts not read yet.
+    public var stubs: [PackageNode] { root.stubs }
+
+    /// This manifest as an index plus parts: every highest node below the root with at
+    /// most `maxLeaves` leaves becomes a part (its subtree, published on its own), and the
+    /// index keeps a stub (id, title, box, part). Returns `nil` parts and `self` when the
+    /// tree has `maxLeaves` leaves or fewer: small catalogs stay one file of format 1.
+    public func split(maxLeaves: Int) throws -> (index: Manifest, parts: [Data]) {
+        guard maxLeaves > 0, root.leafCount > maxLeaves else { return (self, []) }
+        var parts: [Data] = []
+        func cut(_ node: PackageNode) throws -> PackageNode {
+            if node.leafCount <= maxLeaves {
+                let data = Data(try ZstdFrame.compress(Array(try JSONCoding.encoder(pretty: false).encode(node)), level: 19))
+                parts.append(data)
+                var stub = PackageNode(id: node.id, title: node.title, bbox: node.bbox)
+                stub.part = ManifestPart(sha256: FileHashing.sha256(of: data), size: Int64(data.count), leaves: node.leafCount)
+                return stub
+            }
+            var node = node
+            node.children = try node.children?.map(cut)
+            return node
+        }
+        var index = self
+        index.formatVersion = Self.splitFormat
+        index.root.children = try root.children?.map(cut)
+        return (index, parts)
+    }
+
+    /// Reads one part of a split manifest (zstd-compressed JSON of a subtree).
+    public static func decodePart(_ data: Data) throws(JSONProblem) -> PackageNode {
+        guard data.starts(with: [0x28, 0xB5, 0x2F, 0xFD]) else { throw JSONProblem("a manifest part is not a zstd frame") }
+        let json: Data
+        do {
+            json = Data(try ZstdFrame.decompress(Array(data), limit: sizeLimit))
+        } catch {
+            throw JSONProblem("not a readable zstd frame (\(error))")
+        }
+        return try JSONCoding.decode(PackageNode.self, from: json)
+    }
+}

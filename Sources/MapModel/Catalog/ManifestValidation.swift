@@ -4,9 +4,10 @@ import Foundation
 package enum ManifestValidation {
     /// The first problem found, or `nil` when the manifest is sound.
     public static func problem(in manifest: Manifest) -> String? {
-        guard manifest.formatVersion == Manifest.currentFormat else {
+        guard manifest.formatVersion == Manifest.currentFormat || manifest.formatVersion == Manifest.splitFormat else {
             return "format \(manifest.formatVersion) is not supported by this maploader"
         }
+        if manifest.root.part != nil { return "the root is a part" }
         var groupIDs = Set<String>()
         for group in manifest.groups {
             guard PackageNode.isValidID(group.id) else { return "group id '\(group.id)' is malformed" }
@@ -17,6 +18,12 @@ package enum ManifestValidation {
             guard PackageNode.isValidID(node.id) else { return "package id '\(node.id)' is malformed" }
             guard ids.insert(node.id).inserted else { return "package '\(node.id)' appears twice" }
             if let children = node.children, children.isEmpty { return "package '\(node.id)' has an empty children list" }
+            if let part = node.part {
+                guard manifest.formatVersion == Manifest.splitFormat else { return "package '\(node.id)' is a part in an unsplit manifest" }
+                guard node.children == nil, node.artifacts == nil, part.sha256.count == 64, part.size > 0 else {
+                    return "the part stub '\(node.id)' is malformed"
+                }
+            }
             for (group, artifact) in node.artifacts ?? [:] {
                 guard groupIDs.contains(group) else { return "package '\(node.id)' has an artifact for unknown group '\(group)'" }
                 guard artifact.size >= 0, artifact.unpackedSize >= 0, artifact.files >= 0,

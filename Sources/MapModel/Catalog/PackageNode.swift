@@ -20,6 +20,9 @@ package struct PackageNode: Sendable, Hashable, Codable {
     public var metadata: [String: JSONValue]?
     /// The leaf's archives by group id; only in published manifests.
     public var artifacts: [String: Artifact]?
+    /// In a split manifest's index: this subtree is published separately, as this part.
+    /// Such a stub has no children or artifacts of its own until the part is read.
+    public var part: ManifestPart?
 
     /// A node; pass `children` for an inner node, `artifacts` for a published leaf.
     public init(id: String, title: String, children: [PackageNode]? = nil, bbox: BoundingBox? = nil,
@@ -34,8 +37,8 @@ package struct PackageNode: Sendable, Hashable, Codable {
         self.artifacts = artifacts
     }
 
-    /// Whether this node is a leaf (carries data itself).
-    public var isLeaf: Bool { children == nil }
+    /// Whether this node is a leaf (carries data itself); a stub of an unread part is not.
+    public var isLeaf: Bool { children == nil && part == nil }
 
     /// This node and all its descendants, depth first, parents before children.
     public var allNodes: [PackageNode] {
@@ -47,6 +50,23 @@ package struct PackageNode: Sendable, Hashable, Codable {
         isLeaf ? [self] : (children ?? []).flatMap(\.leaves)
     }
 
+    /// The stubs of unread parts at or below this node.
+    public var stubs: [PackageNode] {
+        part != nil ? [self] : (children ?? []).flatMap(\.stubs)
+    }
+
+    /// This tree with each stub whose id is in `parts` replaced by that subtree.
+    public func replacingStubs(_ parts: [String: PackageNode]) -> PackageNode {
+        if part != nil { return parts[id] ?? self }
+        guard let children else { return self }
+        var node = self
+        node.children = children.map { $0.replacingStubs(parts) }
+        return node
+    }
+
+    /// The number of leaves at or below this node.
+    public var leafCount: Int { isLeaf ? 1 : (children ?? []).reduce(0) { $0 + $1.leafCount } }
+
     /// Whether `id` is a well-formed package or group id.
     public static func isValidID(_ id: String) -> Bool {
         guard let first = id.unicodeScalars.first, id.count <= 128,
@@ -55,5 +75,24 @@ package struct PackageNode: Sendable, Hashable, Codable {
         return id.unicodeScalars.allSatisfy { scalar in
             ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) || "-_.".unicodeScalars.contains(scalar)
         }
+    }
+}
+
+/// A subtree of a split manifest, published as a content-addressed blob
+/// (`blobs/sha256/…`, zstd-compressed JSON of the subtree's ``PackageNode``) and pinned by
+/// the index's SHA-256, so a client fetches only the parts it needs and never twice.
+package struct ManifestPart: Sendable, Hashable, Codable {
+    /// SHA-256 of the part's bytes.
+    public var sha256: String
+    /// Bytes of the part.
+    public var size: Int64
+    /// Leaves in the subtree.
+    public var leaves: Int
+
+    /// A part reference.
+    public init(sha256: String, size: Int64, leaves: Int) {
+        self.sha256 = sha256
+        self.size = size
+        self.leaves = leaves
     }
 }

@@ -65,7 +65,14 @@ package enum PublishAssembler {
         }
 
         let manifest = Manifest(version: plan.version, groups: plan.groups, root: attach(artifacts, to: plan.root))
-        let manifestData = try manifest.encoded()
+        // A large tree is published as a small index plus parts, so that a client fetches
+        // the parts holding what it has installed, not the whole catalog, on each update.
+        let (index, parts) = try manifest.split(maxLeaves: plan.manifestPartLeaves)
+        for part in parts {
+            let path = SiteLayout.blob(FileHashing.sha256(of: part))
+            if FileStatus.of(site.root.appendingPathComponent(path).path) == nil { try site.write(part, at: path) }
+        }
+        let manifestData = try index.encoded()
         let manifestPath = SiteLayout.manifest(plan.version)
         try site.write(manifestData, at: manifestPath)
         var entries = previousCatalog?.versions ?? []

@@ -29,6 +29,9 @@ package struct PublishPlan: Sendable, Codable, Equatable {
     package var level: Int
     /// How long the catalog stays valid, in seconds; `nil` never expires.
     package var validity: TimeInterval?
+    /// Trees with more leaves are published as an index plus parts of at most this many
+    /// leaves (0: always one manifest file).
+    package var manifestPartLeaves: Int
     /// The release folder when the plan was made (tasks may be told another path).
     package var release: String
     /// The site folder when the plan was made (tasks may be told another path).
