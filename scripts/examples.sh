@@ -46,8 +46,15 @@ maploader keygen publisher.key > publisher.pub
 maploader publish ./release-v1 --site ./site --version v1 --key publisher.key > /dev/null 2>&1
 SETUP
 (cd "$dir" && bash -e "$work/commands-setup.sh") > /dev/null 2>&1
+commands=()
 for command in $(maploader --help | awk '/^SUBCOMMANDS:/ {on=1; next} on && /^  [a-z]/ {print $1}'); do
-  examples=$(maploader help "$command" 2>/dev/null | awk '/^ *Examples?:/ {on=1; next} on && /^ *maploader / {sub(/^ */, ""); print} on && /^$/ {on=0}')
+  commands+=("$command")  # then its own subcommands (shard plan, config set, …)
+  for sub in $(maploader help "$command" | awk '/^SUBCOMMANDS:/ {on=1; next} on && /^  [a-z]/ {print $1}'); do
+    commands+=("$command $sub")
+  done
+done
+for command in "${commands[@]}"; do
+  examples=$(maploader help $command 2>/dev/null | awk '/^ *Examples?:/ {on=1; next} on && /^ *maploader / {sub(/^ */, ""); print} on && /^$/ {on=0}')
   [ -n "$examples" ] || continue
   while IFS= read -r example; do
     script="$work/example-$passed-$failed.sh"

@@ -6,21 +6,40 @@ import MapStore
 import MapTransfer
 import MapPlatform
 
+/// What part of a split manifest an operation needs.
+enum PartNeed {
+    /// The whole tree.
+    case everything
+    /// The installed packages (an update).
+    case installed
+    /// One package and everything below it.
+    case package(String)
+    /// The nodes that may contain a point.
+    case point(Double, Double)
+}
+
 extension MapLoader {
     /// What an operation works against: the site's catalog, a manifest, the store.
     typealias Context = PlanningContext
 
     /// Reads catalog, state and settings, and the manifest: the installed version's when
     /// `atInstalledVersion` (so new installs match what is installed), else the newest.
-    /// With `installedOnly`, a split manifest's parts are read only where they hold
-    /// installed packages (an update), so its metadata grows with what is installed.
-    func context(atInstalledVersion: Bool, operation: MapLoaderOperation, installedOnly: Bool = false) async throws -> Context {
+    /// `need` says which parts of a split manifest to read: an update reads those holding
+    /// installed packages, so its metadata grows with what is installed, not the catalog.
+    func context(atInstalledVersion: Bool, operation: MapLoaderOperation, need: PartNeed = .everything) async throws -> Context {
         progress(operation, .resolve)
         let client = try site()
         let (catalog, settings) = try await acceptedCatalog(client)
         let state = try store.state()
         let version = atInstalledVersion ? (state.version ?? catalog.current) : catalog.current
-        let parts: ManifestParts = installedOnly ? .holding(Set(state.packages.keys), installedIndex: state.manifest) : .all
+        let known = [catalog.entry(version)?.sha256, state.manifest].compactMap { $0 }
+        let parts: ManifestParts
+        switch need {
+        case .everything: parts = .all
+        case .installed: parts = .holding(Set(state.packages.keys), knownFrom: known)
+        case let .package(id): parts = .holding([id], knownFrom: known)
+        case let .point(latitude, longitude): parts = .around(latitude: latitude, longitude: longitude)
+        }
         let manifest = try await client.manifest(version, in: catalog, parts: parts)
         return Context(catalog: catalog, manifest: manifest, state: state, settings: settings,
                        selection: settings.selectedGroups(manifest.groups))
@@ -90,7 +109,9 @@ extension MapLoader {
 
     /// One package's status by id.
     public func package(_ id: String) async throws(MapLoaderError) -> PackageStatus {
-        let tree = try await packageTree()
+        let tree = try await run(.list) { loader in try await loader.treeAndManifest(need: .package(id)).tree }
+        // Of a split manifest only the parts below `id` were read: the other nodes' states
+        // are partial, and only this one is returned.
         guard let status = tree.packages.first(where: { $0.id == id }) else {
             throw .unknownPackage(id, suggestion: PackageTreeBuilder.suggestion(for: id, among: tree.packages.map(\.id)))
         }
@@ -104,14 +125,14 @@ extension MapLoader {
             throw .invalidParameters("latitude must be within ±90 and longitude within ±180")
         }
         return try await run(.list) { loader in
-            let (tree, manifest) = try await loader.treeAndManifest()
+            let (tree, manifest) = try await loader.treeAndManifest(need: .point(latitude, longitude))
             guard let node = Locator.smallestNode(containing: latitude, longitude, in: manifest.root) else { return nil }
             return tree.packages.first { $0.id == node.id }
         }
     }
 
-    private func treeAndManifest() async throws -> (tree: PackageTree, manifest: Manifest) {
-        let context = try await context(atInstalledVersion: false, operation: .list)
+    private func treeAndManifest(need: PartNeed = .everything) async throws -> (tree: PackageTree, manifest: Manifest) {
+        let context = try await context(atInstalledVersion: false, operation: .list, need: need)
         let broken = try await quickCheck(context.state)
         return (PackageTreeBuilder(context: context, inconsistent: broken).tree(), context.manifest)
     }

@@ -109,7 +109,7 @@ extension MapLoader {
 
     /// The plan from the installed state to the newest version.
     private func updateCheck(strategy: UpdateStrategy, operation: MapLoaderOperation) async throws -> (check: UpdateCheck, context: Context) {
-        let context = try await context(atInstalledVersion: false, operation: operation, installedOnly: true)
+        let context = try await context(atInstalledVersion: false, operation: operation, need: .installed)
         let broken = try await quickCheck(context.state)
         let plan = Planner.plan(installed: context.state, manifest: context.manifest,
                                 packages: Set(context.state.packages.keys), selection: context.selection,

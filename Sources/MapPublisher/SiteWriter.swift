@@ -18,7 +18,15 @@ struct SiteWriter {
     }
 
     func prepare() throws {
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        // Another writer that finished may remove the empty shared parent between the two
+        // mkdirs: try again (it only removes an empty folder, never another's files).
+        for attempt in 1...3 {
+            do {
+                return try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            } catch where attempt < 3 {
+                continue
+            }
+        }
     }
 
     /// The SHA-256 of `catalog.json` as it is now, or `nil` when the site has none.
@@ -31,6 +39,12 @@ struct SiteWriter {
     func cleanUp() {
         try? FileManager.default.removeItem(at: scratch)
         FileSystem.removeIfEmptyFolder(scratch.deletingLastPathComponent().path)
+    }
+
+    /// Removes this writer's scratch folder only (a task: other tasks of the same publish
+    /// are working beside it).
+    func cleanUpOwn() {
+        try? FileManager.default.removeItem(at: scratch)
     }
 
     /// Removes the staging folder of `version` after assembly, and its parent when empty.

@@ -4,12 +4,15 @@ import MapPlatform
 
 /// Which parts of a split manifest an operation reads.
 package enum ManifestParts: Sendable, Equatable {
-    /// Every part: listing, locating, installing by name.
+    /// Every part: listing, installing by name.
     case all
-    /// The parts holding these packages (an update of what is installed). Where each
-    /// package was is read from the parts of `installedIndex` (the installed version's
-    /// manifest hash) in the cache; parts are read until every package is found.
-    case holding(Set<String>, installedIndex: String?)
+    /// The parts holding these packages (an update of what is installed, one package's
+    /// status). Where each package is comes from the cached parts of the manifests
+    /// `knownFrom` (hashes: the one read, the installed one); parts are read until every
+    /// package is found.
+    case holding(Set<String>, knownFrom: [String])
+    /// The parts whose bounds contain this point (locating).
+    case around(latitude: Double, longitude: Double)
 }
 
 extension SiteClient {
@@ -22,14 +25,25 @@ extension SiteClient {
         switch parts {
         case .all:
             resolved = try await fetchParts(stubs)
-        case let .holding(packages, installedIndex):
-            let whereabouts = installedIndex.map { Self.partOfPackage(installedIndex: $0, in: cache) } ?? [:]
-            let likely = Set(packages.compactMap { whereabouts[$0] })
-            resolved = try await fetchParts(stubs.filter { likely.contains($0.id) })
-            let found = Set(resolved.values.flatMap { $0.allNodes.map(\.id) })
+        case let .holding(packages, knownFrom):
+            var whereabouts: [String: String] = [:]
+            for sha in knownFrom { whereabouts.merge(Self.partOfPackage(index: sha, in: cache)) { first, _ in first } }
+            var wanted = Set(packages.compactMap { whereabouts[$0] })
+            // A package of the index itself needs every part below it.
+            for node in index.root.allNodes where packages.contains(node.id) { wanted.formUnion(node.stubs.map(\.id)) }
+            resolved = try await fetchParts(stubs.filter { wanted.contains($0.id) })
+            let found = Set(resolved.values.flatMap { $0.allNodes.map(\.id) } + index.root.allNodes.map(\.id))
             if !packages.isSubset(of: found) {
-                // Moved, or the cache lost track: read the rest too.
+                // Moved, new, or the cache lost track: read the rest too.
                 resolved.merge(try await fetchParts(stubs.filter { resolved[$0.id] == nil })) { first, _ in first }
+            }
+        case let .around(latitude, longitude):
+            resolved = try await fetchParts(stubs.filter {
+                $0.part!.bounds?.contains(lat: latitude, lon: longitude) ?? true
+            })
+            // The node found must be whole (its state sums its leaves): read what is below it.
+            if let found = Locator.smallestNode(containing: latitude, longitude, in: index.root.replacingStubs(resolved)) {
+                resolved.merge(try await fetchParts(found.stubs)) { first, _ in first }
             }
         }
         var manifest = index
@@ -37,34 +51,31 @@ extension SiteClient {
         return manifest
     }
 
-    /// The parts of `stubs`, fetched a few at a time.
+    /// The parts of `stubs`, fetched up to eight at a time.
     private func fetchParts(_ stubs: [PackageNode]) async throws(MapLoaderError) -> [String: PackageNode] {
         let client = self
-        let results = await withTaskGroup(of: (String, Result<PackageNode, MapLoaderError>).self) { group in
-            var results: [(String, Result<PackageNode, MapLoaderError>)] = []
-            var pending = stubs[...]
-            func add() {
-                guard let stub = pending.popFirst() else { return }
-                group.addTask {
-                    do throws(MapLoaderError) {
-                        return (stub.id, .success(try await client.part(stub)))
-                    } catch {
-                        return (stub.id, .failure(error))
+        var parts: [String: PackageNode] = [:]
+        var next = 0
+        while next < stubs.count {
+            let batch = stubs[next..<min(next + 8, stubs.count)]
+            next += batch.count
+            let results = await withTaskGroup(of: Result<PackageNode, MapLoaderError>.self) { group in
+                for stub in batch {
+                    group.addTask {
+                        do throws(MapLoaderError) {
+                            return .success(try await client.part(stub))
+                        } catch {
+                            return .failure(error)
+                        }
                     }
                 }
+                var results: [Result<PackageNode, MapLoaderError>] = []
+                for await result in group { results.append(result) }
+                return results
             }
-            for _ in 0..<8 { add() }
-            while let result = await group.next() {
-                results.append(result)
-                add()
-            }
-            return results
-        }
-        var parts: [String: PackageNode] = [:]
-        for (id, result) in results {
-            switch result {
-            case let .success(node): parts[id] = node
-            case let .failure(error): throw error
+            for result in results {
+                let node = try result.get()
+                parts[node.id] = node
             }
         }
         return parts
@@ -104,9 +115,9 @@ extension SiteClient {
     }
 
     /// Package id → the stub id of the part holding it, as the cached parts of the
-    /// manifest `installedIndex` say.
-    static func partOfPackage(installedIndex: String, in cache: URL) -> [String: String] {
-        guard let data = cachedData(installedIndex, in: cache), let index = try? Manifest.decode(data) else { return [:] }
+    /// manifest `index` say.
+    static func partOfPackage(index: String, in cache: URL) -> [String: String] {
+        guard let data = cachedData(index, in: cache), let index = try? Manifest.decode(data) else { return [:] }
         var whereabouts: [String: String] = [:]
         for stub in index.stubs {
             guard let text = try? String(contentsOf: cache.appendingPathComponent(stub.part!.sha256 + ".ids"), encoding: .utf8)

@@ -33,6 +33,7 @@ struct PublishCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
+        try flags.check()
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be 1 or more") }
     }
 
@@ -72,13 +73,20 @@ struct PublishFlags: ParsableArguments {
             help: "Days the catalog stays valid; clients refuse it afterwards (0: never expires).")
     var validDays: Double = 30
 
+    @Option(name: .long, parsing: .unconditional,
+            help: "Publish a tree with more leaves than this as an index plus parts of at most this many leaves, so clients fetch only the parts they need (0: one manifest file).")
+    var manifestParts: Int = 256
+
     @Flag(name: .long, help: "Sign a site that is signed with another key (clients must be given the new public key).")
     var rekey = false
 
     @Flag(name: .long, help: "Publish a signed site without a key (every client that trusts it will refuse it).")
     var unsigned = false
 
-    func validate() throws {
+    /// Refuses option values out of range. Called from the commands' own `validate()`:
+    /// ArgumentParser reports an option group's validation error as `--version` when the
+    /// command line holds `--version` (as `publish --version v9` does).
+    func check() throws {
         guard let format = ArchiveFormat(rawValue: format) else { throw ValidationError("--format must be tar.zst or tar.gz") }
         let levels = format == .tarGzip ? 1...9 : 1...19
         if let level, !levels.contains(level) {
@@ -86,6 +94,7 @@ struct PublishFlags: ParsableArguments {
         }
         guard (0...16).contains(patchDepth) else { throw ValidationError("--patch-depth must be between 0 and 16") }
         guard validDays >= 0, validDays.isFinite else { throw ValidationError("--valid-days must be 0 (never expires) or more") }
+        guard manifestParts >= 0 else { throw ValidationError("--manifest-parts must be 0 (never split) or more") }
         if unsigned && key != nil { throw ValidationError("--unsigned and --key contradict each other: pick one") }
     }
 
@@ -96,6 +105,7 @@ struct PublishFlags: ParsableArguments {
         var options = PublishOptions(version: version, format: format, level: level ?? (format == .tarGzip ? 9 : 19),
                                      patchDepth: patchDepth, validity: validDays > 0 ? validDays * 86400 : nil,
                                      keyFile: key.map { URL(fileURLWithPath: $0) }, rekey: rekey, unsigned: unsigned)
+        options.manifestPartLeaves = manifestParts
         if let epoch = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap(TimeInterval.init) {
             options.published = Date(timeIntervalSince1970: epoch)
         }

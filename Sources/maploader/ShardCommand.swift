@@ -17,9 +17,10 @@ struct ShardCommand: ParsableCommand {
         and writes the manifest and the signed catalog. Only 'assemble' needs the signing key.
 
         Examples:
-          maploader shard plan ./release --site ./site --version 2026.12 --output plan.json
-          maploader shard tasks plan.json | xargs -P 2 -n 1 maploader shard run plan.json --task
-          maploader shard assemble plan.json
+          maploader shard plan ./release-v2 --site ./site --version 2026.12 --output plan.json
+          maploader shard run plan.json --worker 0 --of 2
+          maploader shard run plan.json --worker 1 --of 2
+          maploader shard assemble plan.json --key publisher.key
         """,
         subcommands: [ShardPlanCommand.self, ShardTasksCommand.self, ShardRunCommand.self, ShardAssembleCommand.self])
 }
@@ -36,7 +37,7 @@ struct ShardPlanCommand: ParsableCommand {
         the same releases give byte-identical sites.
 
         Examples:
-          maploader shard plan ./release --site ./site --version 2026.12 --output plan.json
+          maploader shard plan ./release-v1 --site ./site --version 2027.01 --output next.json --key publisher.key
         """)
 
     @Argument(help: "The release folder.")
@@ -55,6 +56,8 @@ struct ShardPlanCommand: ParsableCommand {
 
     @Flag(name: .long, help: "Print a summary as JSON.")
     var json = false
+
+    func validate() throws { try flags.check() }
 
     func run() throws {
         do {
@@ -91,7 +94,7 @@ struct ShardTasksCommand: ParsableCommand {
         abstract: "Print the plan's task numbers, one per line (for xargs or GNU parallel).",
         discussion: """
         Examples:
-          maploader shard tasks plan.json | xargs -P 2 -n 1 maploader shard run plan.json --task
+          maploader shard tasks next.json | xargs -P 2 -n 1 maploader shard run next.json --task
         """)
 
     @Argument(help: "The plan file.")
@@ -119,8 +122,7 @@ struct ShardRunCommand: ParsableCommand {
         indexed Job passes I as $JOB_COMPLETION_INDEX).
 
         Examples:
-          maploader shard run plan.json --worker 0 --of 2
-          maploader shard run plan.json --task 0 --task 1
+          maploader shard run next.json --task 0 --task 1
         """)
 
     @Argument(help: "The plan file.")
@@ -196,7 +198,7 @@ struct ShardAssembleCommand: ParsableCommand {
         catalog changed since the plan. The new version becomes current only at the end.
 
         Examples:
-          maploader shard assemble plan.json
+          maploader shard assemble next.json --key publisher.key
         """)
 
     @Argument(help: "The plan file.")

@@ -92,6 +92,27 @@ import MapPublisher
         #expect(cached?.root.leaves.map(\.id).sorted() == ["ch", "de-berlin", "de-hamburg"])
     }
 
+    @Test func infoAndLocateReadOnlyThePartsTheyNeed() async throws {
+        let site = try SplitSite()
+        try site.publish(1)
+        let index = try site.index("v1")
+        func part(_ id: String) throws -> String { "/" + SiteLayout.blob(try #require(index.stubs.first { $0.id == id }).part!.sha256) }
+
+        let info = site.loader(site.dir.path("info"))
+        let berlin = try await info.package("de-berlin")
+        #expect(berlin.isLeaf && berlin.offered.map(\.id).contains("base"))
+        #expect(try site.partsSent() == [try part("de-berlin")])
+
+        let locate = site.loader(site.dir.path("locate"))
+        #expect(try await locate.package(atLatitude: 53.55, longitude: 10.0)?.id == "de-hamburg")
+        #expect(try site.partsSent() == [try part("de-berlin"), try part("de-hamburg")])
+
+        // An inner node of the index reads every part below it, so its state is whole.
+        let germany = try await site.loader(site.dir.path("inner")).package("germany")
+        #expect(germany.state == .notInstalled && germany.downloadSize > 0)
+        #expect(try site.partsSent() == [try part("de-berlin"), try part("de-hamburg")])
+    }
+
     @Test func aTamperedPartIsRefusedAndNothingChanges() async throws {
         let site = try SplitSite()
         try site.publish(1)

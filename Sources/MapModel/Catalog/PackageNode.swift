@@ -64,6 +64,23 @@ package struct PackageNode: Sendable, Hashable, Codable {
         return node
     }
 
+    /// The smallest box holding every box of this subtree; `nil` when a node has a
+    /// boundary without a box (its extent is unknown) or no node has a box.
+    public var bounds: BoundingBox? {
+        var result: BoundingBox?
+        for node in allNodes {
+            guard let box = node.bbox else {
+                if node.boundary != nil { return nil }
+                continue
+            }
+            result = result.map {
+                BoundingBox(minLon: min($0.minLon, box.minLon), minLat: min($0.minLat, box.minLat),
+                            maxLon: max($0.maxLon, box.maxLon), maxLat: max($0.maxLat, box.maxLat))
+            } ?? box
+        }
+        return result
+    }
+
     /// The number of leaves at or below this node.
     public var leafCount: Int { isLeaf ? 1 : (children ?? []).reduce(0) { $0 + $1.leafCount } }
 
@@ -88,11 +105,16 @@ package struct ManifestPart: Sendable, Hashable, Codable {
     public var size: Int64
     /// Leaves in the subtree.
     public var leaves: Int
+    /// A box holding every box and boundary in the subtree (`nil`: some node has a
+    /// boundary but no box): a client locating a point reads only the parts whose
+    /// bounds contain it.
+    public var bounds: BoundingBox?
 
     /// A part reference.
-    public init(sha256: String, size: Int64, leaves: Int) {
+    public init(sha256: String, size: Int64, leaves: Int, bounds: BoundingBox?) {
         self.sha256 = sha256
         self.size = size
         self.leaves = leaves
+        self.bounds = bounds
     }
 }

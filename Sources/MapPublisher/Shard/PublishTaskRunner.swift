@@ -37,7 +37,7 @@ package enum PublishTaskRunner {
             return "\(task.label): already done (\(ByteFormat.string(done.size)))"
         }
         try site.prepare()
-        defer { site.cleanUp() }
+        defer { site.cleanUpOwn() }
         try FileManager.default.createDirectory(at: site.staging(plan.version), withIntermediateDirectories: true)
         let folder = ReleaseReader(root: places.release).groupFolder(task.package, task.group)
         let entries = try ReleaseReader.entries(of: task.package, task.group, in: folder)
