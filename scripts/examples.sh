@@ -70,5 +70,20 @@ for command in "${commands[@]}"; do
   done <<< "$examples"
 done
 
+# 4. The Kubernetes Job's worker command (scripts/k8s/publish-job.yaml), once per index as
+#    the Job's pods would run it, with the pods' mounts (/data, /scratch) mapped to a folder.
+dir=$(fresh k8s)
+job=scripts/k8s/publish-job.yaml
+worker=$(awk '/^ *args:/ {getline; sub(/^ *- /, ""); print; exit}' "$job" | sed 's|/data|./data|g; s|/scratch|./scratch|g')
+workers=$(awk '/^ *completions:/ {print $2; exit}' "$job")
+cat > "$work/k8s.sh" <<K8S
+mkdir -p data scratch && mv release-v2 data/release
+maploader publish ./release-v1 --site data/site --version v1 > /dev/null 2>&1
+maploader shard plan data/release --site data/site --version 2026.12 --output data/plan.json
+for index in \$(seq 0 $((workers - 1))); do JOB_COMPLETION_INDEX=\$index WORKERS=$workers sh -c '$worker'; done
+maploader shard assemble data/plan.json
+K8S
+run_script "$job: the worker command for each of $workers indexes" "$dir" "$work/k8s.sh"
+
 echo "examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

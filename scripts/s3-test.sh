@@ -56,5 +56,27 @@ check "upload the pruned site with --delete" 0 scripts/publish-s3.sh "$work/site
 check "the bucket holds no more objects than the pruned site" 0 sh -c "test \$(aws --endpoint-url $endpoint s3 ls s3://maps/world/ --recursive | grep -c -e /blobs/ -e /versions/) -eq \$(find '$work/site/blobs' '$work/site/versions' -type f | wc -l)"
 check "a fresh install after pruning" 0 "$bin" install world --data-dir "$work/fresh-after-prune"
 
+# Sharded publishing through the bucket: a plan, two workers that each read the site from
+# the bucket into a folder of their own and upload what their tasks wrote, then assembly
+# from the bucket. The result must be byte-identical to one machine's publish of v3.
+export SOURCE_DATE_EPOCH=$(date +%s)   # one publication time for both publishes
+s3() { aws --endpoint-url "$endpoint" s3 "$@" --only-show-errors; }
+cp -r "$work/site" "$work/reference"
+check "one machine publishes v3 (reference)" 0 "$bin" publish "$work/releases/v3" --site "$work/reference" --version v3 --key "$work/publisher.key"
+check "plan v3 against the site" 0 "$bin" shard plan "$work/releases/v3" --site "$work/site" --version v3 -o "$work/plan.json"
+for worker in 0 1; do
+  check "worker $worker reads the site from the bucket" 0 s3 sync s3://maps/world "$work/worker$worker"
+  check "worker $worker runs its tasks (own scratch)" 0 "$bin" shard run "$work/plan.json" --worker $worker --of 2 --site "$work/worker$worker" --scratch "$work/scratch$worker"
+  check "worker $worker uploads its blobs and results" 0 sh -c "aws --endpoint-url $endpoint s3 sync '$work/worker$worker/blobs' s3://maps/world/blobs --only-show-errors && aws --endpoint-url $endpoint s3 sync '$work/worker$worker/.publish' s3://maps/world/.publish --only-show-errors"
+done
+check "assembly reads the bucket" 0 s3 sync s3://maps/world "$work/assembly"
+check "assemble v3" 0 "$bin" shard assemble "$work/plan.json" --site "$work/assembly" --key "$work/publisher.key"
+# (object stores keep no empty folders: files and their bytes are compared)
+check "the sharded site is byte-identical to one machine's" 0 sh -c "test \"\$(cd '$work/reference' && find . -type f ! -name .prune.json -exec sha256sum {} + | sort -k 2)\" = \"\$(cd '$work/assembly' && find . -type f -exec sha256sum {} + | sort -k 2)\""
+check "upload v3 (publish-s3.sh)" 0 scripts/publish-s3.sh "$work/assembly" s3://maps/world --endpoint-url "$endpoint" --public
+check "remove the staging objects" 0 s3 rm s3://maps/world/.publish --recursive
+check "update to v3 from the bucket" 0 "$bin" update --delta
+check "updated files match v3" 0 diff -r "$work/releases/v3/data/de-berlin/base" "$work/data/current/de-berlin/base"
+
 echo "s3: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

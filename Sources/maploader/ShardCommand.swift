@@ -17,7 +17,7 @@ struct ShardCommand: ParsableCommand {
         and writes the manifest and the signed catalog. Only 'assemble' needs the signing key.
 
         Examples:
-          maploader shard plan ./release-v2 --site ./site --version 2026.12 --output plan.json
+          maploader shard plan ./release-v2 --site ./site --version v2 -o plan.json
           maploader shard run plan.json --worker 0 --of 2
           maploader shard run plan.json --worker 1 --of 2
           maploader shard assemble plan.json --key publisher.key
@@ -37,7 +37,7 @@ struct ShardPlanCommand: ParsableCommand {
         the same releases give byte-identical sites.
 
         Examples:
-          maploader shard plan ./release-v1 --site ./site --version 2027.01 --output next.json --key publisher.key
+          maploader shard plan ./release-v1 --site ./site --version v3 -o n.json
         """)
 
     @Argument(help: "The release folder.")
@@ -49,7 +49,7 @@ struct ShardPlanCommand: ParsableCommand {
     @Option(name: .long, help: "The new version's label, e.g. 2026.12.")
     var version: String
 
-    @Option(name: .long, help: "Where to write the plan.")
+    @Option(name: [.customShort("o"), .long], help: "Where to write the plan.")
     var output: String
 
     @OptionGroup var flags: PublishFlags
@@ -94,7 +94,7 @@ struct ShardTasksCommand: ParsableCommand {
         abstract: "Print the plan's task numbers, one per line (for xargs or GNU parallel).",
         discussion: """
         Examples:
-          maploader shard tasks next.json | xargs -P 2 -n 1 maploader shard run next.json --task
+          maploader shard tasks n.json | xargs -n 1 maploader shard run n.json --task
         """)
 
     @Argument(help: "The plan file.")
@@ -122,7 +122,7 @@ struct ShardRunCommand: ParsableCommand {
         indexed Job passes I as $JOB_COMPLETION_INDEX).
 
         Examples:
-          maploader shard run next.json --task 0 --task 1
+          maploader shard run n.json --task 0 --task 1
         """)
 
     @Argument(help: "The plan file.")
@@ -198,7 +198,7 @@ struct ShardAssembleCommand: ParsableCommand {
         catalog changed since the plan. The new version becomes current only at the end.
 
         Examples:
-          maploader shard assemble next.json --key publisher.key
+          maploader shard assemble n.json --key publisher.key
         """)
 
     @Argument(help: "The plan file.")

@@ -42,12 +42,23 @@ package struct PackageNode: Sendable, Hashable, Codable {
 
     /// This node and all its descendants, depth first, parents before children.
     public var allNodes: [PackageNode] {
-        [self] + (children ?? []).flatMap(\.allNodes)
+        var nodes: [PackageNode] = []
+        walk { nodes.append($0) }
+        return nodes
     }
 
     /// The leaves at or below this node.
     public var leaves: [PackageNode] {
-        isLeaf ? [self] : (children ?? []).flatMap(\.leaves)
+        var nodes: [PackageNode] = []
+        walk { if $0.isLeaf { nodes.append($0) } }
+        return nodes
+    }
+
+    /// Calls `body` with this node and each descendant, depth first, parents first (one
+    /// pass, no intermediate arrays: a 10,000-leaf tree is walked often).
+    public func walk(_ body: (PackageNode) -> Void) {
+        body(self)
+        for child in children ?? [] { child.walk(body) }
     }
 
     /// The stubs of unread parts at or below this node.
