@@ -10,7 +10,7 @@ import MapPlatform
 public enum FuzzTarget: String, CaseIterable, Sendable {
     /// `catalog.json` decoding and checks.
     case catalog
-    /// `manifest.json` decoding and structural checks.
+    /// `manifest.json` decoding and structural checks, split-manifest stubs and parts.
     case manifest
     /// tar.gz / tar.zst extraction with limits.
     case archive
@@ -31,7 +31,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             if let manifest = try? JSONCoding.decode(Manifest.self, from: data) {
                 _ = ManifestValidation.problem(in: manifest)
                 _ = Locator.smallestNode(containing: 52.5, 13.4, in: manifest.root)
+                _ = manifest.stubs.map { $0.part?.bounds?.contains(lat: 52.5, lon: 13.4) }
+                _ = try? manifest.split(maxLeaves: 2)
             }
+            _ = try? Manifest.decodePart(data)
         case .archive:
             let file = scratch.appendingPathComponent("input")
             let destination = scratch.appendingPathComponent("out")
