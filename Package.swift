@@ -60,7 +60,7 @@ let package = Package(
         .executableTarget(
             name: "maploader",
             dependencies: [
-                "MapLoader", "MapPublisher", "ManifestServer",
+                "MapLoader", "MapPublisher", "MapDelta", "ManifestServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -75,4 +75,16 @@ package struct ByteReader {
     package mutating func sha256() throws -> SHA256Hash {
         SHA256Hash(bytes: try bytes(32))!
     }
+
+    /// A little-endian unsigned integer of `T`'s width.
+    package mutating func little<T: FixedWidthInteger & UnsignedInteger>(_: T.Type = T.self) throws -> T {
+        let raw = try bytes(MemoryLayout<T>.size)
+        return raw.reversed().reduce(T(0)) { $0 << 8 | T($1) }
+    }
+
+    /// A little-endian u32.
+    package mutating func u32() throws -> UInt32 { try little() }
+
+    /// A little-endian u64.
+    package mutating func u64() throws -> UInt64 { try little() }
 }

@@ -24,15 +24,26 @@ package enum PatchApplier {
     @discardableResult
     public static func apply(patch: URL, oldTree: URL, into newTree: URL,
                              progress: ((Int64) -> Void)? = nil) throws -> [FileEntry] {
+        try apply(patch: patch, oldTree: oldTree, into: newTree, resumeIn: nil, progress: progress).files
+    }
+
+    /// ``apply(patch:oldTree:into:progress:)`` that builds large (segmented) files in
+    /// `resumeIn` with a checkpoint per segment, so that a run killed in the middle of one
+    /// continues there next time; returns the files and the bytes taken over from such an
+    /// earlier run.
+    public static func apply(patch: URL, oldTree: URL, into newTree: URL, resumeIn: URL?,
+                             progress: ((Int64) -> Void)? = nil) throws -> (files: [FileEntry], resumedBytes: Int64) {
         let opened = try OpenedPatch(url: patch)
         try prepareEmptyDirectory(newTree)
-        var run = PatchRun(patch: opened, oldRoot: oldTree.path, newRoot: newTree.path, progress: progress)
+        if let resumeIn { try FileSystem.makeDirectories(resumeIn) }
+        var run = PatchRun(patch: opened, oldRoot: oldTree.path, newRoot: newTree.path, resume: resumeIn?.path,
+                           progress: progress)
         for target in opened.manifest.targets {
             try run.produce(target)
         }
         try run.syncDirectories()
         try checkFileSet(of: newTree, against: opened.manifest)
-        return opened.manifest.targets.map { FileEntry(path: $0.path, size: $0.size, sha256: $0.sha256.hex) }
+        return (opened.manifest.targets.map { FileEntry(path: $0.path, size: $0.size, sha256: $0.sha256.hex) }, run.resumedBytes)
     }
 
     /// Creates `url` (and missing parents) if needed and requires it to be empty.

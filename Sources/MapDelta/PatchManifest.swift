@@ -13,6 +13,10 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     /// inflated in place) with the old file's expansion as prefix; zlib rebuilds the exact
     /// compressed bytes.
     case deflateDelta = 3
+    /// A delta cut into segments (``SegmentedDelta``): one zstd frame per segment of the
+    /// new file, each against a window of the old file, each with its SHA-256. For large
+    /// files: bounded memory, any size, resumable.
+    case segmentedDelta = 4
 
     /// The name used in manifests, stats and messages.
     public var description: String {
@@ -21,6 +25,7 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .zstd: return "zstd"
         case .delta: return "delta"
         case .deflateDelta: return "deflate-delta"
+        case .segmentedDelta: return "segmented-delta"
         }
     }
 }

@@ -38,7 +38,7 @@ package enum PatchManifestDecoder {
             case PatchFormat.kindAdd:
                 sha = try reader.sha256()
                 let payload = try readPayload(&reader, cursor: &cursor, end: containerSize)
-                guard payload.encoding != .delta, payload.encoding != .deflateDelta else {
+                guard payload.encoding == .stored || payload.encoding == .zstd else {
                     throw PatchError.corrupt(detail: "add of \(path) uses a delta payload")
                 }
                 origin = .add(payload)
@@ -46,7 +46,7 @@ package enum PatchManifestDecoder {
                 sha = try reader.sha256()
                 let source = try reader.index(below: sources.count)
                 let payload = try readPayload(&reader, cursor: &cursor, end: containerSize)
-                guard payload.encoding == .delta || payload.encoding == .deflateDelta else {
+                guard [.delta, .deflateDelta, .segmentedDelta].contains(payload.encoding) else {
                     throw PatchError.corrupt(detail: "patch of \(path) has a non-delta payload")
                 }
                 origin = .patch(source: source, payload)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import MapModel
 import MapPlatform
@@ -9,6 +10,11 @@ package struct PatchRun {
     package let oldRoot: String
     package let newRoot: String
     package let progress: ((Int64) -> Void)?
+    /// Where segmented outputs are built and checkpointed, so that an apply killed in the
+    /// middle of a large file resumes after its last finished segment; `nil`: built in place.
+    package let resume: String?
+    /// Bytes of segmented outputs an earlier, interrupted run had already produced.
+    package private(set) var resumedBytes: Int64 = 0
     /// Old paths whose bytes were hashed, with the digest found.
     private var verified: [PathKey: SHA256Hash] = [:]
     /// Directories of the new tree created or known to exist (relative; "" is the root).
@@ -18,7 +24,9 @@ package struct PatchRun {
     /// Bytes done at the last progress report.
     private var reported: Int64 = -1
 
-    package init(patch: OpenedPatch, oldRoot: String, newRoot: String, progress: ((Int64) -> Void)?) {
+    package init(patch: OpenedPatch, oldRoot: String, newRoot: String, resume: String? = nil,
+                 progress: ((Int64) -> Void)?) {
+        self.resume = resume
         self.patch = patch
         self.oldRoot = oldRoot
         self.newRoot = newRoot
@@ -39,6 +47,8 @@ package struct PatchRun {
             try decode(payload, prefix: nil, target: target, destination: destination)
         case .patch(let index, let payload) where payload.encoding == .deflateDelta:
             try decodeDeflate(payload, source: sources[index], target: target, destination: destination)
+        case .patch(let index, let payload) where payload.encoding == .segmentedDelta:
+            try decodeSegmented(payload, source: sources[index], target: target, destination: destination)
         case .patch(let index, let payload):
             let source = sources[index]
             let mapped = try MappedFile.source(oldRoot + "/" + source.path, displayPath: source.path)
@@ -101,8 +111,8 @@ package struct PatchRun {
                 done = start + offset
                 report(force: false)
             }
-        case .deflateDelta:
-            throw PatchError.corrupt(detail: "a see-through payload for \(target.path) outside a patch operation")
+        case .deflateDelta, .segmentedDelta:
+            throw PatchError.corrupt(detail: "a \(payload.encoding) payload for \(target.path) outside a patch operation")
         case .zstd, .delta:
             try ZstdDelta.decodeFrame(from: patch.file, offset: payload.offset, length: payload.length,
                                       prefix: prefix, expectedSize: target.size, displayPath: target.path) {
@@ -159,6 +169,84 @@ package struct PatchRun {
         done = start + target.size
     }
 
+    /// Rebuilds a large file segment by segment (``SegmentedDelta``). With a resume folder
+    /// the file is built there and a checkpoint is written after each segment (data
+    /// fsync'ed first): a later run of the same patch continues after the last finished
+    /// segment, truncating anything after it, and moves the file into place at the end.
+    /// A fresh run checks the whole file's SHA-256 as for any payload; a resumed one checks
+    /// the SHA-256 of every segment it produces, as the first run did for the finished ones
+    /// (the table holding them is part of the pinned patch), and the size.
+    private mutating func decodeSegmented(_ payload: PatchManifest.Payload, source: PatchManifest.Source,
+                                          target: PatchManifest.Target, destination: String) throws {
+        let oldPath = oldRoot + "/" + source.path
+        guard let status = FileStatus.of(oldPath), status.kind == .file else { throw PatchError.sourceMissing(path: source.path) }
+        let mapped = try MappedFile.source(oldPath, displayPath: source.path)
+        let (table, tableLength) = try SegmentedDelta.decode(from: patch.file, at: payload.offset, within: payload.length,
+                                                             targetSize: target.size, oldSize: Int64(mapped.bytes.count),
+                                                             displayPath: target.path)
+        let spot = resume.map { "\($0)/apply-\(target.sha256.hex.prefix(24))-\(table.identity.prefix(24))" }
+        let building = spot.map { $0 + ".partial" } ?? destination
+        let checkpoint = SegmentCheckpoint(identity: table.identity, source: source.sha256.hex, segments: 0)
+        var first = 0
+        if let spot, let saved = SegmentCheckpoint.read(spot + ".json"), saved.identity == checkpoint.identity,
+           saved.source == checkpoint.source, (1..<table.segments.count).contains(saved.segments),
+           let size = FileStatus.of(building)?.size, size >= table.newOffset(of: saved.segments) {
+            first = saved.segments
+        }
+        let output: SystemFile
+        if first > 0 {
+            output = try SystemFile.openForUpdate(building)
+            try output.truncate(to: table.newOffset(of: first))
+            resumedBytes += table.newOffset(of: first)
+        } else {
+            output = try SystemFile.createOrTruncate(building)
+        }
+        var written = table.newOffset(of: first)
+        try output.seek(to: written)
+        var hasher = first == 0 ? SHA256Hasher() : nil
+        let start = done
+        done = start + written
+        do {
+            try table.decode(from: patch.file, framesOffset: payload.offset + tableLength, old: mapped.bytes, from: first,
+                             displayPath: target.path, output: { chunk in
+                try output.writeAll(chunk)
+                hasher?.update(chunk)
+                written += Int64(chunk.count)
+                done = start + written
+                report(force: false)
+            }, finished: { index in
+                guard let spot else { return }
+                try output.sync()
+                var progress = checkpoint
+                progress.segments = index + 1
+                try progress.write(spot + ".json")
+            })
+        } catch {
+            let found = verified[PathKey(source.path)] ?? SHA256Hash.of(mapped.bytes)
+            guard found == source.sha256 else {
+                throw PatchError.sourceMismatch(path: source.path, expectedSHA256: source.sha256.hex, foundSHA256: found.hex)
+            }
+            throw error
+        }
+        try output.sync()
+        let size = try output.size()
+        if let digest = hasher?.finalize(), digest != target.sha256 || size != target.size {
+            FileSystem.remove(building)
+            throw PatchError.outputMismatch(path: target.path, expectedSHA256: target.sha256.hex, foundSHA256: digest.hex,
+                                            expectedSize: target.size, foundSize: size)
+        }
+        guard size == target.size else {
+            FileSystem.remove(building)
+            throw PatchError.outputMismatch(path: target.path, expectedSHA256: target.sha256.hex, foundSHA256: "unknown",
+                                            expectedSize: target.size, foundSize: size)
+        }
+        if let spot {
+            try FileSystem.rename(building, destination)
+            FileSystem.remove(spot + ".json")
+        }
+        done = start + target.size
+    }
+
     /// Creates the missing directories above `path` in the new tree.
     private mutating func makeParentDirectories(of path: String) throws {
         for dir in PatchPath.ancestors(of: path) {
@@ -184,4 +272,43 @@ package struct PatchRun {
         reported = done
         progress(done)
     }
+}
+
+/// How far a segmented output got, saved beside it after each finished segment.
+package struct SegmentCheckpoint: Codable, Equatable {
+    /// The segment table's identity (``SegmentedDelta/identity``).
+    package var identity: String
+    /// The old file's expected SHA-256 (hex).
+    package var source: String
+    /// Segments finished and fsync'ed.
+    package var segments: Int
+
+    /// A checkpoint with every field given.
+    package init(identity: String, source: String, segments: Int) {
+        self.identity = identity
+        self.source = source
+        self.segments = segments
+    }
+
+    /// The checkpoint at `path`, if one is there and readable.
+    package static func read(_ path: String) -> SegmentCheckpoint? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return try? JSONDecoder().decode(SegmentCheckpoint.self, from: data)
+    }
+
+    /// Writes the checkpoint by rename, so a reader sees the old or the new one whole.
+    package func write(_ path: String) throws {
+        let temporary = path + ".tmp"
+        try FileSystem.write(try JSONEncoder().encode(self), to: URL(fileURLWithPath: temporary))
+        try FileSystem.rename(temporary, path)
+    }
+}
+
+/// A streaming SHA-256 producing ``SHA256Hash``.
+struct SHA256Hasher {
+    private var hasher = SHA256()
+
+    mutating func update(_ chunk: UnsafeRawBufferPointer) { hasher.update(bufferPointer: chunk) }
+
+    func finalize() -> SHA256Hash { SHA256Hash(hasher.finalize()) }
 }

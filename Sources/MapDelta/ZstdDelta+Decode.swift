@@ -25,13 +25,17 @@ extension ZstdDelta {
     /// decoder's window is capped to cover it (so memory stays within the file size even
     /// for a damaged frame), and output beyond it is refused. Bytes after the frame, an
     /// incomplete frame or any zstd error throw.
+    ///
+    /// `windowCover` (default: `expectedSize`) is the span the frame's window may cover: a
+    /// segment's window reaches back over its old window too.
     package static func decodeFrame(from input: SystemFile, offset: Int64, length: Int64,
-                            prefix: UnsafeRawBufferPointer?, expectedSize: Int64?, displayPath: String,
-                            output: (UnsafeRawBufferPointer) throws -> Void) throws {
+                            prefix: UnsafeRawBufferPointer?, expectedSize: Int64?, windowCover: Int64? = nil,
+                            displayPath: String, output: (UnsafeRawBufferPointer) throws -> Void) throws {
         func fail(_ message: String) -> PatchError { .codec(path: displayPath, message: message) }
         guard let dctx = ZSTD_createDCtx() else { throw fail("cannot create a decoder (out of memory)") }
         defer { ZSTD_freeDCtx(dctx) }
-        let windowLimit = min(expectedSize.flatMap { Self.windowLog(forContentSize: $0) } ?? maxWindowLog, maxWindowLog)
+        let cover = windowCover ?? expectedSize
+        let windowLimit = min(cover.flatMap { Self.windowLog(forContentSize: $0) } ?? maxWindowLog, maxWindowLog)
         var ret = ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, Int32(windowLimit))
         if isError(ret) { throw fail(errorName(ret)) }
         if let prefix, prefix.count > 0 {

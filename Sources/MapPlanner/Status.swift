@@ -120,6 +120,9 @@ public struct UpdateReport: Sendable, Hashable, Encodable {
     public var committed: Bool
     /// Wall time, seconds.
     public var seconds: Double
+    /// Bytes of large patched files that an earlier, interrupted run had already produced
+    /// and this one continued from (segments are checkpointed), rather than producing again.
+    public var resumedBytes: Int64 = 0
 
     /// A value with every stored property given.
     package init(fromVersion: String?, toVersion: String?, steps: [GroupStep], downloadedBytes: Int64, committed: Bool, seconds: Double) {

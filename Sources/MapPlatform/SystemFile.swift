@@ -147,6 +147,15 @@ package final class SystemFile: Sendable {
         }
     }
 
+    /// Moves the write position to `offset` from the start.
+    package func seek(to offset: Int64) throws(SystemError) {
+        do {
+            _ = try descriptor.seek(offset: offset, from: .start)
+        } catch {
+            throw SystemError("seek", path, Errno.of(error))
+        }
+    }
+
     /// Cuts the file to `size` bytes.
     package func truncate(to size: Int64) throws(SystemError) {
         while ftruncate(descriptor.rawValue, off_t(size)) != 0 {

@@ -29,6 +29,10 @@ package struct PublishOptions: Sendable {
     /// most this many leaves each (0: always one manifest file). A client then fetches,
     /// per update, the index and the parts holding its installed packages.
     package var manifestPartLeaves: Int = 256
+    /// Patches cut files larger than twice this into segments of this size: the most
+    /// memory (besides the mapped old file) a client needs to apply them, whatever the
+    /// file's size. `nil`: 32 MiB.
+    package var segmentLength: Int64?
 
     /// Options for publishing `version`.
     package init(version: String, format: ArchiveFormat = .tarZstd, level: Int = 19, patchDepth: Int = 3,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MapDelta
 import MapLoader
 import MapPublisher
 
@@ -77,6 +78,9 @@ struct PublishFlags: ParsableArguments {
             help: "Publish a tree with more leaves than this as an index plus parts of at most this many leaves, so clients fetch only the parts they need (0: one manifest file).")
     var manifestParts: Int = 256
 
+    @Option(name: .long, help: ArgumentHelp("Cut files larger than twice this into patch segments of this size: the most memory a client needs to apply a patch, besides the mapped old file (e.g. 32MB, the default).", valueName: "size"))
+    var segmentSize: String?
+
     @Flag(name: .long, help: "Sign a site that is signed with another key (clients must be given the new public key).")
     var rekey = false
 
@@ -94,6 +98,11 @@ struct PublishFlags: ParsableArguments {
         }
         guard (0...16).contains(patchDepth) else { throw ValidationError("--patch-depth must be between 0 and 16") }
         guard validDays >= 0, validDays.isFinite else { throw ValidationError("--valid-days must be 0 (never expires) or more") }
+        if let segmentSize {
+            guard let bytes = ByteFormat.parse(segmentSize), (64 << 10...SegmentedDelta.maxSegmentLength).contains(bytes) else {
+                throw ValidationError("--segment-size must be a size between 64KB and 48MB, e.g. 32MB")
+            }
+        }
         guard manifestParts >= 0 else { throw ValidationError("--manifest-parts must be 0 (never split) or more") }
         if unsigned && key != nil { throw ValidationError("--unsigned and --key contradict each other: pick one") }
     }
@@ -106,6 +115,7 @@ struct PublishFlags: ParsableArguments {
                                      patchDepth: patchDepth, validity: validDays > 0 ? validDays * 86400 : nil,
                                      keyFile: key.map { URL(fileURLWithPath: $0) }, rekey: rekey, unsigned: unsigned)
         options.manifestPartLeaves = manifestParts
+        options.segmentLength = segmentSize.flatMap(ByteFormat.parse)
         if let epoch = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap(TimeInterval.init) {
             options.published = Date(timeIntervalSince1970: epoch)
         }

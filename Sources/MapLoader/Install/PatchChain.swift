@@ -41,13 +41,18 @@ extension PlanSession {
             }
             progress(.patch, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
             let from = source
-            files = try await offActor {
-                try PatchApplier.apply(patch: patch, oldTree: from, into: target) { done in
+            // Large files are built in downloads/ with a checkpoint per segment: a run killed
+            // in the middle continues there (gc removes what no run comes back for).
+            let resume = store.downloads
+            let applied = try await offActor {
+                try PatchApplier.apply(patch: patch, oldTree: from, into: target, resumeIn: resume) { done in
                     hub.emit(.progress(OperationProgress(operation: operation, phase: .patch, completedBytes: done,
                                                          totalBytes: artifact.unpackedSize, completedItems: item - 1,
                                                          totalItems: items, item: name)))
                 }
             }
+            files = applied.files
+            resumedBytes += applied.resumedBytes
             source = target
         }
         let treeHash = TreeHash.of(files)

@@ -36,6 +36,8 @@ actor PlanSession {
     /// Downloads in flight or done in this run, by SHA-256: two groups that need one blob
     /// fetch it once.
     private var blobFetches: [String: Task<URL, any Error>] = [:]
+    /// Bytes of patched files continued from an interrupted earlier run.
+    var resumedBytes: Int64 = 0
 
     init(operation: MapLoaderOperation, store: Store, hub: EventHub, site: Result<SiteClient, MapLoaderError>, quota: Int64?) {
         self.operation = operation
@@ -118,9 +120,11 @@ actor PlanSession {
                 try builder.commit(next)
                 for blob in fetched { try? FileManager.default.removeItem(at: blob) }
             }
-            return UpdateReport(fromVersion: state.version, toVersion: next.version, steps: done,
-                                downloadedBytes: transfer.downloaded, committed: true,
-                                seconds: Date().timeIntervalSince(started))
+            var report = UpdateReport(fromVersion: state.version, toVersion: next.version, steps: done,
+                                      downloadedBytes: transfer.downloaded, committed: true,
+                                      seconds: Date().timeIntervalSince(started))
+            report.resumedBytes = resumedBytes
+            return report
         } catch {
             try? FileManager.default.removeItem(at: builder.directory)
             guard Self.isNoSpace(error) else { throw error }

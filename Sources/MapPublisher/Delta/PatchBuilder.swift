@@ -27,7 +27,11 @@ package enum PatchBuilder {
 
         var plan = PlanState(old: old)
         let chooser = PayloadChooser(compressor: try ZstdCompressor(), level: options.level,
-                                     workDirectory: work.path)
+                                     workDirectory: work.path,
+                                     segments: SegmentedEncoder(segmentLength: options.segmentLength,
+                                                                margin: options.segmentMargin, level: options.level,
+                                                                jobs: options.segmentJobs, workDirectory: work.path),
+                                     segmentThreshold: options.segmentThreshold)
         let finder = options.findRenamedBases
             ? DeltaBaseFinder(old: old.files, newPaths: Set(new.files.map { PathKey($0.path) })) : nil
         var targets: [PatchManifest.Target] = []
@@ -49,7 +53,7 @@ package enum PatchBuilder {
                                                 basePath: base.map(old.fullPath))
                 try append(choice.payloadPath, length: choice.length, to: spool)
                 let payload = PatchManifest.Payload(encoding: choice.encoding, length: choice.length)
-                if choice.encoding == .delta || choice.encoding == .deflateDelta, let base {
+                if [.delta, .deflateDelta, .segmentedDelta].contains(choice.encoding), let base {
                     origin = .patch(source: plan.sourceIndex(base), payload)
                     entry.operation = .patch
                 } else {

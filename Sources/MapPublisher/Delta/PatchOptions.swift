@@ -21,11 +21,29 @@ package struct PatchOptions: Sendable {
     /// Where the builder keeps its payload spool and scratch files; `nil`: the system's
     /// temporary folder.
     package var workDirectory: URL?
+    /// Files larger than this get a segmented delta (``SegmentedDelta``): decoding then
+    /// needs one segment's memory and the mapped old file whatever the file's size, and a
+    /// killed apply resumes after its last segment. Smaller files get one zstd frame,
+    /// whose decoder holds the whole file (at most this much).
+    package var segmentThreshold: Int64 = 64 << 20
+    /// Bytes of new file per segment.
+    package var segmentLength: Int64 = 32 << 20
+    /// Old bytes before and after each segment's position in its window.
+    package var segmentMargin: Int64 = 16 << 20
+    /// Segments encoded at once (default: one per core).
+    package var segmentJobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
     /// Options with the given level, manifest level and rename detection.
+    /// With `segmentLength`, files larger than twice it are cut into segments of that
+    /// size, each with a window of half a segment's old bytes on both sides.
     package init(level: Int = ZstdDelta.defaultLevel, manifestLevel: Int = 19, findRenamedBases: Bool = true,
-                 workDirectory: URL? = nil) {
+                 workDirectory: URL? = nil, segmentLength: Int64? = nil) {
         self.workDirectory = workDirectory
+        if let segmentLength {
+            self.segmentLength = segmentLength
+            segmentThreshold = 2 * segmentLength
+            segmentMargin = segmentLength / 2
+        }
         self.level = level
         self.manifestLevel = manifestLevel
         self.findRenamedBases = findRenamedBases

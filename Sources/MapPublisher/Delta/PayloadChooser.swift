@@ -34,15 +34,52 @@ package struct PayloadChooser {
     /// Where trial payloads are written (`zstd.payload`, `delta.payload`, `delta-ldm.payload`).
     let workDirectory: String
 
-    /// A chooser encoding at `level` into files in `workDirectory`.
-    package init(compressor: ZstdCompressor, level: Int, workDirectory: String) {
+    /// The encoder of files above `segmentThreshold`.
+    let segments: SegmentedEncoder?
+    /// Files larger than this get a segmented delta only.
+    let segmentThreshold: Int64
+
+    /// A chooser encoding at `level` into files in `workDirectory`; files larger than
+    /// `segmentThreshold` are cut into `segments`.
+    package init(compressor: ZstdCompressor, level: Int, workDirectory: String, segments: SegmentedEncoder? = nil,
+         segmentThreshold: Int64 = .max) {
         self.compressor = compressor
         self.level = level
         self.workDirectory = workDirectory
+        self.segments = segments
+        self.segmentThreshold = segmentThreshold
+    }
+
+    /// For a file above the threshold: a segmented delta, else the file stored. One
+    /// encoding pass of bounded memory, where trying every whole-file encoding would take
+    /// several passes and memory growing with the file (see-through deltas expand it).
+    private func chooseSegmented(newPath: String, newSize: Int64, basePath: String,
+                                 encoder: SegmentedEncoder) throws -> Choice {
+        var choice = Choice(encoding: .stored, payloadPath: newPath, length: newSize, tried: [.stored: newSize])
+        guard (FileStatus.of(basePath)?.size ?? 0) > 0 else {
+            choice.note = "no delta: old file is empty"
+            return choice
+        }
+        let path = workDirectory + "/segmented.payload"
+        let length = try encoder.encode(newPath: newPath, oldPath: basePath, into: path)
+        choice.tried[.segmentedDelta] = length
+        if length < newSize {
+            (choice.encoding, choice.payloadPath, choice.length) = (.segmentedDelta, path, length)
+        } else {
+            choice.note = "segmented delta (\(length) B) not smaller than the file"
+        }
+        if !DeflateStreams.find(in: newPath).isEmpty {
+            choice.note = [choice.note, "no see-through delta above \(ByteFormat.string(segmentThreshold)) (its expansion would not be segmented)"]
+                .compactMap { $0 }.joined(separator: "; ")
+        }
+        return choice
     }
 
     /// The smallest payload for `newPath` (`newSize` bytes), optionally as a delta against `basePath`.
     package func choose(newPath: String, newSize: Int64, basePath: String?) throws -> Choice {
+        if let basePath, let segments, newSize > segmentThreshold {
+            return try chooseSegmented(newPath: newPath, newSize: newSize, basePath: basePath, encoder: segments)
+        }
         var choice = Choice(encoding: .stored, payloadPath: newPath, length: newSize, tried: [.stored: newSize])
         guard newSize > 0 else { return choice }
         var delta: (path: String, length: Int64)?

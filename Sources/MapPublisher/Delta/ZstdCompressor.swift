@@ -1,3 +1,4 @@
+import Crypto
 import CZstd
 import MapDelta
 import MapModel
@@ -62,6 +63,23 @@ package final class ZstdCompressor {
                         into output: SystemFile) throws -> Int64 {
         let input = try SystemFile.openForReading(path)
         let size = try input.size()
+        let written = try encode(input, range: 0..<size, prefix: prefix, level: level,
+                                 longDistanceMatching: longDistanceMatching, search: search, overrides: overrides,
+                                 into: output).written
+        guard try input.size() == size else { throw PatchBuildError.fileChanged(path: path) }
+        return written
+    }
+
+    /// ``encode(path:prefix:level:longDistanceMatching:search:overrides:into:)`` of the
+    /// bytes `range` of `input` (one segment of a large file); returns the frame's length
+    /// and the SHA-256 of the bytes encoded. With `windowCover`, the window spans that many
+    /// bytes (a segment reaching back over its whole old window) instead of the input's.
+    package func encode(_ input: SystemFile, range: Range<Int64>, prefix: UnsafeRawBufferPointer?, level: Int,
+                        longDistanceMatching: Bool? = nil, search: DeltaSearch = .cli,
+                        overrides: [(ZSTD_cParameter, Int)] = [], windowCover: Int64? = nil,
+                        into output: SystemFile) throws -> (written: Int64, sha256: SHA256Hash) {
+        let path = input.path
+        let size = range.upperBound - range.lowerBound
         ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
         func check(_ code: Int) throws {
             if ZstdDelta.isError(code) { throw PatchBuildError.codec(path: path, message: ZstdDelta.errorName(code)) }
@@ -73,10 +91,10 @@ package final class ZstdCompressor {
         try set(ZSTD_c_checksumFlag, 0)
         try set(ZSTD_c_contentSizeFlag, 1)
         if let prefix, prefix.count > 0 {
-            if let reason = ZstdDelta.deltaLimitReason(oldSize: Int64(prefix.count), newSize: size) {
+            if let reason = ZstdDelta.deltaLimitReason(oldSize: Int64(prefix.count), newSize: windowCover ?? size) {
                 throw PatchBuildError.deltaUnavailable(path: path, reason: reason)
             }
-            let windowLog = ZstdDelta.windowLog(forContentSize: size)!
+            let windowLog = ZstdDelta.windowLog(forContentSize: windowCover ?? size)!
             try set(ZSTD_c_windowLog, windowLog)
             if longDistanceMatching ?? Self.needsLongDistanceMatching(windowLog: windowLog, level: level,
                                                                       newSize: size, prefixSize: prefix.count) {
@@ -100,7 +118,7 @@ package final class ZstdCompressor {
             try check(ZSTD_CCtx_refPrefix(cctx, prefix.baseAddress, prefix.count))
         }
         try check(ZSTD_CCtx_setPledgedSrcSize(cctx, UInt64(size)))
-        return try stream(input, expectedSize: size, path: path, into: output)
+        return try stream(input, range: range, path: path, into: output)
     }
 
     /// Whether ``DeltaSearch/deep`` differs from ``DeltaSearch/cliWorker`` at `level` for
@@ -119,8 +137,10 @@ package final class ZstdCompressor {
     }
 
     /// Feeds `input` through the context in chunks and writes the frame to `output`.
-    private func stream(_ input: SystemFile, expectedSize: Int64, path: String,
-                        into output: SystemFile) throws -> Int64 {
+    private func stream(_ input: SystemFile, range: Range<Int64>, path: String,
+                        into output: SystemFile) throws -> (written: Int64, sha256: SHA256Hash) {
+        let expectedSize = range.upperBound - range.lowerBound
+        var hasher = SHA256()
         let inCapacity = 1 << 20
         let outCapacity = ZSTD_CStreamOutSize()
         let inBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: inCapacity, alignment: 16)
@@ -130,9 +150,12 @@ package final class ZstdCompressor {
         var read: Int64 = 0
         var written: Int64 = 0
         while true {
-            let n = try input.readChunk(into: inBuffer)
+            let want = Int(min(Int64(inCapacity), expectedSize - read))
+            let n = want == 0 ? 0 : try input.readChunk(into: UnsafeMutableRawBufferPointer(rebasing: inBuffer[0..<want]),
+                                                        at: range.lowerBound + read)
+            if want > 0, n == 0 { throw PatchBuildError.fileChanged(path: path) }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: inBuffer[0..<n]))
             read += Int64(n)
-            guard read <= expectedSize else { throw PatchBuildError.fileChanged(path: path) }
             let directive = n == 0 ? ZSTD_e_end : ZSTD_e_continue
             var inb = ZSTD_inBuffer(src: inBuffer.baseAddress, size: n, pos: 0)
             var remaining: Int
@@ -148,6 +171,6 @@ package final class ZstdCompressor {
             if n == 0 { break }
         }
         guard read == expectedSize else { throw PatchBuildError.fileChanged(path: path) }
-        return written
+        return (written, SHA256Hash(hasher.finalize()))
     }
 }

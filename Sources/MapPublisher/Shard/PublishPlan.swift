@@ -32,6 +32,8 @@ package struct PublishPlan: Sendable, Codable, Equatable {
     /// Trees with more leaves are published as an index plus parts of at most this many
     /// leaves (0: always one manifest file).
     package var manifestPartLeaves: Int
+    /// Patches cut files larger than twice this into segments of this size (`nil`: the default).
+    package var segmentLength: Int64?
     /// The release folder when the plan was made (tasks may be told another path).
     package var release: String
     /// The site folder when the plan was made (tasks may be told another path).

@@ -71,7 +71,8 @@ package enum PublishPlanner {
         return PublishPlan(planFormat: PublishPlan.currentFormat, version: options.version,
                            serial: (previousCatalog?.serial ?? 0) + 1, baseCatalog: site.catalogHash(),
                            published: published, format: options.format, level: options.level,
-                           validity: options.validity, manifestPartLeaves: options.manifestPartLeaves, release: release.standardizedFileURL.path,
+                           validity: options.validity, manifestPartLeaves: options.manifestPartLeaves,
+                           segmentLength: options.segmentLength, release: release.standardizedFileURL.path,
                            site: siteURL.standardizedFileURL.path, groups: tree.groups, root: tree.root,
                            units: units, tasks: tasks)
     }

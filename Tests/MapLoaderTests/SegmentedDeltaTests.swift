@@ -1,0 +1,173 @@
+import Foundation
+import ManifestServer
+import Testing
+@testable import MapLoader
+import MapPublisher
+
+/// Segmented deltas: large files cut into segments, each against a window of the old file,
+/// applied with one segment's memory and resumed after the last finished segment.
+@Suite struct SegmentedDeltaTests {
+    /// Writes `old` (random bytes) and `new`: bytes overwritten at 1/5, 3 kB inserted at
+    /// 2/5, 1,000 bytes deleted at 4/5 (so later segments are shifted against the old file).
+    static func writePair(old: URL, new: URL, size: Int) throws {
+        var bytes = [UInt8](repeating: 0, count: size)
+        let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
+        bytes = Array(try random.read(upToCount: size)!)
+        try random.close()
+        try FileManager.default.createDirectory(at: old.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: new.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(bytes).write(to: old)
+        var edited = bytes
+        for i in 0..<200 { edited[size / 5 + i] = 0x5A }
+        edited.removeSubrange(4 * size / 5..<4 * size / 5 + 1000)
+        edited.insert(contentsOf: [UInt8](repeating: 0xA5, count: 3000), at: 2 * size / 5)
+        try Data(edited).write(to: new)
+    }
+
+    @Test func aLargeFileIsCutIntoSegmentsAndAppliesByteForByte() async throws {
+        let dir = TemporaryDirectory("segmented")
+        try Self.writePair(old: dir.path("old/planet.bin"), new: dir.path("new/planet.bin"), size: 6 << 20)
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
+                                   options: PatchOptions(level: 3, segmentLength: 512 << 10))
+        }
+        #expect(stats.file("planet.bin")?.encoding == .segmentedDelta)
+        #expect(stats.patchBytes < 64 << 10, "patch is \(stats.patchBytes) bytes for a 6 MB file with three edits")
+        let applied = try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"),
+                                             resumeIn: dir.path("resume"))
+        #expect(applied.resumedBytes == 0)
+        #expect(try Data(contentsOf: dir.path("out/planet.bin")) == Data(contentsOf: dir.path("new/planet.bin")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path).isEmpty)
+    }
+
+    @Test func anApplyThatFailedAtASegmentResumesThereWithoutRedoingTheFinishedOnes() async throws {
+        let dir = TemporaryDirectory("segmented")
+        try Self.writePair(old: dir.path("old/planet.bin"), new: dir.path("new/planet.bin"), size: 4 << 20)
+        _ = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
+                                   options: PatchOptions(level: 3, segmentLength: 256 << 10))
+        }
+        // Fault injected (a fake): the patch's last frame damaged, as in transit (the table,
+        // and so the resume identity, unchanged), so the apply stops at the last segment.
+        var damaged = try Data(contentsOf: dir.path("p"))
+        damaged[damaged.count - 3] ^= 0xFF
+        try damaged.write(to: dir.path("damaged"))
+        #expect(throws: PatchError.self) {
+            try PatchApplier.apply(patch: dir.path("damaged"), oldTree: dir.path("old"), into: dir.path("out1"),
+                                   resumeIn: dir.path("resume"))
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path)
+        #expect(left.contains { $0.hasSuffix(".partial") } && left.contains { $0.hasSuffix(".json") })
+
+        let applied = try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out2"),
+                                             resumeIn: dir.path("resume"))
+        let size = try Data(contentsOf: dir.path("new/planet.bin")).count
+        #expect(applied.resumedBytes > Int64(size) / 2, "resumed \(applied.resumedBytes) of \(size) bytes")
+        #expect(try Data(contentsOf: dir.path("out2/planet.bin")) == Data(contentsOf: dir.path("new/planet.bin")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path).isEmpty)
+    }
+
+    @Test func aCheckpointClaimingMoreThanThePartialHoldsIsNotTrusted() async throws {
+        let dir = TemporaryDirectory("segmented")
+        try Self.writePair(old: dir.path("old/planet.bin"), new: dir.path("new/planet.bin"), size: 2 << 20)
+        _ = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
+                                   options: PatchOptions(level: 3, segmentLength: 256 << 10))
+        }
+        // A checkpoint that claims more than the partial file holds is not trusted.
+        let opened = try OpenedPatch(url: dir.path("p"))
+        guard case .patch(_, let payload)? = opened.manifest.targets.first?.origin else {
+            Issue.record("no patch operation")
+            return
+        }
+        let (table, _) = try SegmentedDelta.decode(from: opened.file, at: payload.offset, within: payload.length,
+                                                   targetSize: opened.manifest.targets[0].size,
+                                                   oldSize: 2 << 20, displayPath: "planet.bin")
+        let target = opened.manifest.targets[0]
+        let spot = dir.path("resume").path + "/apply-\(target.sha256.hex.prefix(24))-\(table.identity.prefix(24))"
+        try FileManager.default.createDirectory(at: dir.path("resume"), withIntermediateDirectories: true)
+        try Data(repeating: 0, count: 1000).write(to: URL(fileURLWithPath: spot + ".partial"))
+        try SegmentCheckpoint(identity: table.identity, source: opened.manifest.sources[0].sha256.hex, segments: 3)
+            .write(spot + ".json")
+        let applied = try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"),
+                                             resumeIn: dir.path("resume"))
+        #expect(applied.resumedBytes == 0)
+        #expect(try Data(contentsOf: dir.path("out/planet.bin")) == Data(contentsOf: dir.path("new/planet.bin")))
+    }
+}
+
+/// A real crash in the middle of a large file's apply: the CLI is killed with SIGKILL once
+/// it has checkpointed a segment; the next `update` continues from the checkpoint.
+@Suite(.serialized) struct SegmentedResumeCrashTests {
+    @Test func updateKilledInTheMiddleOfALargeFileResumesFromItsLastSegment() async throws {
+        let dir = TemporaryDirectory("segmented-crash")
+        let key = try SigningKeyFile.generate(at: dir.path("publisher.key"))
+        let tree = ReleaseTree(groups: [DataGroup(id: "base", title: "Base", required: true, default: true)],
+                               root: PackageNode(id: "world", title: "World", children: [PackageNode(id: "planet", title: "Planet")]))
+        for revision in 1...2 {
+            try FileManager.default.createDirectory(at: dir.path("r\(revision)"), withIntermediateDirectories: true)
+            try JSONCoding.encoder().encode(tree).write(to: dir.path("r\(revision)/tree.json"))
+        }
+        try SegmentedDeltaTests.writePair(old: dir.path("r1/data/planet/base/planet.bin"),
+                                          new: dir.path("r2/data/planet/base/planet.bin"), size: 24 << 20)
+        func publish(_ revision: Int) async throws {
+            var options = PublishOptions(version: "v\(revision)", level: 3, validity: 3600, keyFile: dir.path("publisher.key"))
+            options.segmentLength = 64 << 10  // ~390 segments, each checkpointed with an fsync
+            let fixed = options
+            try await RawThread.run { try Publisher.publish(release: dir.path("r\(revision)"), site: dir.path("site"), options: fixed) }
+        }
+        try await publish(1)
+        let server = ManifestServer(root: dir.path("site"))
+        let url = "http://127.0.0.1:\(try server.start())"
+        defer { server.stop() }
+        let client = { (data: URL) in ["--server", url, "--data-dir", data.path, "--trust-key", key.base64] }
+        // Clients at v1; each attempt below uses one.
+        let attempts = 4
+        for attempt in 1...attempts {
+            let result = try await CLI.run(["install", "planet"] + client(dir.path("data-\(attempt)")))
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        try await publish(2)
+
+        // Kill the update as soon as a segment is checkpointed. A run that finished first
+        // proves nothing, so the next attempt tries again.
+        var killed: URL?
+        for attempt in 1...attempts where killed == nil {
+            let data = dir.path("data-\(attempt)")
+            let downloads = data.appendingPathComponent("downloads")
+            let started = try CLI.start(["update", "--delta"] + client(data))
+            let sawCheckpoint = try await RawThread.value { () -> Bool in
+                while started.0.isRunning {
+                    let names = (try? FileManager.default.contentsOfDirectory(atPath: downloads.path)) ?? []
+                    if names.contains(where: { $0.hasPrefix("apply-") && $0.hasSuffix(".json") }) {
+                        kill(started.0.processIdentifier, SIGKILL)
+                        return true
+                    }
+                    usleep(200)
+                }
+                return false
+            }
+            let first = try await RawThread.value { try CLI.finish(started) }
+            if sawCheckpoint && first.status == SIGKILL + 128 || started.0.terminationReason == .uncaughtSignal {
+                killed = data
+            }
+        }
+        let data = try #require(killed, "no attempt was killed in the middle of the apply")
+        let partial = try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("downloads").path)
+        #expect(partial.contains { $0.hasSuffix(".partial") })
+
+        // The next run resumes: it reports the bytes taken over, and the result is v2's file.
+        let second = try await CLI.run(["update", "--delta", "--json"] + client(data))
+        #expect(second.status == 0, "\(second.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(second.stdout.utf8)) as? [String: Any]
+        let resumed = (report?["resumedBytes"] as? NSNumber)?.int64Value ?? 0
+        #expect(resumed > 0, "\(second.stdout)")
+        #expect(report?["toVersion"] as? String == "v2")
+        #expect(try Data(contentsOf: data.appendingPathComponent("current/planet/base/planet.bin"))
+                == Data(contentsOf: dir.path("r2/data/planet/base/planet.bin")))
+        let verify = try await CLI.run(["verify"] + client(data))
+        #expect(verify.status == 0, "\(verify.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("downloads").path)
+        #expect(!left.contains { $0.hasPrefix("apply-") }, "\(left)")
+    }
+}
