@@ -8,7 +8,9 @@ import MapPlatform
 ///
 /// Encoded before the zstd frame of a see-through payload, little-endian:
 /// `u32 segments, u64 tail, u64 expanded size`, then per segment
-/// `u64 raw bytes before it, u64 inflated length, u8 level, u8 memLevel, u8 strategy, u8 0`.
+/// `u64 raw bytes before it, u64 inflated length, u8 level, u8 memLevel, u8 strategy,
+/// u8 framing` (0: a raw deflate stream; 1: a PNG run of IDAT chunks, followed by
+/// `u32 chunk size, 2 bytes zlib header, u16 0`).
 package struct DeflateRecipe: Sendable, Equatable {
     /// One re-deflated segment.
     package struct Segment: Sendable, Equatable {
@@ -18,11 +20,14 @@ package struct DeflateRecipe: Sendable, Equatable {
         package var expandedLength: Int64
         /// How zlib reproduces its compressed bytes.
         package var parameters: DeflateParameters
+        /// For a PNG run: how the stream is framed into chunks.
+        package var png: PNGRun?
 
-        package init(rawBefore: Int64, expandedLength: Int64, parameters: DeflateParameters) {
+        package init(rawBefore: Int64, expandedLength: Int64, parameters: DeflateParameters, png: PNGRun? = nil) {
             self.rawBefore = rawBefore
             self.expandedLength = expandedLength
             self.parameters = parameters
+            self.png = png
         }
     }
 
@@ -52,7 +57,12 @@ package struct DeflateRecipe: Sendable, Equatable {
         for segment in segments {
             put(UInt64(segment.rawBefore))
             put(UInt64(segment.expandedLength))
-            out += [UInt8(segment.parameters.level), UInt8(segment.parameters.memLevel), UInt8(segment.parameters.strategy), 0]
+            out += [UInt8(segment.parameters.level), UInt8(segment.parameters.memLevel), UInt8(segment.parameters.strategy),
+                    segment.png == nil ? 0 : 1]
+            if let png = segment.png {
+                put(UInt32(png.chunkSize))
+                out += png.header + [0, 0]
+            }
         }
         return out
     }
@@ -74,25 +84,34 @@ package struct DeflateRecipe: Sendable, Equatable {
         let fixed = try bytes(fixedLength, at: offset)
         let count = integer(fixed[0..<4])
         guard count > 0, count <= 1 << 20 else { throw PatchError.corrupt(detail: "see-through payload has an invalid recipe") }
-        let table = try bytes(Int(count) * segmentLength, at: offset + Int64(fixedLength))
+        var position = offset + Int64(fixedLength)
         var segments: [Segment] = []
-        for index in 0..<Int(count) {
-            let entry = table[(index * segmentLength)..<((index + 1) * segmentLength)]
-            let base = entry.startIndex
-            let parameters = DeflateParameters(level: Int32(entry[base + 16]), memLevel: Int32(entry[base + 17]),
-                                               strategy: Int32(entry[base + 18]))
-            guard (0...9).contains(parameters.level), (1...9).contains(parameters.memLevel), (0...4).contains(parameters.strategy) else {
+        for _ in 0..<Int(count) {
+            let entry = try bytes(segmentLength, at: position)[...]
+            position += Int64(segmentLength)
+            let parameters = DeflateParameters(level: Int32(entry[16]), memLevel: Int32(entry[17]), strategy: Int32(entry[18]))
+            guard (0...9).contains(parameters.level), (1...9).contains(parameters.memLevel), (0...4).contains(parameters.strategy),
+                  entry[19] <= 1 else {
                 throw PatchError.corrupt(detail: "see-through payload has invalid deflate parameters")
             }
-            segments.append(Segment(rawBefore: integer(entry[base..<(base + 8)]), expandedLength: integer(entry[(base + 8)..<(base + 16)]),
-                                    parameters: parameters))
+            var png: PNGRun?
+            if entry[19] == 1 {
+                let extra = try bytes(8, at: position)[...]
+                position += 8
+                png = PNGRun(chunkSize: integer(extra[0..<4]), header: Array(extra[4..<6]))
+                guard png!.chunkSize > 0, PNGRun.isValidHeader(png!.header) else {
+                    throw PatchError.corrupt(detail: "see-through payload has an invalid PNG framing")
+                }
+            }
+            segments.append(Segment(rawBefore: integer(entry[0..<8]), expandedLength: integer(entry[8..<16]),
+                                    parameters: parameters, png: png))
         }
         let recipe = DeflateRecipe(segments: segments, tail: integer(fixed[4..<12]))
         guard recipe.expandedSize == integer(fixed[12..<20]), recipe.expandedSize >= 0,
               segments.allSatisfy({ $0.rawBefore >= 0 && $0.expandedLength >= 0 }), recipe.tail >= 0 else {
             throw PatchError.corrupt(detail: "see-through payload's recipe does not add up")
         }
-        return (recipe, Int64(fixedLength + table.count))
+        return (recipe, position - offset)
     }
 
     /// Writes the rebuilt file: raw runs of `expansion` as they are, segments deflated.
@@ -101,8 +120,14 @@ package struct DeflateRecipe: Sendable, Equatable {
         for segment in segments {
             try Self.copy(expansion, from: position, length: segment.rawBefore, to: output)
             position += segment.rawBefore
-            try DeflateStreams.deflate(expansion, offset: position, length: segment.expandedLength,
-                                       parameters: segment.parameters, output: output)
+            if let png = segment.png {
+                let framed = try DeflateStreams.framePNG(expansion, offset: position, length: segment.expandedLength,
+                                                         run: png, parameters: segment.parameters)
+                try framed.withUnsafeBytes { try output($0) }
+            } else {
+                try DeflateStreams.deflate(expansion, offset: position, length: segment.expandedLength,
+                                           parameters: segment.parameters, output: output)
+            }
             position += segment.expandedLength
         }
         try Self.copy(expansion, from: position, length: tail, to: output)
@@ -137,12 +162,19 @@ package struct DeflateRecipe: Sendable, Equatable {
         for stream in streams {
             try copy(input, from: position, length: stream.offset - position) { try out.writeAll($0) }
             var inflated: Int64 = 0
-            var consumed: Int64 = 0
-            try DeflateStreams.inflate(input, at: stream.offset, limit: stream.offset + stream.length, consumed: &consumed) {
-                try out.writeAll($0)
-                inflated += Int64($0.count)
+            if stream.png != nil {
+                try DeflateStreams.inflatePNG(input, stream) {
+                    try out.writeAll($0)
+                    inflated += Int64($0.count)
+                }
+            } else {
+                var consumed: Int64 = 0
+                try DeflateStreams.inflate(input, at: stream.offset, limit: stream.offset + stream.length, consumed: &consumed) {
+                    try out.writeAll($0)
+                    inflated += Int64($0.count)
+                }
+                guard consumed == stream.length else { throw PatchError.corrupt(detail: "\(path): a deflate stream changed length") }
             }
-            guard consumed == stream.length else { throw PatchError.corrupt(detail: "\(path): a deflate stream changed length") }
             lengths.append(inflated)
             position = stream.offset + stream.length
         }
@@ -154,7 +186,14 @@ package struct DeflateRecipe: Sendable, Equatable {
     /// exactly the `originalLength` bytes of `original` at `originalOffset`, compared as
     /// they are produced (a mismatch stops a candidate at once); `nil` when none does.
     package static func parameters(reproducing original: SystemFile, at originalOffset: Int64, length originalLength: Int64,
-                                   from expansion: SystemFile, at offset: Int64, length: Int64) -> DeflateParameters? {
+                                   from expansion: SystemFile, at offset: Int64, length: Int64,
+                                   png: PNGRun? = nil) -> DeflateParameters? {
+        if let png {  // a PNG run is rebuilt whole in memory (at most PNGRun.maxRunLength)
+            guard let run = try? DeflateStreams.read(original, at: originalOffset, count: Int(originalLength)) else { return nil }
+            return DeflateParameters.candidates.first { candidate in
+                (try? DeflateStreams.framePNG(expansion, offset: offset, length: length, run: png, parameters: candidate)) == run
+            }
+        }
         struct Mismatch: Error {}
         let compare = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { compare.deallocate() }

@@ -5,14 +5,24 @@ import MapPlatform
 
 /// The raw deflate streams inside the compressed formats map data ships in, found by
 /// parsing the container: gzip members (`.gz`, any number), zip entries of method 8
-/// (shapefiles, KMZ, GeoPackage bundles) and OSM PBF blobs (`zlib_data`). Everything
+/// (shapefiles, KMZ, GeoPackage bundles), OSM PBF blobs (`zlib_data`) and PNG image data
+/// (`IDAT` chunks: raster tiles). Everything
 /// else in a file (headers, CRCs, lengths, central directories, protobuf framing) is
 /// "raw" and kept byte for byte.
 package enum DeflateStreams {
-    /// One raw deflate stream: where it starts in the file and how many bytes it takes.
+    /// One raw deflate stream: where it starts in the file and how many bytes it takes;
+    /// for a PNG, the run of IDAT chunks holding the image's zlib stream (framing included).
     package struct Stream: Sendable, Equatable {
         package var offset: Int64
         package var length: Int64
+        /// Set for a PNG run: how its chunks are cut.
+        package var png: PNGRun?
+
+        package init(offset: Int64, length: Int64, png: PNGRun? = nil) {
+            self.offset = offset
+            self.length = length
+            self.png = png
+        }
     }
 
     /// The deflate streams of the file at `path`, in file order; empty for a file of no
@@ -28,6 +38,8 @@ package enum DeflateStreams {
             streams = zipStreams(file, size: size)
         } else if magic[0...1] == [0, 0], magic[4] == 0x0A {
             streams = pbfStreams(file, size: size)
+        } else if magic[0..<8].elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+            streams = pngStreams(file, size: size)
         } else {
             streams = nil
         }
@@ -152,7 +164,7 @@ package enum DeflateStreams {
 
     // MARK: - Streams
 
-    private static func read(_ file: SystemFile, at offset: Int64, count: Int) throws -> [UInt8] {
+    static func read(_ file: SystemFile, at offset: Int64, count: Int) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         let got = try bytes.withUnsafeMutableBytes { try file.readChunk(into: $0, at: offset) }
         guard got == count else { throw PatchError.truncated(detail: "\(file.path) ends inside a container header") }
@@ -209,10 +221,13 @@ package enum DeflateStreams {
 
     /// Deflates `length` bytes of `input` from `offset` as one raw stream with `parameters`,
     /// handing the compressed bytes to `output`.
+    /// `windowBits` is the window (8–15; PNG encoders shrink it for small images) and
+    /// `onInput` sees every chunk of content deflated (a PNG run's Adler-32).
     static func deflate(_ input: SystemFile, offset: Int64, length: Int64, parameters: DeflateParameters,
+                        windowBits: Int32 = 15, onInput: (UnsafeRawBufferPointer) -> Void = { _ in },
                         output: (UnsafeRawBufferPointer) throws -> Void) throws {
         var stream = z_stream()
-        guard deflateInit2_(&stream, parameters.level, Z_DEFLATED, -15, parameters.memLevel, parameters.strategy,
+        guard deflateInit2_(&stream, parameters.level, Z_DEFLATED, -windowBits, parameters.memLevel, parameters.strategy,
                             ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw PatchError.codec(path: input.path, message: "zlib refuses deflate parameters \(parameters)")
         }
@@ -227,6 +242,7 @@ package enum DeflateStreams {
             let want = Int(min(Int64(chunk), length - done))
             let n = try input.readChunk(into: UnsafeMutableRawBufferPointer(rebasing: inBuffer[0..<want]), at: offset + done)
             guard n == want else { throw PatchError.truncated(detail: "\(input.path) ends before a deflate segment does") }
+            onInput(UnsafeRawBufferPointer(rebasing: inBuffer[0..<n]))
             done += Int64(n)
             let flush = done == length ? Z_FINISH : Z_NO_FLUSH
             stream.next_in = inBuffer.baseAddress!.assumingMemoryBound(to: Bytef.self)

@@ -33,6 +33,10 @@ package struct PublishOptions: Sendable {
     /// memory (besides the mapped old file) a client needs to apply them, whatever the
     /// file's size. `nil`: 32 MiB.
     package var segmentLength: Int64?
+    /// The zstd level of patches (1–22): the publisher's time budget. 19 (the default) makes
+    /// the smallest patches for the time on map data; lower levels encode several times
+    /// faster for somewhat larger patches.
+    package var patchLevel: Int = 19
 
     /// Options for publishing `version`.
     package init(version: String, format: ArchiveFormat = .tarZstd, level: Int = 19, patchDepth: Int = 3,
@@ -58,6 +62,7 @@ extension PublishOptions {
             throw PublishError("level \(level) is out of range: \(format.rawValue) takes \(Self.levels(of: format).lowerBound)–\(Self.levels(of: format).upperBound)")
         }
         guard (0...16).contains(patchDepth) else { throw PublishError("patch depth \(patchDepth) is out of range: use 0–16") }
+        guard (1...22).contains(patchLevel) else { throw PublishError("patch level \(patchLevel) is out of range: use 1–22") }
         if let validity, !(validity > 0 && validity.isFinite) {
             throw PublishError("validity must be a positive number of seconds (or none)")
         }

@@ -82,6 +82,7 @@ enum ReportPrinter {
         let packages = Set(changed.map(\.package)).sorted()
         Output.line("\(verb) \(packages.joined(separator: ", ")) at version \(report.toVersion ?? "-"): " +
                     "\(changed.count) group(s) changed, \(ByteFormat.string(report.downloadedBytes)) downloaded " +
-                    "in \(String(format: "%.1f", report.seconds)) s")
+                    "in \(String(format: "%.1f", report.seconds)) s" +
+                    (report.resumedBytes > 0 ? " (continued \(ByteFormat.string(report.resumedBytes)) of patched files from an interrupted run)" : ""))
     }
 }

@@ -78,6 +78,10 @@ struct PublishFlags: ParsableArguments {
             help: "Publish a tree with more leaves than this as an index plus parts of at most this many leaves, so clients fetch only the parts they need (0: one manifest file).")
     var manifestParts: Int = 256
 
+    @Option(name: .long, parsing: .unconditional,
+            help: "zstd level of patches (1–22): the time budget; 19 gives the smallest patches for the time, lower levels encode several times faster.")
+    var patchLevel: Int = 19
+
     @Option(name: .long, help: ArgumentHelp("Cut files larger than twice this into patch segments of this size: the most memory a client needs to apply a patch, besides the mapped old file (e.g. 32MB, the default).", valueName: "size"))
     var segmentSize: String?
 
@@ -103,6 +107,7 @@ struct PublishFlags: ParsableArguments {
                 throw ValidationError("--segment-size must be a size between 64KB and 48MB, e.g. 32MB")
             }
         }
+        guard (1...22).contains(patchLevel) else { throw ValidationError("--patch-level must be between 1 and 22") }
         guard manifestParts >= 0 else { throw ValidationError("--manifest-parts must be 0 (never split) or more") }
         if unsigned && key != nil { throw ValidationError("--unsigned and --key contradict each other: pick one") }
     }
@@ -115,6 +120,7 @@ struct PublishFlags: ParsableArguments {
                                      patchDepth: patchDepth, validity: validDays > 0 ? validDays * 86400 : nil,
                                      keyFile: key.map { URL(fileURLWithPath: $0) }, rekey: rekey, unsigned: unsigned)
         options.manifestPartLeaves = manifestParts
+        options.patchLevel = patchLevel
         options.segmentLength = segmentSize.flatMap(ByteFormat.parse)
         if let epoch = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap(TimeInterval.init) {
             options.published = Date(timeIntervalSince1970: epoch)

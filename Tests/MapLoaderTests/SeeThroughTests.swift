@@ -3,7 +3,7 @@ import Testing
 @testable import MapLoader
 import MapPublisher
 
-/// See-through deltas of files holding deflate streams (gzip, zip, OSM PBF): the change is
+/// See-through deltas of files holding deflate streams (gzip, zip, OSM PBF, PNG): the change is
 /// diffed inside the compression and zlib rebuilds the exact compressed bytes; a stream
 /// zlib cannot reproduce stays compressed. Every result is checked byte for byte.
 @Suite struct SeeThroughTests {
@@ -95,11 +95,31 @@ import MapPublisher
                 blob = bytes([0x10]) + varint(len(block)) + field(3, zlib.compress(block, 6))
                 header = field(1, b"OSMData") + bytes([0x18]) + varint(len(blob))
                 f.write(struct.pack(">I", len(header)) + header + blob)
-        """, [root.appendingPathComponent("roads.zip").path, root.appendingPathComponent("roads.osm.pbf").path, String(revision)])
+        # A raster tile: 256x256 RGB, IDAT chunks of 8192 bytes as libpng writes them;
+        # each revision repaints a few squares.
+        width = height = 256
+        px = bytearray()
+        for y in range(height):
+            px.append(0)  # filter: none
+            for x in range(width):
+                px += bytes([(x + y) % 256, (x * 3) % 256, random.randrange(0, 16) + 100])
+        for k in range(int(sys.argv[3])):
+            x0, y0 = (k * 37) % 230, (k * 53) % 230
+            for y in range(y0, y0 + 8):
+                for x in range(x0, x0 + 8):
+                    px[y * (width * 3 + 1) + 1 + x * 3] = 255
+        def chunk(kind, data):
+            return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff)
+        stream = zlib.compress(bytes(px), 6)
+        png = b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        png += b"".join(chunk(b"IDAT", stream[i:i + 8192]) for i in range(0, len(stream), 8192)) + chunk(b"IEND", b"")
+        open(sys.argv[4], "wb").write(png)
+        """, [root.appendingPathComponent("roads.zip").path, root.appendingPathComponent("roads.osm.pbf").path, String(revision),
+              root.appendingPathComponent("tile.png").path])
     }
 
-    @Test(arguments: ["roads.zip", "roads.osm.pbf"])
-    func zipEntriesAndPBFBlobsArePatchedInsideTheCompression(file name: String) async throws {
+    @Test(arguments: ["roads.zip", "roads.osm.pbf", "tile.png"])
+    func zipEntriesPBFBlobsAndPNGImagesArePatchedInsideTheCompression(file name: String) async throws {
         let dir = TemporaryDirectory()
         try await RawThread.run { try Self.writeContainers(dir.path("old"), revision: 1) }
         try await RawThread.run { try Self.writeContainers(dir.path("new"), revision: 30) }
@@ -112,9 +132,14 @@ import MapPublisher
         let out = dir.path("out")
         _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("old"), into: out) }
         #expect(try Data(contentsOf: out.appendingPathComponent(name)) == Data(contentsOf: dir.path("new/\(name)")))
-        // Two deflated entries of the zip (the stored one is raw); one blob per 60 kB block of the PBF.
-        let streams = DeflateStreams.find(in: dir.path("new/\(name)").path).count
-        #expect(name == "roads.zip" ? streams == 2 : streams > 10)
+        // Two deflated entries of the zip (the stored one is raw); one blob per 60 kB block
+        // of the PBF; one run of IDAT chunks in the PNG.
+        let streams = DeflateStreams.find(in: dir.path("new/\(name)").path)
+        switch name {
+        case "roads.zip": #expect(streams.count == 2)
+        case "tile.png": #expect(streams.count == 1 && streams[0].png?.chunkSize == 8192)
+        default: #expect(streams.count > 10)
+        }
     }
 
     @Test func aStreamZlibCannotReproduceStaysAByteLevelDelta() async throws {

@@ -153,7 +153,8 @@ package struct PayloadChooser {
         for (stream, length) in zip(streams, lengths) {
             expandedOffset += stream.offset - previousEnd
             if let parameters = DeflateRecipe.parameters(reproducing: original, at: stream.offset, length: stream.length,
-                                                         from: expansion, at: expandedOffset, length: length) {
+                                                         from: expansion, at: expandedOffset, length: length,
+                                                         png: stream.png) {
                 found.append((stream, length, parameters))
             }
             expandedOffset += length
@@ -168,7 +169,8 @@ package struct PayloadChooser {
         var segments: [DeflateRecipe.Segment] = []
         var end: Int64 = 0
         for item in found {
-            segments.append(.init(rawBefore: item.stream.offset - end, expandedLength: item.length, parameters: item.parameters))
+            segments.append(.init(rawBefore: item.stream.offset - end, expandedLength: item.length, parameters: item.parameters,
+                                  png: item.stream.png))
             end = item.stream.offset + item.stream.length
         }
         let recipe = DeflateRecipe(segments: segments, tail: try original.size() - end).encoded

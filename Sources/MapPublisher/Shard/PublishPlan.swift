@@ -34,6 +34,8 @@ package struct PublishPlan: Sendable, Codable, Equatable {
     package var manifestPartLeaves: Int
     /// Patches cut files larger than twice this into segments of this size (`nil`: the default).
     package var segmentLength: Int64?
+    /// The zstd level of patches.
+    package var patchLevel: Int
     /// The release folder when the plan was made (tasks may be told another path).
     package var release: String
     /// The site folder when the plan was made (tasks may be told another path).

@@ -72,7 +72,7 @@ package enum PublishTaskRunner {
             let temporary = site.temporaryFile(".patch")
             do {
                 _ = try PatchBuilder.build(from: oldTree, to: folder, output: temporary,
-                                           options: PatchOptions(workDirectory: work, segmentLength: plan.segmentLength))
+                                           options: PatchOptions(level: plan.patchLevel, workDirectory: work, segmentLength: plan.segmentLength))
             } catch {
                 throw PublishError("cannot build the patch \(task.package)/\(task.group) \(version)→\(plan.version): \(error)")
             }
