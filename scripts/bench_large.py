@@ -91,6 +91,7 @@ def peak(cmd, **kw):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--size-mb", type=int, default=2200)
+    parser.add_argument("--patch-level", type=int, default=19, help="publish --patch-level (the time budget)")
     args = parser.parse_args()
     binary = os.path.join(ROOT, ".build", "release", "maploader")
     work = tempfile.mkdtemp(prefix="maploader-large-")
@@ -107,10 +108,11 @@ def main():
         size = os.path.getsize(new)
         print(f"  pair: {human(os.path.getsize(old))} → {human(size)} ({tiles} tiles, 24 edits)", flush=True)
         site = os.path.join(work, "site")
-        publish = [binary, "publish", "--site", site, "--level", "1", "--valid-days", "0", "--json"]
+        publish = [binary, "publish", "--site", site, "--level", "1", "--valid-days", "0", "--json",
+                   "--patch-level", str(args.patch_level)]
         peak(publish[:2] + [os.path.join(work, "v1")] + publish[2:] + ["--version", "v1"])
         wall, rss, anon, _ = peak(publish[:2] + [os.path.join(work, "v2")] + publish[2:] + ["--version", "v2"])
-        print(f"  publish v2 (archive at level 1, segmented patch at 19): {wall:.0f} s, peak RSS {human(rss)}, "
+        print(f"  publish v2 (archive at level 1, segmented patch at {args.patch_level}): {wall:.0f} s, peak RSS {human(rss)}, "
               f"anonymous {human(anon)}", flush=True)
 
         with socket.socket() as s:
@@ -142,13 +144,18 @@ def main():
         print(f"  update --delta: {human(sent)} downloaded, {wall:.1f} s, peak RSS {human(rss)}, "
               f"anonymous {human(anon)} (target ≤ 64 MB besides the mapping), result identical: {same}", flush=True)
 
+        patch = os.path.join(work, "x.vcdiff")
         if shutil.which("xdelta3"):
-            patch = os.path.join(work, "x.vcdiff")
             xwall, xrss, _, _ = peak(["xdelta3", "-e", "-9", "-f", "-s", old, new, patch])
             dwall, drss, _, _ = peak(["xdelta3", "-d", "-f", "-s", old, patch, os.path.join(work, "x.out")])
             print(f"  xdelta3 -9: {human(os.path.getsize(patch))}, encode {xwall:.0f} s, "
                   f"decode {dwall:.1f} s (peak RSS {human(drss)})", flush=True)
-        print("  zstd --patch-from: not possible (window limit 2 GiB); bsdiff: not tried (needs ~17× the file in memory)")
+        if size >= 2 << 30:
+            print("  zstd --patch-from: not possible (window limit 2 GiB); bsdiff: not tried (needs ~17× the file in memory)")
+        elif shutil.which("zstd"):
+            zwall, zrss, _, _ = peak(["zstd", "-19", "--long=31", "-f", "-q", f"--patch-from={old}", new, "-o", patch + ".zst"])
+            print(f"  zstd -19 --long=31 --patch-from: {human(os.path.getsize(patch + '.zst'))}, encode {zwall:.0f} s "
+                  f"(peak RSS {human(zrss)})", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

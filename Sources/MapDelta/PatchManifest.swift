@@ -17,6 +17,9 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     /// new file, each against a window of the old file, each with its SHA-256. For large
     /// files: bounded memory, any size, resumable.
     case segmentedDelta = 4
+    /// A delta whose prefix is several files (``CrossReferences``): other old files of the
+    /// group and new files the patch already produced, then the file's own old version.
+    case crossDelta = 5
 
     /// The name used in manifests, stats and messages.
     public var description: String {
@@ -26,6 +29,7 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .delta: return "delta"
         case .deflateDelta: return "deflate-delta"
         case .segmentedDelta: return "segmented-delta"
+        case .crossDelta: return "cross-delta"
         }
     }
 }

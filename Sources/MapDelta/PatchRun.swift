@@ -21,6 +21,8 @@ package struct PatchRun {
     private var directories: Set<PathKey> = [PathKey("")]
     /// Target bytes done.
     private var done: Int64 = 0
+    /// Targets produced so far (a cross-file delta may read those).
+    private var produced = 0
     /// Bytes done at the last progress report.
     private var reported: Int64 = -1
 
@@ -49,6 +51,8 @@ package struct PatchRun {
             try decodeDeflate(payload, source: sources[index], target: target, destination: destination)
         case .patch(let index, let payload) where payload.encoding == .segmentedDelta:
             try decodeSegmented(payload, source: sources[index], target: target, destination: destination)
+        case .patch(let index, let payload) where payload.encoding == .crossDelta:
+            try decodeCross(payload, source: sources[index], target: target, destination: destination)
         case .patch(let index, let payload):
             let source = sources[index]
             let mapped = try MappedFile.source(oldRoot + "/" + source.path, displayPath: source.path)
@@ -66,7 +70,58 @@ package struct PatchRun {
                 throw error
             }
         }
+        produced += 1
         report(force: true)
+    }
+
+    /// Decodes a cross-file delta: the referenced old and new files are joined into one
+    /// temporary prefix beside the new tree (mapped, not read into memory), and the frame is
+    /// decoded against it. The output's SHA-256 is checked as for any payload; when it
+    /// fails, the old files read are checked to say which was wrong.
+    private mutating func decodeCross(_ payload: PatchManifest.Payload, source: PatchManifest.Source,
+                                      target: PatchManifest.Target, destination: String) throws {
+        let (references, headerLength) = try CrossReferences.decode(from: patch.file, at: payload.offset,
+                                                                    within: payload.length, displayPath: target.path)
+        let sources = patch.manifest.sources, targets = patch.manifest.targets
+        var paths: [String] = []
+        for reference in references.references {
+            switch reference {
+            case .old(let index):
+                guard sources.indices.contains(index) else { throw PatchError.corrupt(detail: "\(target.path) refers to a missing old file") }
+                paths.append(oldRoot + "/" + sources[index].path)
+            case .new(let index):
+                guard index < produced, targets.indices.contains(index) else {
+                    throw PatchError.corrupt(detail: "\(target.path) refers to a new file not produced before it")
+                }
+                paths.append(newRoot + "/" + targets[index].path)
+            }
+        }
+        let joined = newRoot + ".cross-\(UUID().uuidString)"
+        defer { FileSystem.remove(joined) }
+        let out = try SystemFile.createOrTruncate(joined)
+        for path in paths {
+            guard let status = FileStatus.of(path), status.kind == .file else {
+                throw PatchError.sourceMissing(path: String(path.dropFirst(path.hasPrefix(newRoot) ? newRoot.count + 1 : oldRoot.count + 1)))
+            }
+            try SystemFile.openForReading(path).forEachChunk { try out.writeAll($0) }
+        }
+        let prefix = try MappedFile.source(joined, displayPath: target.path)
+        let frame = PatchManifest.Payload(encoding: .delta, length: payload.length - headerLength,
+                                          offset: payload.offset + headerLength)
+        do {
+            try decode(frame, prefix: prefix.bytes, windowCover: Int64(prefix.bytes.count) + target.size,
+                       target: target, destination: destination)
+        } catch {
+            for case .old(let index) in references.references {
+                let path = oldRoot + "/" + sources[index].path
+                let found = verified[PathKey(sources[index].path)] ?? (try? FileHashing.hash(ofFile: path).hash)
+                if found != sources[index].sha256 {
+                    throw PatchError.sourceMismatch(path: sources[index].path, expectedSHA256: sources[index].sha256.hex,
+                                                    foundSHA256: found?.hex ?? "unreadable")
+                }
+            }
+            throw error
+        }
     }
 
     /// Hashes the old file (once per path), requires the target's digest, then links it.
@@ -92,6 +147,7 @@ package struct PatchRun {
 
     /// Streams a payload into a new file and checks the result.
     private mutating func decode(_ payload: PatchManifest.Payload, prefix: UnsafeRawBufferPointer?,
+                                 windowCover: Int64? = nil,
                                  target: PatchManifest.Target, destination: String) throws {
         let writer = try HashingFileWriter(path: destination, displayPath: target.path, limit: target.size)
         let start = done
@@ -111,11 +167,12 @@ package struct PatchRun {
                 done = start + offset
                 report(force: false)
             }
-        case .deflateDelta, .segmentedDelta:
+        case .deflateDelta, .segmentedDelta, .crossDelta:
             throw PatchError.corrupt(detail: "a \(payload.encoding) payload for \(target.path) outside a patch operation")
         case .zstd, .delta:
             try ZstdDelta.decodeFrame(from: patch.file, offset: payload.offset, length: payload.length,
-                                      prefix: prefix, expectedSize: target.size, displayPath: target.path) {
+                                      prefix: prefix, expectedSize: target.size, windowCover: windowCover,
+                                      displayPath: target.path) {
                 try writer.write($0)
                 done = start + writer.written
                 report(force: false)

@@ -49,11 +49,13 @@ package enum PatchBuilder {
                 entry.source = source.path
             } else {
                 let base = old.byPath[PathKey(file.path)] ?? finder?.base(for: file)
+                let cross = options.crossFileReferences && base != nil
+                    ? crossReferences(for: file, base: base!, old: old, new: new, produced: targets, plan: &plan) : nil
                 let choice = try chooser.choose(newPath: new.fullPath(file), newSize: file.size,
-                                                basePath: base.map(old.fullPath))
+                                                basePath: base.map(old.fullPath), cross: cross)
                 try append(choice.payloadPath, length: choice.length, to: spool)
                 let payload = PatchManifest.Payload(encoding: choice.encoding, length: choice.length)
-                if [.delta, .deflateDelta, .segmentedDelta].contains(choice.encoding), let base {
+                if [.delta, .deflateDelta, .segmentedDelta, .crossDelta].contains(choice.encoding), let base {
                     origin = .patch(source: plan.sourceIndex(base), payload)
                     entry.operation = .patch
                 } else {
@@ -89,6 +91,33 @@ package enum PatchBuilder {
         stats.patchBytes = stats.headerBytes + stats.manifestBytes + stats.payloadBytes
         stats.targetBytes = manifest.targetBytes
         return stats
+    }
+
+    /// The files a changed file's delta may also read: new files of the same kind (name
+    /// extension) this patch already produced, the most recent first, then other old files
+    /// of that kind, at most three and 64 MiB in all, with the base last (nearest the data).
+    /// A change repeated across several files of a group is then paid once.
+    private static func crossReferences(for file: TreeScan.File, base: TreeScan.File, old: TreeScan, new: TreeScan,
+                                        produced: [PatchManifest.Target], plan: inout PlanState) -> PayloadChooser.Cross? {
+        let kind = DeltaBaseFinder.pathExtension(of: file.path)
+        var references: [(CrossReferences.Reference, String, Int64)] = []
+        var budget: Int64 = 64 << 20
+        for (index, target) in produced.enumerated().reversed() where references.count < 2 {
+            guard DeltaBaseFinder.pathExtension(of: target.path) == kind, target.size <= budget else { continue }
+            if case .unchanged = target.origin { continue }  // the same bytes as the old file
+            references.append((.new(index), new.root.path + "/" + target.path, target.size))
+            budget -= target.size
+        }
+        for candidate in old.files.sorted(by: { $0.size > $1.size }) where references.count < 3 {
+            guard candidate.path != base.path, DeltaBaseFinder.pathExtension(of: candidate.path) == kind,
+                  candidate.size <= budget, candidate.size > 0 else { continue }
+            references.append((.old(plan.sourceIndex(candidate)), old.fullPath(candidate), candidate.size))
+            budget -= candidate.size
+        }
+        guard !references.isEmpty else { return nil }
+        references.append((.old(plan.sourceIndex(base)), old.fullPath(base), base.size))
+        return PayloadChooser.Cross(header: CrossReferences(references: references.map(\.0)).encoded,
+                                    paths: references.map(\.1))
     }
 
     /// Appends exactly `length` bytes of the file at `path` to `spool`.

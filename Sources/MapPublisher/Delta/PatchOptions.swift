@@ -30,6 +30,9 @@ package struct PatchOptions: Sendable {
     package var segmentLength: Int64 = 32 << 20
     /// Old bytes before and after each segment's position in its window.
     package var segmentMargin: Int64 = 16 << 20
+    /// Let a changed file's delta also read other files of the group (new files already
+    /// produced, other old files), and keep it when it is smaller.
+    package var crossFileReferences = true
     /// Segments encoded at once (default: one per core).
     package var segmentJobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
 

@@ -75,8 +75,55 @@ package struct PayloadChooser {
         return choice
     }
 
-    /// The smallest payload for `newPath` (`newSize` bytes), optionally as a delta against `basePath`.
-    package func choose(newPath: String, newSize: Int64, basePath: String?) throws -> Choice {
+    /// Files a cross-file delta may read before the base: the payload's header naming them
+    /// (``CrossReferences/encoded``) and their paths, in the same order.
+    package struct Cross {
+        /// The encoded references (the base last).
+        package var header: [UInt8]
+        /// The referenced files' paths, the base last.
+        package var paths: [String]
+
+        /// References `header` naming `paths`.
+        package init(header: [UInt8], paths: [String]) {
+            self.header = header
+            self.paths = paths
+        }
+    }
+
+    /// The smallest payload for `newPath` (`newSize` bytes), optionally as a delta against
+    /// `basePath`, or against `cross` (other files of the group, then the base) when that
+    /// is smaller still.
+    package func choose(newPath: String, newSize: Int64, basePath: String?, cross: Cross? = nil) throws -> Choice {
+        var choice = try chooseSingle(newPath: newPath, newSize: newSize, basePath: basePath)
+        guard let cross, basePath != nil, newSize <= segmentThreshold, choice.encoding != .stored || newSize > 0,
+              choice.length > 64 else { return choice }
+        let joined = workDirectory + "/cross.prefix"
+        defer { FileSystem.remove(joined) }
+        let out = try SystemFile.createOrTruncate(joined)
+        for path in cross.paths { try SystemFile.openForReading(path).forEachChunk { try out.writeAll($0) } }
+        let prefix = try MappedFile.source(joined, displayPath: joined)
+        guard !prefix.bytes.isEmpty, ZstdDelta.windowLog(forContentSize: Int64(prefix.bytes.count) + newSize) != nil else {
+            return choice
+        }
+        let frame = workDirectory + "/cross.frame"
+        let input = try SystemFile.openForReading(newPath)
+        let frameLength = try compressor.encode(input, range: 0..<newSize, prefix: prefix.bytes, level: level,
+                                                windowCover: Int64(prefix.bytes.count) + newSize,
+                                                into: try SystemFile.createOrTruncate(frame)).written
+        let length = Int64(cross.header.count) + frameLength
+        choice.tried[.crossDelta] = length
+        if length < choice.length {
+            let payload = workDirectory + "/cross.payload"
+            let file = try SystemFile.createOrTruncate(payload)
+            try cross.header.withUnsafeBytes { try file.writeAll($0) }
+            try SystemFile.openForReading(frame).forEachChunk { try file.writeAll($0) }
+            (choice.encoding, choice.payloadPath, choice.length, choice.note) = (.crossDelta, payload, length, nil)
+        }
+        return choice
+    }
+
+    /// The smallest payload from this file and its base alone.
+    private func chooseSingle(newPath: String, newSize: Int64, basePath: String?) throws -> Choice {
         if let basePath, let segments, newSize > segmentThreshold {
             return try chooseSegmented(newPath: newPath, newSize: newSize, basePath: basePath, encoder: segments)
         }
