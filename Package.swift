@@ -31,6 +31,9 @@ let package = Package(
                        providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        // Suffix arrays for the publisher's bsdiff-class codec (the client decodes without it).
+        .systemLibrary(name: "CDivSufSort", pkgConfig: "libdivsufsort",
+                       providers: [.apt(["libdivsufsort-dev"]), .brew(["libdivsufsort"])]),
         // The client library, bottom to top; every arrow points down this list.
         // Platform: every system call (files, locks, mmap, fsync, statfs), and hashing.
         .target(name: "MapPlatform", dependencies: [system, crypto]),
@@ -51,7 +54,8 @@ let package = Package(
             "MapModel", "MapPlanner", "MapDelta", "MapStore", "MapTransfer", "MapPlatform",
         ]),
         // Publisher: builds sites (archives, patches, signed catalog); never linked by apps.
-        .target(name: "MapPublisher", dependencies: ["MapModel", "MapDelta", "MapStore", "MapPlatform", "CArchive", "CZstd", "CZlib"]),
+        .target(name: "MapPublisher", dependencies: ["MapModel", "MapDelta", "MapStore", "MapPlatform", "CArchive", "CZstd", "CZlib",
+                                                     "CDivSufSort"]),
         .target(name: "ManifestServer"),
         .target(name: "MapLoaderFuzzing", dependencies: ["MapModel", "MapDelta", "MapStore"]),
         .executableTarget(name: "maploader-fuzz", dependencies: ["MapLoaderFuzzing"]),

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 seconds=${1:-60}; shift || true
-targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(catalog manifest archive patch)
+targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(catalog manifest archive patch gzip codecs)
 echo "==> building the fuzz executable (-sanitize=fuzzer, own scratch path)"
 swift build --scratch-path .build-fuzz --product maploader-fuzz \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -DFUZZING 2>&1 | grep -vE "Cannot export local symbol" | tail -n 3

@@ -87,4 +87,11 @@ package struct ByteReader {
 
     /// A little-endian u64.
     package mutating func u64() throws -> UInt64 { try little() }
+
+    /// A little-endian u64 that must fit a non-negative Int64 (a length or an offset).
+    package mutating func length() throws -> Int64 {
+        let value = try u64()
+        guard value <= UInt64(Int64.max) else { throw PatchError.corrupt(detail: "a length is out of range") }
+        return Int64(value)
+    }
 }

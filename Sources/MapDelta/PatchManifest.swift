@@ -20,6 +20,9 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     /// A delta whose prefix is several files (``CrossReferences``): other old files of the
     /// group and new files the patch already produced, then the file's own old version.
     case crossDelta = 5
+    /// A bsdiff-class delta (``SuffixDelta``): steps found with a suffix array of the old
+    /// file, their byte differences and extra bytes in three zstd frames.
+    case suffixDelta = 6
 
     /// The name used in manifests, stats and messages.
     public var description: String {
@@ -30,6 +33,7 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .deflateDelta: return "deflate-delta"
         case .segmentedDelta: return "segmented-delta"
         case .crossDelta: return "cross-delta"
+        case .suffixDelta: return "suffix-delta"
         }
     }
 }

@@ -167,6 +167,14 @@ package struct PatchRun {
                 done = start + offset
                 report(force: false)
             }
+        case .suffixDelta:
+            guard let prefix else { throw PatchError.corrupt(detail: "a suffix delta for \(target.path) without its old file") }
+            try SuffixDelta.decode(from: patch.file, offset: payload.offset, length: payload.length, old: prefix,
+                                   targetSize: target.size, displayPath: target.path) {
+                try writer.write($0)
+                done = start + writer.written
+                report(force: false)
+            }
         case .deflateDelta, .segmentedDelta, .crossDelta:
             throw PatchError.corrupt(detail: "a \(payload.encoding) payload for \(target.path) outside a patch operation")
         case .zstd, .delta:

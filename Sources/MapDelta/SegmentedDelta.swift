@@ -87,7 +87,8 @@ package struct SegmentedDelta: Sendable, Equatable {
         }
         var reader = ByteReader(head)
         let count = Int(try reader.u32())
-        let newSize = Int64(try reader.u64())
+        let newSize = try reader.length()
+        guard count <= 1 << 24 else { throw corrupt("too many segments") }
         let tableLength = 12 + Int64(count) * Int64(entrySize)
         guard count >= 1, newSize == targetSize, tableLength <= length else { throw corrupt("does not fit the target") }
         var table = [UInt8](repeating: 0, count: count * entrySize)
@@ -98,14 +99,15 @@ package struct SegmentedDelta: Sendable, Equatable {
         var segments: [Segment] = []
         var frames: Int64 = 0
         for _ in 0..<count {
-            let segment = Segment(newLength: Int64(try reader.u64()), oldOffset: Int64(try reader.u64()),
-                                  oldLength: Int64(try reader.u64()), frameLength: Int64(try reader.u64()),
+            let segment = Segment(newLength: try reader.length(), oldOffset: try reader.length(),
+                                  oldLength: try reader.length(), frameLength: try reader.length(),
                                   sha256: try reader.sha256())
             guard segment.newLength > 0, segment.newLength <= maxSegmentLength, segment.frameLength > 0,
                   segment.oldOffset >= 0, segment.oldLength >= 0, segment.oldOffset <= oldSize,
                   segment.oldLength <= oldSize - segment.oldOffset else {
                 throw corrupt("a segment is out of range")
             }
+            guard frames <= length else { throw corrupt("lengths do not add up") }
             frames += segment.frameLength
             segments.append(segment)
         }

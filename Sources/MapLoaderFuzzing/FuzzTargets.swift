@@ -16,9 +16,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case archive
     /// Patch containers: reading the manifest, then applying to a small fixed tree.
     case patch
-    /// Deflate streams in gzip, zip and PBF files (see-through deltas expand old files),
-    /// and see-through recipes.
+    /// Deflate streams in gzip, zip, PBF and PNG files (see-through deltas expand old
+    /// files), and see-through recipes.
     case gzip
+    /// The large-file and multi-file codecs' own framing, fed raw: segment tables, cross-file
+    /// references and suffix-array deltas, decoded against a small fixed old file.
+    case codecs
 
     /// Feeds `data` to the target. Any thrown error is a correct refusal; only a crash,
     /// hang or unbounded allocation is a finding.
@@ -56,6 +59,20 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                                           into: scratch.appendingPathComponent("expanded").path)
             if let opened = try? SystemFile.openForReading(file.path) {
                 _ = try? DeflateRecipe.decode(from: opened, at: 0, within: Int64(data.count))
+            }
+        case .codecs:
+            let file = scratch.appendingPathComponent("input.payload")
+            guard (try? data.write(to: file)) != nil, let opened = try? SystemFile.openForReading(file.path) else { return }
+            let old = Array(Self.oldFiles[0].1.utf8)
+            old.withUnsafeBytes { old in
+                if let (table, length) = try? SegmentedDelta.decode(from: opened, at: 0, within: Int64(data.count),
+                                                                  targetSize: 4096, oldSize: Int64(old.count), displayPath: "fuzz") {
+                    try? table.decode(from: opened, framesOffset: length, old: old, from: 0, displayPath: "fuzz",
+                                      output: { _ in }, finished: { _ in })
+                }
+                _ = try? CrossReferences.decode(from: opened, at: 0, within: Int64(data.count), displayPath: "fuzz")
+                try? SuffixDelta.decode(from: opened, offset: 0, length: Int64(data.count), old: old, targetSize: 1 << 16,
+                                        displayPath: "fuzz", output: { _ in })
             }
         }
     }

@@ -154,6 +154,16 @@ package struct PayloadChooser {
                 choice.note = "delta (\(delta.length) B) not smaller than \(choice.encoding) (\(choice.length) B)"
             }
         }
+        // The suffix-array codec wins where numbers shifted by small amounts (coordinates,
+        // ids): its byte differences repeat, which zstd's matching alone does not see.
+        if let basePath, newSize <= SuffixEncoder.maxFileSize,
+           let length = try SuffixEncoder.encode(newPath: newPath, oldPath: basePath, level: level,
+                                                 into: workDirectory + "/suffix.payload") {
+            choice.tried[.suffixDelta] = length
+            if length < choice.length {
+                (choice.encoding, choice.payloadPath, choice.length, choice.note) = (.suffixDelta, workDirectory + "/suffix.payload", length, nil)
+            }
+        }
         if let basePath, case let streams = DeflateStreams.find(in: newPath), !streams.isEmpty {
             switch try seeThrough(newPath, streams: streams, basePath: basePath) {
             case .success(let gzip):

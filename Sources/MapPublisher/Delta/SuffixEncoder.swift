@@ -1,0 +1,133 @@
+import CDivSufSort
+import Foundation
+import MapDelta
+import MapModel
+import MapPlatform
+
+/// Writes a ``SuffixDelta`` (bsdiff's matching, Colin Percival's algorithm): a suffix array
+/// of the old file (libdivsufsort) finds, for each position of the new file, the longest
+/// old match; runs that match approximately become "add" steps whose byte differences are
+/// mostly zero, the rest "copy" steps. Memory: the suffix array (4 bytes per old byte),
+/// both files mapped, and the three streams (at most the new file's size).
+package enum SuffixEncoder {
+    /// Files beyond this (old or new) are not tried: the suffix array alone is 4× the old file.
+    package static let maxFileSize: Int64 = 16 << 20
+
+    /// Encodes `newPath` against `oldPath` into `output` with zstd at `level`; returns the
+    /// payload's length, or nil when a file is empty or too large.
+    package static func encode(newPath: String, oldPath: String, level: Int, into output: String) throws -> Int64? {
+        guard let oldSize = FileStatus.of(oldPath)?.size, let newSize = FileStatus.of(newPath)?.size,
+              (1...maxFileSize).contains(oldSize), (1...maxFileSize).contains(newSize) else { return nil }
+        let old = try MappedFile.source(oldPath, displayPath: oldPath)
+        let new = try MappedFile.source(newPath, displayPath: newPath)
+        guard !old.bytes.isEmpty, !new.bytes.isEmpty, old.bytes.count <= Int(maxFileSize),
+              new.bytes.count <= Int(maxFileSize) else { return nil }
+        let oldBytes = old.bytes.bindMemory(to: UInt8.self), newBytes = new.bytes.bindMemory(to: UInt8.self)
+        var suffixes = [Int32](repeating: 0, count: oldBytes.count)
+        let status = suffixes.withUnsafeMutableBufferPointer {
+            divsufsort(oldBytes.baseAddress, $0.baseAddress, Int32(oldBytes.count))
+        }
+        guard status == 0 else { throw PatchBuildError.codec(path: oldPath, message: "libdivsufsort failed (\(status))") }
+        let (controls, differences, extra) = suffixes.withUnsafeBufferPointer {
+            steps(old: oldBytes, new: newBytes, suffixes: $0)
+        }
+        var frames: [[UInt8]] = []
+        for stream in [controls, differences, extra] {
+            frames.append(try ZstdFrame.compress(stream, level: level))
+        }
+        let out = try SystemFile.createOrTruncate(output)
+        var header: [UInt8] = []
+        for frame in frames { withUnsafeBytes(of: UInt64(frame.count).littleEndian) { header += $0 } }
+        try header.withUnsafeBytes { try out.writeAll($0) }
+        for frame in frames { try frame.withUnsafeBytes { try out.writeAll($0) } }
+        return try out.size()
+    }
+
+    /// bsdiff's scan: the control, difference and extra streams.
+    private static func steps(old: UnsafeBufferPointer<UInt8>, new: UnsafeBufferPointer<UInt8>,
+                              suffixes: UnsafeBufferPointer<Int32>) -> ([UInt8], [UInt8], [UInt8]) {
+        let oldSize = old.count, newSize = new.count
+        var controls: [UInt8] = [], differences: [UInt8] = [], extra: [UInt8] = []
+        differences.reserveCapacity(newSize)
+        func put(_ value: Int64) { withUnsafeBytes(of: value.littleEndian) { controls += $0 } }
+        var scan = 0, length = 0, position = 0, lastScan = 0, lastPosition = 0, lastOffset = 0
+        while scan < newSize {
+            var oldScore = 0
+            scan += length
+            var scoreScan = scan
+            while scan < newSize {
+                (length, position) = search(suffixes, old, new, from: scan, 0, oldSize - 1)
+                while scoreScan < scan + length {
+                    if scoreScan + lastOffset < oldSize, old[scoreScan + lastOffset] == new[scoreScan] { oldScore += 1 }
+                    scoreScan += 1
+                }
+                if (length == oldScore && length != 0) || length > oldScore + 8 { break }
+                if scan + lastOffset < oldSize, old[scan + lastOffset] == new[scan] { oldScore -= 1 }
+                scan += 1
+            }
+            guard length != oldScore || scan == newSize else { continue }
+            var score = 0, bestForward = 0, forward = 0
+            var i = 0
+            while lastScan + i < scan, lastPosition + i < oldSize {
+                if old[lastPosition + i] == new[lastScan + i] { score += 1 }
+                i += 1
+                if score * 2 - i > bestForward * 2 - forward { bestForward = score; forward = i }
+            }
+            var backward = 0
+            if scan < newSize {
+                score = 0
+                var bestBackward = 0
+                i = 1
+                while scan >= lastScan + i, position >= i {
+                    if old[position - i] == new[scan - i] { score += 1 }
+                    if score * 2 - i > bestBackward * 2 - backward { bestBackward = score; backward = i }
+                    i += 1
+                }
+            }
+            if lastScan + forward > scan - backward {
+                let overlap = (lastScan + forward) - (scan - backward)
+                score = 0
+                var bestSplit = 0, split = 0
+                for j in 0..<overlap {
+                    if new[lastScan + forward - overlap + j] == old[lastPosition + forward - overlap + j] { score += 1 }
+                    if new[scan - backward + j] == old[position - backward + j] { score -= 1 }
+                    if score > bestSplit { bestSplit = score; split = j + 1 }
+                }
+                forward += split - overlap
+                backward -= split
+            }
+            for j in 0..<forward { differences.append(new[lastScan + j] &- old[lastPosition + j]) }
+            let copy = (scan - backward) - (lastScan + forward)
+            if copy > 0 { extra.append(contentsOf: new[(lastScan + forward)..<(lastScan + forward + copy)]) }
+            put(Int64(forward))
+            put(Int64(copy))
+            put(Int64((position - backward) - (lastPosition + forward)))
+            lastScan = scan - backward
+            lastPosition = position - backward
+            lastOffset = position - scan
+        }
+        // The decoder reads each stream as one zstd frame: an empty one is still a frame.
+        return (controls, differences, extra)
+    }
+
+    /// The longest match of `new[from...]` among the old suffixes `low...high` (binary search).
+    private static func search(_ suffixes: UnsafeBufferPointer<Int32>, _ old: UnsafeBufferPointer<UInt8>,
+                               _ new: UnsafeBufferPointer<UInt8>, from: Int, _ low: Int, _ high: Int) -> (Int, Int) {
+        var low = low, high = high
+        while high - low >= 2 {
+            let middle = low + (high - low) / 2
+            let start = Int(suffixes[middle])
+            let count = min(old.count - start, new.count - from)
+            if memcmp(old.baseAddress! + start, new.baseAddress! + from, count) < 0 { low = middle } else { high = middle }
+        }
+        let a = matchLength(old, Int(suffixes[low]), new, from), b = matchLength(old, Int(suffixes[high]), new, from)
+        return a > b ? (a, Int(suffixes[low])) : (b, Int(suffixes[high]))
+    }
+
+    private static func matchLength(_ old: UnsafeBufferPointer<UInt8>, _ start: Int, _ new: UnsafeBufferPointer<UInt8>,
+                                    _ from: Int) -> Int {
+        var length = 0
+        while start + length < old.count, from + length < new.count, old[start + length] == new[from + length] { length += 1 }
+        return length
+    }
+}
