@@ -45,6 +45,8 @@ package struct PatchRun {
             try linkVerified(oldPath: target.path, target: target, destination: destination)
         case .copy(let index):
             try linkVerified(oldPath: sources[index].path, target: target, destination: destination)
+        case .add(let payload) where payload.encoding == .deflateDelta:
+            try decodeDeflate(payload, source: nil, target: target, destination: destination)
         case .add(let payload):
             try decode(payload, prefix: nil, target: target, destination: destination)
         case .patch(let index, let payload) where payload.encoding == .deflateDelta:
@@ -199,7 +201,8 @@ package struct PatchRun {
     /// tree (its deflate streams inflated), decodes the new file's expansion against it,
     /// and rebuilds the compressed file from that with the recipe into the target, whose
     /// SHA-256 is checked as for any payload. Memory stays at the buffers and the mapping.
-    private mutating func decodeDeflate(_ payload: PatchManifest.Payload, source: PatchManifest.Source,
+    /// Without a `source` (a new file), the expansion was compressed on its own.
+    private mutating func decodeDeflate(_ payload: PatchManifest.Payload, source: PatchManifest.Source?,
                                         target: PatchManifest.Target, destination: String) throws {
         let (recipe, recipeLength) = try DeflateRecipe.decode(from: patch.file, at: payload.offset, within: payload.length)
         let scratch = newRoot + ".expand-\(UUID().uuidString)"
@@ -207,15 +210,18 @@ package struct PatchRun {
             FileSystem.remove(scratch + ".old")
             FileSystem.remove(scratch + ".new")
         }
-        let oldPath = oldRoot + "/" + source.path
-        guard let status = FileStatus.of(oldPath), status.kind == .file else {
-            throw PatchError.sourceMissing(path: source.path)
+        var old: MappedFile?
+        if let source {
+            let oldPath = oldRoot + "/" + source.path
+            guard let status = FileStatus.of(oldPath), status.kind == .file else {
+                throw PatchError.sourceMissing(path: source.path)
+            }
+            _ = try DeflateRecipe.expand(oldPath, streams: DeflateStreams.find(in: oldPath), into: scratch + ".old")
+            old = try MappedFile.source(scratch + ".old", displayPath: source.path)
         }
-        _ = try DeflateRecipe.expand(oldPath, streams: DeflateStreams.find(in: oldPath), into: scratch + ".old")
-        let old = try MappedFile.source(scratch + ".old", displayPath: source.path)
         let expansion = try SystemFile.createOrTruncate(scratch + ".new")
         try ZstdDelta.decodeFrame(from: patch.file, offset: payload.offset + recipeLength, length: payload.length - recipeLength,
-                                  prefix: old.bytes, expectedSize: recipe.expandedSize, displayPath: target.path) {
+                                  prefix: old?.bytes, expectedSize: recipe.expandedSize, displayPath: target.path) {
             try expansion.writeAll($0)
         }
         let writer = try HashingFileWriter(path: destination, displayPath: target.path, limit: target.size)

@@ -185,3 +185,52 @@ import MapPublisher
         }
     }
 }
+
+extension SeeThroughTests {
+    @Test func aNewGzipFileTravelsAsItsContentAndARecipe() async throws {
+        let dir = TemporaryDirectory()
+        try await RawThread.run { try Self.writeRelease(dir.path("new"), renamed: 10) }
+        try FileManager.default.createDirectory(at: dir.path("old"), withIntermediateDirectories: true)
+        try Data("unchanged\n".utf8).write(to: dir.path("old/readme.txt"))
+        let patch = dir.path("p.mlpatch")
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 19))
+        }
+        let file = try #require(stats.file("places.geojson.gz"))
+        #expect(file.operation == .add && file.encoding == .deflateDelta, "\(file.encoding.map { "\($0)" } ?? "-") \(file.tried)")
+        let zstd = try #require(file.tried[.zstd])
+        #expect(file.payloadBytes * 10 < zstd * 9, "content and recipe \(file.payloadBytes) B, zstd of the gzip \(zstd) B")
+        _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("old"), into: dir.path("out")) }
+        #expect(try Data(contentsOf: dir.path("out/places.geojson.gz")) == Data(contentsOf: dir.path("new/places.geojson.gz")))
+    }
+}
+
+extension SeeThroughTests {
+    /// The reason a file stays byte-level reaches the publisher's log and the client's
+    /// update plan (`check-update --json`).
+    @Test func whyAStreamStaysByteLevelIsInThePlan() async throws {
+        let dir = TemporaryDirectory()
+        let tree = ReleaseTree(groups: [DataGroup(id: "base", title: "Base", required: true, default: true)],
+                               root: PackageNode(id: "world", title: "World", children: [PackageNode(id: "places", title: "Places")]))
+        for revision in 1...2 {
+            let release = dir.path("r\(revision)")
+            try FileManager.default.createDirectory(at: release, withIntermediateDirectories: true)
+            try JSONCoding.encoder().encode(tree).write(to: release.appendingPathComponent("tree.json"))
+            let data = release.appendingPathComponent("data/places/base")
+            try await RawThread.run { try Self.writeRelease(data, renamed: revision == 1 ? 0 : 40, flushEvery: 50_000) }
+        }
+        try await RawThread.run {
+            try Publisher.publish(release: dir.path("r1"), site: dir.path("site"), options: .init(version: "v1", level: 3))
+        }
+        let loader = MapLoader(configuration: .init(server: dir.path("site").path, dataDirectory: dir.path("data"),
+                                                    trust: TrustPolicy(keys: [], allowUnsigned: true)))
+        try await loader.install(["places"])
+        try await RawThread.run {
+            try Publisher.publish(release: dir.path("r2"), site: dir.path("site"), options: .init(version: "v2", level: 3))
+        }
+        let check = try await loader.checkForUpdate()
+        let notes = check.plan.steps.flatMap { $0.patches.flatMap { $0.notes ?? [] } }
+        #expect(notes.contains { $0.hasPrefix("places.geojson.gz: no see-through delta") && $0.contains("zlib does not reproduce") },
+                "\(notes)")
+    }
+}

@@ -48,6 +48,9 @@ public struct PatchEdge: Sendable, Hashable, Codable {
     public var fromTreeHash: String
     /// The tree hash of the files after the patch.
     public var toTreeHash: String
+    /// Why some files in the patch are byte-level rather than smaller encodings, one line
+    /// per file (e.g. deflate streams zlib does not reproduce); `nil` when none.
+    public var notes: [String]?
 
     /// A patch edge.
     public init(from: String, to: String, sha256: String, size: Int64, fromTreeHash: String, toTreeHash: String) {

@@ -164,7 +164,10 @@ package struct PayloadChooser {
                 (choice.encoding, choice.payloadPath, choice.length, choice.note) = (.suffixDelta, workDirectory + "/suffix.payload", length, nil)
             }
         }
-        if let basePath, case let streams = DeflateStreams.find(in: newPath), !streams.isEmpty {
+        // With a base, the new expansion is diffed against the old one; a new file is sent
+        // as its expansion compressed plus the recipe, when that is smaller than zstd of
+        // the compressed bytes.
+        if newSize <= segmentThreshold, case let streams = DeflateStreams.find(in: newPath), !streams.isEmpty {
             switch try seeThrough(newPath, streams: streams, basePath: basePath) {
             case .success(let gzip):
                 choice.tried[.deflateDelta] = gzip.length
@@ -189,7 +192,7 @@ package struct PayloadChooser {
     /// folder, each new stream's zlib parameters found (the payload must rebuild its bytes
     /// exactly; a stream zlib does not reproduce stays compressed, as raw bytes), and the
     /// new expansion diffed against the old one.
-    private func seeThrough(_ newPath: String, streams: [DeflateStreams.Stream], basePath: String) throws
+    private func seeThrough(_ newPath: String, streams: [DeflateStreams.Stream], basePath: String?) throws
         -> Result<(path: String, length: Int64), NoSeeThrough> {
         let oldExpansion = workDirectory + "/old.expanded", newExpansion = workDirectory + "/new.expanded"
         defer {
@@ -198,7 +201,9 @@ package struct PayloadChooser {
         }
         let lengths: [Int64]
         do {
-            _ = try DeflateRecipe.expand(basePath, streams: DeflateStreams.find(in: basePath), into: oldExpansion)
+            if let basePath {
+                _ = try DeflateRecipe.expand(basePath, streams: DeflateStreams.find(in: basePath), into: oldExpansion)
+            }
             lengths = try DeflateRecipe.expand(newPath, streams: streams, into: newExpansion)
         } catch {
             return .failure(NoSeeThrough(description: "its deflate streams do not inflate (\(error))"))
@@ -231,9 +236,9 @@ package struct PayloadChooser {
             end = item.stream.offset + item.stream.length
         }
         let recipe = DeflateRecipe(segments: segments, tail: try original.size() - end).encoded
-        let base = try MappedFile.source(oldExpansion, displayPath: basePath)
+        let base = try basePath.map { try MappedFile.source(oldExpansion, displayPath: $0) }
         let frame = workDirectory + "/deflate.frame"
-        let frameLength = try encode(newExpansion, prefix: base.bytes, into: frame)
+        let frameLength = try encode(newExpansion, prefix: base?.bytes, into: frame)
         let payload = workDirectory + "/deflate.payload"
         let out = try SystemFile.createOrTruncate(payload)
         try recipe.withUnsafeBytes { try out.writeAll($0) }

@@ -56,8 +56,10 @@ package enum PublishAssembler {
                     report.patches += 1
                     report.bytesWritten += blob.size
                 }
-                edges.append(PatchEdge(from: fromVersion, to: plan.version, sha256: blob.sha256, size: blob.size,
-                                       fromTreeHash: from.treeHash, toTreeHash: unit.treeHash))
+                var edge = PatchEdge(from: fromVersion, to: plan.version, sha256: blob.sha256, size: blob.size,
+                                     fromTreeHash: from.treeHash, toTreeHash: unit.treeHash)
+                edge.notes = result.notes
+                edges.append(edge)
             }
             artifact.patches = edges.isEmpty ? nil : edges
             report.fullBytes += artifact.size

@@ -137,4 +137,6 @@ package struct PublishTaskResult: Sendable, Codable, Equatable {
     package var unpackedSize: Int64?
     /// For an archive: number of files.
     package var files: Int?
+    /// For a patch: why some files are encoded byte-level (the patch statistics' notes).
+    package var notes: [String]?
 }

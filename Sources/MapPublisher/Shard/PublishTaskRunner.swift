@@ -70,8 +70,9 @@ package enum PublishTaskRunner {
             let oldTree = try unpack(from, from: site, into: work.appendingPathComponent("old"),
                                      what: "\(task.package)/\(task.group) of \(version)")
             let temporary = site.temporaryFile(".patch")
+            let stats: PatchStats
             do {
-                _ = try PatchBuilder.build(from: oldTree, to: folder, output: temporary,
+                stats = try PatchBuilder.build(from: oldTree, to: folder, output: temporary,
                                            options: PatchOptions(level: plan.patchLevel, workDirectory: work, segmentLength: plan.segmentLength))
             } catch {
                 throw PublishError("cannot build the patch \(task.package)/\(task.group) \(version)→\(plan.version): \(error)")
@@ -82,8 +83,14 @@ package enum PublishTaskRunner {
             } catch {
                 throw PublishError("cannot stage the patch in \(site.staging(plan.version).path): \(error.reason)")
             }
-            result = PublishTaskResult(task: id, sha256: sha256, size: size)
+            // Files left byte-level for a reason a publisher can act on (a deflate stream
+            // another encoder made, a file too large for a delta) travel with the edge.
+            let notes = stats.files.compactMap { file in
+                file.note.flatMap { $0.hasPrefix("no ") ? "\(file.path): \($0)" : nil }
+            }
+            result = PublishTaskResult(task: id, sha256: sha256, size: size, notes: notes.isEmpty ? nil : Array(notes.prefix(20)))
             line = "\(task.package)/\(task.group): patch \(version)→\(plan.version) \(ByteFormat.string(size))"
+                + notes.prefix(20).map { "\n    \($0)" }.joined()
         }
         try site.write(try JSONCoding.encoder(pretty: false).encode(result), to: site.taskResult(id, version: plan.version))
         return line
