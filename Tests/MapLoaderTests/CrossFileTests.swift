@@ -48,11 +48,12 @@ import MapPublisher
         }
         #expect(together.files.contains { $0.encoding == .crossDelta })
         // cities500 holds every city the other cuts hold: with the new cuts produced before it
-        // as references, its renames are already paid for (3.0 kB instead of 10.2 kB here).
+        // as references, its renames are mostly paid for already (3.0 kB here, against 5.0 kB
+        // for its best encoding alone, a suffix-array delta, and 10.2 kB for a zstd delta).
         let superset = try #require(together.file("cities500.csv")), single = try #require(alone.file("cities500.csv"))
-        #expect(superset.encoding == .crossDelta && superset.payloadBytes * 2 < single.payloadBytes,
+        #expect(superset.encoding == .crossDelta && superset.payloadBytes * 3 < single.payloadBytes * 2,
                 "cities500.csv: \(superset.payloadBytes) B with references, \(single.payloadBytes) B alone")
-        #expect(together.patchBytes * 100 < alone.patchBytes * 85,
+        #expect(together.patchBytes < alone.patchBytes,
                 "with references \(together.patchBytes) B, file by file \(alone.patchBytes) B")
         let out = dir.path("out")
         _ = try PatchApplier.apply(patch: dir.path("together"), oldTree: dir.path("old"), into: out)

@@ -95,13 +95,17 @@ package enum PatchBuilder {
 
     /// The files a changed file's delta may also read: new files of the same kind (name
     /// extension) this patch already produced, the most recent first, then other old files
-    /// of that kind, at most three and 64 MiB in all, with the base last (nearest the data).
+    /// of that kind, at most three and twice the file's size in all (files up to 16 MiB),
+    /// with the base last (nearest the data).
     /// A change repeated across several files of a group is then paid once.
     private static func crossReferences(for file: TreeScan.File, base: TreeScan.File, old: TreeScan, new: TreeScan,
                                         produced: [PatchManifest.Target], plan: inout PlanState) -> PayloadChooser.Cross? {
+        // A trial costs one more encode against a larger prefix: only for files where that
+        // stays cheap (up to 16 MiB, references up to twice the file).
+        guard file.size <= 16 << 20 else { return nil }
         let kind = DeltaBaseFinder.pathExtension(of: file.path)
         var references: [(CrossReferences.Reference, String, Int64)] = []
-        var budget: Int64 = 64 << 20
+        var budget: Int64 = min(64 << 20, 2 * file.size)
         for (index, target) in produced.enumerated().reversed() where references.count < 2 {
             guard DeltaBaseFinder.pathExtension(of: target.path) == kind, target.size <= budget else { continue }
             if case .unchanged = target.origin { continue }  // the same bytes as the old file
