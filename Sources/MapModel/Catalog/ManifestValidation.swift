@@ -14,22 +14,32 @@ package enum ManifestValidation {
             guard groupIDs.insert(group.id).inserted else { return "group '\(group.id)' is defined twice" }
         }
         var ids = Set<String>()
-        for node in manifest.root.allNodes {
-            guard PackageNode.isValidID(node.id) else { return "package id '\(node.id)' is malformed" }
-            guard ids.insert(node.id).inserted else { return "package '\(node.id)' appears twice" }
-            if let children = node.children, children.isEmpty { return "package '\(node.id)' has an empty children list" }
-            if let part = node.part {
-                guard manifest.formatVersion == Manifest.splitFormat else { return "package '\(node.id)' is a part in an unsplit manifest" }
-                guard node.children == nil, node.artifacts == nil, part.sha256.count == 64, part.size > 0 else {
-                    return "the part stub '\(node.id)' is malformed"
-                }
+        ids.reserveCapacity(1024)
+        var problem: String?
+        // One walk without copying the tree (a 10,000-leaf catalog is checked on every read).
+        manifest.root.walk { node in
+            guard problem == nil else { return }
+            problem = Self.problem(in: node, groupIDs: groupIDs, formatVersion: manifest.formatVersion, ids: &ids)
+        }
+        return problem
+    }
+
+    private static func problem(in node: PackageNode, groupIDs: Set<String>, formatVersion: Int,
+                                ids: inout Set<String>) -> String? {
+        guard PackageNode.isValidID(node.id) else { return "package id '\(node.id)' is malformed" }
+        guard ids.insert(node.id).inserted else { return "package '\(node.id)' appears twice" }
+        if let children = node.children, children.isEmpty { return "package '\(node.id)' has an empty children list" }
+        if let part = node.part {
+            guard formatVersion == Manifest.splitFormat else { return "package '\(node.id)' is a part in an unsplit manifest" }
+            guard node.children == nil, node.artifacts == nil, part.sha256.count == 64, part.size > 0 else {
+                return "the part stub '\(node.id)' is malformed"
             }
-            for (group, artifact) in node.artifacts ?? [:] {
-                guard groupIDs.contains(group) else { return "package '\(node.id)' has an artifact for unknown group '\(group)'" }
-                guard artifact.size >= 0, artifact.unpackedSize >= 0, artifact.files >= 0,
-                      artifact.sha256.count == 64, artifact.treeHash.count == 64 else {
-                    return "artifact \(node.id)/\(group) has malformed sizes or hashes"
-                }
+        }
+        for (group, artifact) in node.artifacts ?? [:] {
+            guard groupIDs.contains(group) else { return "package '\(node.id)' has an artifact for unknown group '\(group)'" }
+            guard artifact.size >= 0, artifact.unpackedSize >= 0, artifact.files >= 0,
+                  artifact.sha256.count == 64, artifact.treeHash.count == 64 else {
+                return "artifact \(node.id)/\(group) has malformed sizes or hashes"
             }
         }
         return nil
