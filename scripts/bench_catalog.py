@@ -26,6 +26,14 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.path.join(ROOT, ".build", "release", "maploader")
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+from benchlib import free_port, human, timed as timed_run  # noqa: E402
+
+
+def timed(cmd, **kw):
+    """(wall seconds, peak RSS bytes) of a command (exit 3, an update available, is fine)."""
+    wall, rss, _ = timed_run(cmd, accept=(0, 3), **kw)
+    return wall, rss
 
 
 def run(cmd, **kw):
@@ -35,26 +43,10 @@ def run(cmd, **kw):
     return proc
 
 
-def timed(cmd, **kw):
-    """(wall seconds, peak RSS bytes) of a command, via /usr/bin/time."""
-    with tempfile.NamedTemporaryFile("r") as out:
-        start = time.monotonic()
-        run(["/usr/bin/time", "-f", "%M", "-o", out.name] + cmd, **kw)
-        wall = time.monotonic() - start
-        return wall, int(out.read().split()[-1]) * 1024
 
 
-def human(n):
-    for unit in ["B", "kB", "MB", "GB"]:
-        if abs(n) < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -133,7 +125,10 @@ def main():
     try:
         client = lambda data: ["--server", server.url, "--data-dir", data, "--allow-unsigned"]
         # Clients at v1 with 1, 10 and 200 leaves (200: two whole countries).
-        sets = {1: ["c000-r000"], 10: [f"c{c:03d}-r000" for c in range(10)], 200: ["c000", "c001"]}
+        # (1 leaf; 10 leaves in as many countries; 200 leaves as whole countries.)
+        n = args.countries
+        sets = {1: ["c000-r000"], 10: [f"c{i % n:03d}-r{i // n:03d}" for i in range(10)],
+                200: [f"c{c:03d}" for c in range(min(n, -(-200 // args.regions)))]}
         for count, ids in sets.items():
             data = os.path.join(work, f"data-{count}")
             if count == 200:

@@ -13,6 +13,8 @@ with `maploader update --delta` against `maploader serve`, and prints:
 import argparse, gzip, io, json, os, random, re, shutil, socket, struct, subprocess, sys, tarfile, tempfile, time, zipfile, zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+from benchlib import human, timed  # noqa: E402
 CACHE = os.path.join(ROOT, ".build-bench")
 TZF_VERSIONS = ["6.2.0", "6.4.0", "6.5.0"]
 
@@ -21,22 +23,7 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
 
 
-def timed(cmd, **kw):
-    """(wall seconds, peak RSS bytes, stdout) of a command, via /usr/bin/time."""
-    with tempfile.NamedTemporaryFile("r") as out:
-        start = time.monotonic()
-        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name] + cmd, capture_output=True, text=True, **kw)
-        wall = time.monotonic() - start
-        if proc.returncode != 0:
-            sys.exit(f"failed: {' '.join(cmd)}\n{proc.stderr}")
-        return wall, int(out.read().split()[-1]) * 1024, proc.stdout
 
-
-def human(n):
-    for unit in ["B", "kB", "MB", "GB"]:
-        if abs(n) < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
 
 
 def files_under(folder):

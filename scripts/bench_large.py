@@ -23,13 +23,10 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+from benchlib import free_port, human  # noqa: E402
 
 
-def human(n):
-    for unit in ["B", "kB", "MB", "GB"]:
-        if abs(n) < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
 
 
 def base_block():
@@ -115,9 +112,7 @@ def main():
         print(f"  publish v2 (archive at level 1, segmented patch at {args.patch_level}): {wall:.0f} s, peak RSS {human(rss)}, "
               f"anonymous {human(anon)}", flush=True)
 
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        port = free_port()
         log = os.path.join(work, "serve.log")
         server = subprocess.Popen([binary, "serve", site, "--port", str(port)], stdout=subprocess.DEVNULL,
                                   stderr=open(log, "w"))

@@ -201,22 +201,29 @@ package enum DeflateStreams {
             guard n > 0 else { throw PatchError.corrupt(detail: "\(file.path): a deflate stream ends early") }
             stream.next_in = inBuffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
             stream.avail_in = uInt(n)
-            var status: Int32
-            repeat {
-                stream.next_out = outBuffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                stream.avail_out = uInt(outBuffer.count)
-                status = CZlib.inflate(&stream, Z_NO_FLUSH)
-                guard status == Z_OK || status == Z_STREAM_END else {
-                    throw PatchError.corrupt(detail: "\(file.path): not a valid deflate stream (zlib \(status))")
-                }
-                try output(UnsafeRawBufferPointer(rebasing: outBuffer[0..<(outBuffer.count - Int(stream.avail_out))]))
-            } while status != Z_STREAM_END && (stream.avail_out == 0 || stream.avail_in > 0)
+            let status = try drain(&stream, into: outBuffer, what: "\(file.path): not a valid deflate stream", output: output)
             position += Int64(n) - Int64(stream.avail_in)
             if status == Z_STREAM_END {
                 consumed = position - offset
                 return
             }
         }
+    }
+
+    /// Inflates the input `stream` holds into `buffer`, a buffer at a time, handing the
+    /// content to `output`, until the input is used or the stream ends; returns zlib's
+    /// last status. A zlib error throws with `what` and the code.
+    static func drain(_ stream: inout z_stream, into buffer: UnsafeMutableRawBufferPointer, what: String,
+                      output: (UnsafeRawBufferPointer) throws -> Void) throws -> Int32 {
+        var status: Int32
+        repeat {
+            stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
+            stream.avail_out = uInt(buffer.count)
+            status = CZlib.inflate(&stream, Z_NO_FLUSH)
+            guard status == Z_OK || status == Z_STREAM_END else { throw PatchError.corrupt(detail: "\(what) (zlib \(status))") }
+            try output(UnsafeRawBufferPointer(rebasing: buffer[0..<(buffer.count - Int(stream.avail_out))]))
+        } while status != Z_STREAM_END && (stream.avail_out == 0 || stream.avail_in > 0)
+        return status
     }
 
     /// Deflates `length` bytes of `input` from `offset` as one raw stream with `parameters`,

@@ -95,17 +95,8 @@ extension DeflateStreams {
         try data.withUnsafeBytes { raw in
             z.next_in = UnsafeMutablePointer(mutating: raw.baseAddress!.assumingMemoryBound(to: Bytef.self) + 2)
             z.avail_in = uInt(data.count - 2)
-            var status: Int32
-            repeat {
-                z.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                z.avail_out = uInt(out.count)
-                status = CZlib.inflate(&z, Z_NO_FLUSH)
-                guard status == Z_OK || status == Z_STREAM_END else {
-                    throw PatchError.corrupt(detail: "\(file.path): not a valid PNG image stream (zlib \(status))")
-                }
-                try output(UnsafeRawBufferPointer(rebasing: out[0..<(out.count - Int(z.avail_out))]))
-            } while status != Z_STREAM_END
-            guard z.avail_in == 4 else { throw PatchError.corrupt(detail: "\(file.path): bytes after the PNG image stream") }
+            let status = try drain(&z, into: out, what: "\(file.path): not a valid PNG image stream", output: output)
+            guard status == Z_STREAM_END, z.avail_in == 4 else { throw PatchError.corrupt(detail: "\(file.path): bytes after the PNG image stream") }
         }
     }
 

@@ -24,13 +24,19 @@ import MapPublisher
         try Data(edited).write(to: new)
     }
 
+    /// A pair of `size` bytes in `dir` (old/, new/) and its patch `p` with segments of `segment` bytes.
+    @discardableResult
+    static func patchedPair(in dir: TemporaryDirectory, size: Int, segment: Int64) async throws -> PatchStats {
+        try writePair(old: dir.path("old/planet.bin"), new: dir.path("new/planet.bin"), size: size)
+        return try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
+                                   options: PatchOptions(level: 3, segmentLength: segment))
+        }
+    }
+
     @Test func aLargeFileIsCutIntoSegmentsAndAppliesByteForByte() async throws {
         let dir = TemporaryDirectory("segmented")
-        try Self.writePair(old: dir.path("old/planet.bin"), new: dir.path("new/planet.bin"), size: 6 << 20)
-        let stats = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
-                                   options: PatchOptions(level: 3, segmentLength: 512 << 10))
-        }
+        let stats = try await Self.patchedPair(in: dir, size: 6 << 20, segment: 512 << 10)
         #expect(stats.file("planet.bin")?.encoding == .segmentedDelta)
         #expect(stats.patchBytes < 64 << 10, "patch is \(stats.patchBytes) bytes for a 6 MB file with three edits")
         let applied = try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"),
@@ -42,11 +48,7 @@ import MapPublisher
 
     @Test func anApplyThatFailedAtASegmentResumesThereWithoutRedoingTheFinishedOnes() async throws {
         let dir = TemporaryDirectory("segmented")
-        try Self.writePair(old: dir.path("old/planet.bin"), new: dir.path("new/planet.bin"), size: 4 << 20)
-        _ = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
-                                   options: PatchOptions(level: 3, segmentLength: 256 << 10))
-        }
+        try await Self.patchedPair(in: dir, size: 4 << 20, segment: 256 << 10)
         // Fault injected (a fake): the patch's last frame damaged, as in transit (the table,
         // and so the resume identity, unchanged), so the apply stops at the last segment.
         var damaged = try Data(contentsOf: dir.path("p"))
@@ -69,11 +71,7 @@ import MapPublisher
 
     @Test func aCheckpointClaimingMoreThanThePartialHoldsIsNotTrusted() async throws {
         let dir = TemporaryDirectory("segmented")
-        try Self.writePair(old: dir.path("old/planet.bin"), new: dir.path("new/planet.bin"), size: 2 << 20)
-        _ = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
-                                   options: PatchOptions(level: 3, segmentLength: 256 << 10))
-        }
+        try await Self.patchedPair(in: dir, size: 2 << 20, segment: 256 << 10)
         // A checkpoint that claims more than the partial file holds is not trusted.
         let opened = try OpenedPatch(url: dir.path("p"))
         guard case .patch(_, let payload)? = opened.manifest.targets.first?.origin else {
