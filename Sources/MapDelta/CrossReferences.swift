@@ -30,6 +30,9 @@ package struct CrossReferences: Sendable, Equatable {
 
     /// At most this many references a reader accepts.
     package static let maxReferences = 16
+    /// The most bytes the references may hold together (the publisher stays within 64 MiB
+    /// plus the base, which is at most 16 MiB for a file that gets references).
+    package static let maxPrefixBytes: Int64 = 128 << 20
 
     /// The encoded header, written before the frame.
     package var encoded: [UInt8] {

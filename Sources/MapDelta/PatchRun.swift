@@ -98,6 +98,11 @@ package struct PatchRun {
                 paths.append(newRoot + "/" + targets[index].path)
             }
         }
+        guard Set(paths).count == paths.count else { throw PatchError.corrupt(detail: "\(target.path) refers to a file twice") }
+        let total = paths.reduce(Int64(0)) { $0 + (FileStatus.of($1)?.size ?? 0) }
+        guard total <= CrossReferences.maxPrefixBytes else {
+            throw PatchError.corrupt(detail: "\(target.path) refers to more than \(CrossReferences.maxPrefixBytes >> 20) MiB of files")
+        }
         let joined = newRoot + ".cross-\(UUID().uuidString)"
         defer { FileSystem.remove(joined) }
         let out = try SystemFile.createOrTruncate(joined)
@@ -244,9 +249,9 @@ package struct PatchRun {
     /// the file is built there and a checkpoint is written after each segment (data
     /// fsync'ed first): a later run of the same patch continues after the last finished
     /// segment, truncating anything after it, and moves the file into place at the end.
-    /// A fresh run checks the whole file's SHA-256 as for any payload; a resumed one checks
-    /// the SHA-256 of every segment it produces, as the first run did for the finished ones
-    /// (the table holding them is part of the pinned patch), and the size.
+    /// A fresh run checks the whole file's SHA-256 as for any payload; a resumed one
+    /// re-hashes the finished segments it takes over and checks every segment it produces
+    /// against the table's SHA-256 (the table is part of the pinned patch), and the size.
     private mutating func decodeSegmented(_ payload: PatchManifest.Payload, source: PatchManifest.Source,
                                           target: PatchManifest.Target, destination: String) throws {
         let oldPath = oldRoot + "/" + source.path
@@ -255,13 +260,19 @@ package struct PatchRun {
         let (table, tableLength) = try SegmentedDelta.decode(from: patch.file, at: payload.offset, within: payload.length,
                                                              targetSize: target.size, oldSize: Int64(mapped.bytes.count),
                                                              displayPath: target.path)
-        let spot = resume.map { "\($0)/apply-\(target.sha256.hex.prefix(24))-\(table.identity.prefix(24))" }
+        // The spot is this run's while it holds its lock: another group of the same run (or
+        // another process) building the same file builds in place instead.
+        var spot = resume.map { "\($0)/apply-\(target.sha256.hex.prefix(24))-\(table.identity.prefix(24))" }
+        let lock = spot.flatMap { try? FileLock.attempt($0 + ".lock", .exclusive) }
+        if lock == nil { spot = nil }
+        defer { withExtendedLifetime(lock) {} }
         let building = spot.map { $0 + ".partial" } ?? destination
         let checkpoint = SegmentCheckpoint(identity: table.identity, source: source.sha256.hex, segments: 0)
         var first = 0
         if let spot, let saved = SegmentCheckpoint.read(spot + ".json"), saved.identity == checkpoint.identity,
            saved.source == checkpoint.source, (1..<table.segments.count).contains(saved.segments),
-           let size = FileStatus.of(building)?.size, size >= table.newOffset(of: saved.segments) {
+           let size = FileStatus.of(building)?.size, size >= table.newOffset(of: saved.segments),
+           Self.finishedSegmentsAreIntact(building, table: table, count: saved.segments) {
             first = saved.segments
         }
         let output: SystemFile
@@ -314,8 +325,33 @@ package struct PatchRun {
         if let spot {
             try FileSystem.rename(building, destination)
             FileSystem.remove(spot + ".json")
+            FileSystem.remove(spot + ".lock")
         }
         done = start + target.size
+    }
+
+    /// Whether the first `count` segments of the partial file at `path` still hash as the
+    /// table says: a resume reads them (cheap) rather than decoding them again, and a
+    /// partial file damaged since the checkpoint starts over instead of being trusted.
+    private static func finishedSegmentsAreIntact(_ path: String, table: SegmentedDelta, count: Int) -> Bool {
+        guard let file = try? SystemFile.openForReading(path) else { return false }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        for segment in table.segments.prefix(count) {
+            var hasher = SHA256Hasher()
+            var done: Int64 = 0
+            while done < segment.newLength {
+                let want = Int(min(Int64(buffer.count), segment.newLength - done))
+                guard let got = try? file.readChunk(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]),
+                                                    at: offset + done), got == want else { return false }
+                hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<want]))
+                done += Int64(want)
+            }
+            guard hasher.finalize() == segment.sha256 else { return false }
+            offset += segment.newLength
+        }
+        return true
     }
 
     /// Creates the missing directories above `path` in the new tree.

@@ -107,7 +107,7 @@ package struct SegmentedDelta: Sendable, Equatable {
                   segment.oldLength <= oldSize - segment.oldOffset else {
                 throw corrupt("a segment is out of range")
             }
-            guard frames <= length else { throw corrupt("lengths do not add up") }
+            guard segment.frameLength <= length - tableLength - frames else { throw corrupt("lengths do not add up") }
             frames += segment.frameLength
             segments.append(segment)
         }

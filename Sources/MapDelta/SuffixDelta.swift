@@ -41,7 +41,12 @@ package enum SuffixDelta {
         var step = [UInt8](repeating: 0, count: 24)
         var oldPosition: Int64 = 0
         var written: Int64 = 0
+        var steps: Int64 = 0
         while try step.withUnsafeMutableBytes({ try controls.read(into: $0, allowEnd: true) }) {
+            // Every step but the last produces a byte: more steps than that is a payload
+            // built to keep the client busy.
+            steps += 1
+            guard steps <= targetSize + 1 else { throw corrupt("more steps than the file has bytes") }
             var fields = ByteReader(step)
             let add = try fields.length(), copy = try fields.length()
             let seek = Int64(bitPattern: try fields.u64())

@@ -133,3 +133,32 @@ import MapPublisher
         }
     }
 }
+
+extension ShardedPublishTests {
+    /// Results left by an earlier plan of the same version (other data, shifted task
+    /// numbers) are never taken for this plan's: its tasks run again.
+    @Test func resultsOfAnotherPlanOfTheSameVersionAreNotReused() throws {
+        let dir = TemporaryDirectory("maploader-shard")
+        for revision in 1...3 { _ = try ReleaseBuilder.make(at: dir.path("r\(revision)"), revision: revision) }
+        let site = dir.path("site")
+        try Publisher.publish(release: dir.path("r1"), site: site, options: .init(version: "v1", level: 3))
+        let first = try PublishPlanner.plan(release: dir.path("r2"), site: site, options: .init(version: "v2", level: 3))
+        for task in first.tasks { _ = try PublishTaskRunner.run(task.id, of: first, in: .init(plan: first)) }
+        // The publisher fixes the data and plans v2 again.
+        let second = try PublishPlanner.plan(release: dir.path("r3"), site: site, options: .init(version: "v2", level: 3))
+        let changed = second.tasks.filter { task in !first.tasks.contains(task) }
+        #expect(!changed.isEmpty)
+        for task in changed {
+            let line = try PublishTaskRunner.run(task.id, of: second, in: .init(plan: second))
+            #expect(!line.contains("already done"), "\(line)")
+        }
+        for task in second.tasks where !changed.contains(task) {
+            _ = try PublishTaskRunner.run(task.id, of: second, in: .init(plan: second))
+        }
+        try PublishAssembler.assemble(second, keyFile: nil)
+        let manifest = try Manifest.decode(Data(contentsOf: site.appendingPathComponent(SiteLayout.manifest("v2"))))
+        let berlin = try #require(manifest.root.leaves.first { $0.id == "de-berlin" }?.artifacts?["base"])
+        #expect(berlin.treeHash == second.units.first { $0.package == "de-berlin" && $0.group == "base" }?.treeHash)
+        #expect(berlin.treeHash != first.units.first { $0.package == "de-berlin" && $0.group == "base" }?.treeHash)
+    }
+}

@@ -133,6 +133,11 @@ actor PlanSession {
             // Only this plan's blobs: a reader may be fetching a catalog into the same folder.
             let blobs = Set(plan.steps.flatMap { step in [step.artifact?.sha256].compactMap { $0 } + step.patches.map(\.sha256) })
             for name in blobs { try? FileManager.default.removeItem(at: store.downloads.appendingPathComponent(name)) }
+            // Half-built large files kept for a resume are dropped too.
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: store.downloads.path)) ?? []
+            where name.hasPrefix("apply-") {
+                try? FileManager.default.removeItem(at: store.downloads.appendingPathComponent(name))
+            }
             // With the bytes there, what ran out was inodes or a quota: say the file system is full.
             let available = store.availableSpace() ?? 0
             throw MapLoaderError.insufficientSpace(needed: available > plan.peakBytes ? 0 : plan.peakBytes,

@@ -32,8 +32,9 @@ package enum SuffixEncoder {
             steps(old: oldBytes, new: newBytes, suffixes: $0)
         }
         var frames: [[UInt8]] = []
+        // At most level 19: its window (8 MiB) stays within what every client's decoder accepts.
         for stream in [controls, differences, extra] {
-            frames.append(try ZstdFrame.compress(stream, level: level))
+            frames.append(try ZstdFrame.compress(stream, level: min(level, 19)))
         }
         let out = try SystemFile.createOrTruncate(output)
         var header: [UInt8] = []

@@ -51,7 +51,9 @@ package enum PublishAssembler {
                     log("\(unit.package)/\(unit.group): patch from \(fromVersion) (\(ByteFormat.string(result.size))) is not smaller than the archive; not published")
                     continue
                 }
-                let blob = try site.storeBlob(site.stagedPatch(id, version: plan.version))
+                let staged = site.stagedPatch(id, version: plan.version)
+                let blob = FileStatus.of(staged.path) == nil  // moved by an assembly that failed later
+                    ? (sha256: result.sha256, size: result.size, isNew: false) : try site.storeBlob(staged)
                 if blob.isNew {
                     report.patches += 1
                     report.bytesWritten += blob.size

@@ -1,5 +1,6 @@
 import Foundation
 import MapModel
+import MapPlatform
 
 /// Everything needed to publish one version, cut into independent tasks that any batch
 /// system can run (`maploader shard plan|run|assemble`): one task per group archive to
@@ -93,6 +94,15 @@ package struct PublishPlan: Sendable, Codable, Equatable {
         /// For a patch: that version's archive (unpacked to diff against).
         package var fromArtifact: Artifact?
 
+        /// A digest of everything that decides this task's output (the task itself and the
+        /// plan's encoding settings): a result recorded for another plan of the same version
+        /// (other data, other settings, shifted task numbers) never passes for this one.
+        package func digest(in plan: PublishPlan) -> String {
+            let settings = "\(plan.version) \(plan.format.rawValue) \(plan.level) \(plan.patchLevel) \(plan.segmentLength ?? 0)"
+            let task = (try? JSONCoding.encoder(pretty: false).encode(self)) ?? Data()
+            return FileHashing.sha256(of: Data(settings.utf8) + task)
+        }
+
         /// A short name for logs, e.g. `de-berlin/base` or `de-berlin/base 2026.10→`.
         package var label: String {
             "\(package)/\(group)" + (fromVersion.map { " patch from \($0)" } ?? " archive")
@@ -139,4 +149,6 @@ package struct PublishTaskResult: Sendable, Codable, Equatable {
     package var files: Int?
     /// For a patch: why some files are encoded byte-level (the patch statistics' notes).
     package var notes: [String]?
+    /// ``PublishPlan/Task/digest(in:)`` of the task that wrote it.
+    package var taskDigest: String?
 }

@@ -92,17 +92,24 @@ package enum PublishTaskRunner {
             line = "\(task.package)/\(task.group): patch \(version)→\(plan.version) \(ByteFormat.string(size))"
                 + notes.prefix(20).map { "\n    \($0)" }.joined()
         }
-        try site.write(try JSONCoding.encoder(pretty: false).encode(result), to: site.taskResult(id, version: plan.version))
+        var recorded = result
+        recorded.taskDigest = task.digest(in: plan)
+        try site.write(try JSONCoding.encoder(pretty: false).encode(recorded), to: site.taskResult(id, version: plan.version))
         return line
     }
 
-    /// The file a task's result describes: its blob, or its staged patch.
+    /// The file a task's result describes: its blob, or its staged patch (or, once an
+    /// assembly that failed later has moved it, the blob it became); `nil` for a result of
+    /// another task or another plan.
     static func output(of task: PublishPlan.Task, plan: PublishPlan, site: SiteWriter,
                        result: PublishTaskResult) -> URL? {
-        guard result.task == task.id else { return nil }
+        guard result.task == task.id, result.taskDigest == task.digest(in: plan) else { return nil }
         switch task.kind {
         case .archive: return site.blob(result.sha256)
-        case .patch: return site.stagedPatch(task.id, version: plan.version)
+        case .patch:
+            let staged = site.stagedPatch(task.id, version: plan.version)
+            return FileStatus.of(staged.path) == nil && FileStatus.of(site.blob(result.sha256).path) != nil
+                ? site.blob(result.sha256) : staged
         }
     }
 
