@@ -5,6 +5,10 @@
 # release-v2/ of the sample world, with `maploader` on PATH. Prints "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# The examples serve on port 8080 as written: two runs on one machine (two CI jobs) take
+# turns here instead of taking the port from each other.
+exec 9> /tmp/maploader-examples.lock
+flock 9
 root=$(pwd)
 bin_dir="$(swift build --show-bin-path)"
 [ -x "$bin_dir/maploader" ] || swift build --product maploader
