@@ -24,6 +24,9 @@ package struct PayloadChooser {
         package var note: String?
     }
 
+    /// Admits one whole-file delta encode of a large file at a time (see `encodeDelta`).
+    private static let largeEncodes = DispatchSemaphore(value: 1)
+
     /// A delta below this fraction of the new file skips the plain-zstd trial.
     static let plainZstdSkipRatio: Int64 = 64
 
@@ -255,7 +258,13 @@ package struct PayloadChooser {
     /// the data: on timezone polygons (58 MB) `deep` is 14% below the CLI's -19 and level
     /// 22; at levels 1–18 the worker variant was 8–17% larger on other data. Costs one
     /// encode per variant (~70 s instead of ~20 s for a 58 MB file at level 19).
+    ///
+    /// Above 16 MiB (an encoder of up to ~1.4 GB) one such encode runs at a time in the
+    /// process, whatever the number of publish jobs, so the publisher stays within ~2 GB.
     private func encodeDelta(_ path: String, newSize: Int64, base: UnsafeRawBufferPointer) throws -> (path: String, length: Int64) {
+        let large = newSize > 16 << 20 || base.count > 16 << 20
+        if large { Self.largeEncodes.wait() }
+        defer { if large { Self.largeEncodes.signal() } }
         var best: (path: String, length: Int64)?
         func trial(_ name: String, search: ZstdCompressor.DeltaSearch, longDistanceMatching: Bool? = nil,
                    optional: Bool) throws {
