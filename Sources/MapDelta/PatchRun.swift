@@ -64,12 +64,7 @@ package struct PatchRun {
             do {
                 try decode(payload, prefix: mapped.bytes, target: target, destination: destination)
             } catch {
-                let found = verified[PathKey(source.path)] ?? SHA256Hash.of(mapped.bytes)
-                guard found == source.sha256 else {
-                    throw PatchError.sourceMismatch(path: source.path, expectedSHA256: source.sha256.hex,
-                                                    foundSHA256: found.hex)
-                }
-                throw error
+                throw mismatch(of: source, bytes: mapped.bytes) ?? error
             }
         }
         produced += 1
@@ -120,15 +115,21 @@ package struct PatchRun {
                        target: target, destination: destination)
         } catch {
             for case .old(let index) in references.references {
-                let path = oldRoot + "/" + sources[index].path
-                let found = verified[PathKey(sources[index].path)] ?? (try? FileHashing.hash(ofFile: path).hash)
-                if found != sources[index].sha256 {
-                    throw PatchError.sourceMismatch(path: sources[index].path, expectedSHA256: sources[index].sha256.hex,
-                                                    foundSHA256: found?.hex ?? "unreadable")
-                }
+                if let mismatch = mismatch(of: sources[index], bytes: nil) { throw mismatch }
             }
             throw error
         }
+    }
+
+    /// After a decode failed: the error naming `source` when its bytes (`bytes`, else read
+    /// from the old tree) are not the ones the patch expects, so the message says which
+    /// side was wrong; `nil` when the old file is right (the payload is at fault).
+    private func mismatch(of source: PatchManifest.Source, bytes: UnsafeRawBufferPointer?) -> PatchError? {
+        let found = verified[PathKey(source.path)]
+            ?? bytes.map(SHA256Hash.of)
+            ?? (try? FileHashing.hash(ofFile: oldRoot + "/" + source.path).hash)
+        guard found != source.sha256 else { return nil }
+        return .sourceMismatch(path: source.path, expectedSHA256: source.sha256.hex, foundSHA256: found?.hex ?? "unreadable")
     }
 
     /// Hashes the old file (once per path), requires the target's digest, then links it.
@@ -304,11 +305,7 @@ package struct PatchRun {
                 try progress.write(spot + ".json")
             })
         } catch {
-            let found = verified[PathKey(source.path)] ?? SHA256Hash.of(mapped.bytes)
-            guard found == source.sha256 else {
-                throw PatchError.sourceMismatch(path: source.path, expectedSHA256: source.sha256.hex, foundSHA256: found.hex)
-            }
-            throw error
+            throw mismatch(of: source, bytes: mapped.bytes) ?? error
         }
         try output.sync()
         let size = try output.size()
