@@ -6,8 +6,9 @@ import PackageDescription
 // - swift-crypto: SHA-256 for every pinned byte, Ed25519 for signed catalogs.
 // - swift-system: typed file descriptors and errno for the platform layer (MapPlatform),
 //   so the library builds for Linux and Apple platforms alike.
-// The client's HTTP is Foundation's URLSession and the manifest server is a small
-// POSIX-socket server of our own (see Sources/ManifestServer), so neither NIO nor
+// The client's HTTP is libcurl (a system library, with back-pressure: a body goes to disk
+// as fast as the disk takes it, never piling up in memory) and the manifest server is a
+// small POSIX-socket server of our own (see Sources/ManifestServer), so neither NIO nor
 // Hummingbird is compiled: a clean build stays near two minutes on two cores.
 let system: Target.Dependency = .product(name: "SystemPackage", package: "swift-system")
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
@@ -31,6 +32,8 @@ let package = Package(
                        providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
         // Suffix arrays for the publisher's bsdiff-class codec (the client decodes without it).
         .systemLibrary(name: "CDivSufSort", pkgConfig: "libdivsufsort",
                        providers: [.apt(["libdivsufsort-dev"]), .brew(["libdivsufsort"])]),
@@ -48,7 +51,7 @@ let package = Package(
         // Store: generations, locks, leases, archive extraction into staging.
         .target(name: "MapStore", dependencies: ["MapModel", "MapPlatform", "CArchive", system, crypto]),
         // Transfer: HTTP and folder sites, resumable downloads, the signed catalog client.
-        .target(name: "MapTransfer", dependencies: ["MapModel", "MapPlatform", system]),
+        .target(name: "MapTransfer", dependencies: ["MapModel", "MapPlatform", "CCurl", system]),
         // The MapLoader actor: operations over the layers above, events, the public API.
         .target(name: "MapLoader", dependencies: [
             "MapModel", "MapPlanner", "MapDelta", "MapStore", "MapTransfer", "MapPlatform",

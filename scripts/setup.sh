@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages MapLoader builds and tests with, if any is missing.
-# Debian/Ubuntu: libarchive, zlib, zstd and libdivsufsort headers; the zstd, xdelta3 and bsdiff tools
+# Debian/Ubuntu: libarchive, zlib, zstd, libdivsufsort and libcurl headers; the zstd, xdelta3 and bsdiff tools
 # for benchmarks; curl and python3 for scripts; GNU parallel for the README's sharded publish.
 set -euo pipefail
-packages=(libarchive-dev zlib1g-dev libzstd-dev libdivsufsort-dev pkg-config zstd curl python3 parallel)
+packages=(libarchive-dev zlib1g-dev libzstd-dev libdivsufsort-dev libcurl4-openssl-dev pkg-config zstd curl python3 parallel)
 [ "${1:-}" = "--bench" ] && packages+=(time)
 [ "${1:-}" = "--bench" ] && packages+=(xdelta3 bsdiff)
 missing=()

@@ -87,6 +87,9 @@ struct Connection: Sendable {
             headers.append(("Content-Range", "bytes \(span.start)-\(span.end)/\(file.size)"))
         }
 
+        if !isHead, let endless = server.faults.endless, endless.applies(to: summary.path) {
+            return sendEndless(file, endless.framing, headers: headers, summary: &summary)
+        }
         var dropAfter: Int64?
         if !isHead {
             switch server.decideFaults(bodyLength: length) {
@@ -115,6 +118,35 @@ struct Connection: Sendable {
         case .dropped: summary.note = "dropped"
         case .clientGone: summary.note = "client-gone"
         case .fileShrunk: summary.note = "file-shrunk"
+        }
+    }
+
+    /// Sends `file`'s bytes and then `A`s, framed as `framing` says, until the client goes
+    /// away or the server stops (which shuts the socket down).
+    private func sendEndless(_ file: ServedFile, _ framing: EndlessBody.Framing, headers: [(name: String, value: String)],
+                             summary: inout Summary) {
+        var head = headers + [("Content-Type", file.contentType)]
+        switch framing {
+        case .unannounced: break
+        case .chunked: head.append(("Transfer-Encoding", "chunked"))
+        case .announced(let length): head.append(("Content-Length", String(length)))
+        }
+        summary.status = 200
+        summary.note = "endless"
+        server.recordResponse(status: 200)
+        guard Socket.sendAll(fd, HTTPResponseHead(status: 200, headers: head).serialized()) else { return }
+        let filler = [UInt8](repeating: 0x41, count: BodyStreamer.chunkSize)
+        var body = filler
+        _ = body.withUnsafeMutableBytes { file.read(into: $0, count: $0.count, at: 0) }  // the file's bytes come first
+        while true {
+            defer { body = filler }
+            var frame = body
+            if framing == .chunked {
+                frame = Array(String(body.count, radix: 16).utf8) + [13, 10] + body + [13, 10]
+            }
+            guard Socket.sendAll(fd, frame) else { return }
+            summary.bodyBytes += Int64(body.count)
+            server.recordBodyBytes(Int64(body.count), path: summary.path)
         }
     }
 

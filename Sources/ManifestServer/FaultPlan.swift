@@ -27,6 +27,10 @@ package struct FaultPlan: Sendable, Equatable {
     /// Seed for the fault PRNG; the same seed and request order give the same faults.
     package var seed: UInt64
 
+    /// Answer GETs of matching paths with a body that never ends (an attacker's endless
+    /// data): the file's bytes, then more, until the client goes away. `nil` disables it.
+    package var endless: EndlessBody?
+
     /// Creates a fault plan; every argument defaults to "no fault".
     package init(
         dropAfterBytes: Int? = nil,
@@ -35,8 +39,10 @@ package struct FaultPlan: Sendable, Equatable {
         errorStatus: Int = 503,
         bytesPerSecond: Int? = nil,
         corruptOffset: Int64? = nil,
-        seed: UInt64 = 0
+        seed: UInt64 = 0,
+        endless: EndlessBody? = nil
     ) {
+        self.endless = endless
         self.dropAfterBytes = dropAfterBytes
         self.dropCount = dropCount
         self.errorRate = errorRate
@@ -45,4 +51,32 @@ package struct FaultPlan: Sendable, Equatable {
         self.corruptOffset = corruptOffset
         self.seed = seed
     }
+}
+
+/// A response body that never ends, for testing that clients bound what they accept.
+package struct EndlessBody: Sendable, Equatable {
+    /// How the endless body is framed.
+    package enum Framing: Sendable, Equatable {
+        /// No `Content-Length`: the body runs until the connection closes.
+        case unannounced
+        /// `Transfer-Encoding: chunked`, chunk after chunk, never the last one.
+        case chunked
+        /// A `Content-Length` of this many bytes (a lie when it differs from the file).
+        case announced(Int64)
+    }
+
+    /// The framing of the body.
+    package var framing: Framing
+    /// Paths (as requested, e.g. `/blobs/`, `/catalog.json`) that get the endless body:
+    /// every path that contains one of these.
+    package var paths: [String]
+
+    /// An endless body for requests whose path contains one of `paths`.
+    package init(_ framing: Framing, paths: [String]) {
+        self.framing = framing
+        self.paths = paths
+    }
+
+    /// Whether a request for `path` gets the endless body.
+    package func applies(to path: String) -> Bool { paths.contains { path.contains($0) } }
 }

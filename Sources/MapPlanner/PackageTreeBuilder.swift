@@ -23,8 +23,8 @@ package struct PackageTreeBuilder {
         } else {
             let children = (node.children ?? []).map { visit($0, depth: depth + 1, parent: node.id, into: &out) }
             status.state = Self.combine(children.map(\.state))
-            status.downloadSize = children.reduce(0) { $0 + $1.downloadSize }
-            status.sizeOnDisk = children.reduce(0) { $0 + $1.sizeOnDisk }
+            status.downloadSize = children.saturatingSum(\.downloadSize)
+            status.sizeOnDisk = children.saturatingSum(\.sizeOnDisk)
             status.version = children.contains { $0.version != nil } ? context.state.version : nil
         }
         out[index] = status
@@ -50,7 +50,7 @@ package struct PackageTreeBuilder {
                                     strategy: .delta, broken: inconsistent.contains(.init(leaf.id, group)),
                                     installedVersion: context.state.version)
             if installed[group] != nil, step.action != .keep { outdated = true }
-            if !installed.isEmpty || step.action == .install { status.downloadSize += step.downloadBytes }
+            if !installed.isEmpty || step.action == .install { status.downloadSize = status.downloadSize.plusSaturating(step.downloadBytes) }
         }
         if installed.isEmpty {
             status.state = .notInstalled

@@ -14,12 +14,12 @@ public struct Plan: Sendable, Hashable, Encodable {
     }
 
     /// Bytes the plan downloads.
-    public var downloadBytes: Int64 { steps.reduce(0) { $0 + $1.downloadBytes } }
+    public var downloadBytes: Int64 { steps.saturatingSum(\.downloadBytes) }
     /// Bytes the same changes would cost with full archives only.
-    public var fullBytes: Int64 { steps.reduce(0) { $0 + $1.fullBytes } }
+    public var fullBytes: Int64 { steps.saturatingSum(\.fullBytes) }
     /// Most extra disk space the plan needs at once: downloads plus the new files, while
     /// the old generation stays in place until the switch.
-    public var peakBytes: Int64 { steps.reduce(0) { $0 + $1.downloadBytes + $1.writeBytes } }
+    public var peakBytes: Int64 { steps.saturatingSum { $0.downloadBytes.plusSaturating($0.writeBytes) } }
     /// Whether the plan changes anything.
     public var changesFiles: Bool { steps.contains { $0.action != .keep } }
 

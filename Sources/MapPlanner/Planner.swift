@@ -111,7 +111,7 @@ package enum Planner {
         guard let chain = cheapestChain(from: current.treeHash, to: artifact.treeHash, edges: artifact.patches ?? []) else {
             return full(.update, "no patch chain from the installed files")
         }
-        let cost = chain.reduce(0) { $0 + $1.size }
+        let cost = chain.saturatingSum(\.size)
         guard cost < artifact.size else {
             return full(.update, "patches (\(ByteFormat.string(cost))) cost more than the full archive")
         }
@@ -124,7 +124,10 @@ package enum Planner {
 
     /// Disk space the unpacked files may take: their bytes plus up to one 4 KiB block per
     /// file lost to rounding.
-    package static func diskBytes(_ artifact: Artifact) -> Int64 { artifact.unpackedSize + Int64(artifact.files) * 4096 }
+    package static func diskBytes(_ artifact: Artifact) -> Int64 {
+        let blocks = Int64(artifact.files).multipliedReportingOverflow(by: 4096)
+        return artifact.unpackedSize.plusSaturating(blocks.overflow ? .max : blocks.partialValue)
+    }
 
     /// The patch sequence with the fewest bytes from tree `start` to tree `goal` (Dijkstra
     /// over tree hashes), or `nil` when none connects them.
@@ -135,7 +138,7 @@ package enum Planner {
             if node == goal { break }
             done.insert(node)
             for edge in edges where edge.fromTreeHash == node {
-                let cost = entry.cost + edge.size
+                let cost = entry.cost.plusSaturating(edge.size)
                 if cost < best[edge.toTreeHash]?.cost ?? .max { best[edge.toTreeHash] = (cost, edge) }
             }
         }

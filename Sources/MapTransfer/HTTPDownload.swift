@@ -1,355 +1,286 @@
+import CCurl
 import Foundation
-import Synchronization
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import MapModel
 import MapPlatform
+import Synchronization
 
-/// One HTTP GET that streams its body onto the end of a partial file.
-package final class HTTPDownload: Sendable {
-    /// How one attempt ended.
-    package enum Outcome: Sendable {
-        case finished
-        case failed(MapLoaderError)
-        /// Stopped by a pause (``TransferControl``); the partial file is kept for `Range`.
-        case paused(validator: String?)
-        /// Worth another attempt; `validator` is the entity tag to resume against;
-        /// `worked` tells whether the server answered this attempt at all (only a server
-        /// that answered is worth retrying).
-        case retryable(reason: String, validator: String?, worked: Bool)
-    }
-
-    private struct State {
-        package var handle: FileHandle?
-        package var offset: Int64 = 0
-        package var validator: String?
-        package var outcome: Outcome?
-        package var continuation: CheckedContinuation<Outcome, Never>?
-        /// When the attempt started, last heard from the server, and how many bytes came
-        /// since the current rate window began.
-        package var started = ContinuousClock.now
-        package var responded = false
-        package var lastActivity = ContinuousClock.now
-        package var windowStart = ContinuousClock.now
-        package var windowBytes: Int64 = 0
-        /// The server ignored a windowed `Range` and sends the whole file.
-        package var windowIgnored = false
-    }
-
-    private let url: URL
-    private let file: URL
-    private let limit: TransferLimit
-    private let deadlines: TransferDeadlines
-    private let giveUp: ContinuousClock.Instant?
-    /// The last byte offset to fetch in this attempt (a bandwidth cap fetches a file in
-    /// windows); `nil` for the rest of the file.
-    private let window: Int64?
-    private let control: TransferControl?
-    private let progress: @Sendable (Int64) -> Void
-    private let state = Mutex(State())
-
-    private init(url: URL, file: URL, limit: TransferLimit, deadlines: TransferDeadlines,
-                 giveUp: ContinuousClock.Instant?, window: Int64?, control: TransferControl?,
-                 progress: @escaping @Sendable (Int64) -> Void) {
-        self.giveUp = giveUp
-        self.window = window
-        self.control = control
-        self.url = url
-        self.file = file
-        self.limit = limit
-        self.deadlines = deadlines
-        self.progress = progress
-    }
+/// One HTTP GET that streams its body onto the end of a partial file, through libcurl.
+///
+/// libcurl hands each piece of body to ``Transfer/write`` on the transfer's own thread and
+/// reads no more from the socket until that call returns: the body goes to disk as it
+/// arrives, a body longer than allowed stops at the first byte too many, and a server
+/// faster than the disk is simply read more slowly. Memory stays at one buffer per
+/// download, whatever the server sends. (Foundation's URLSession on Linux queues every
+/// piece it reads for its delegate with no such back-pressure: an endless body grew a
+/// client past 13 GB.) The decisions (status, ranges, lengths, deadlines) are made by
+/// ``DownloadAttempt``, a value; this type only feeds it.
+package enum HTTPDownload {
+    package typealias Outcome = DownloadOutcome
 
     /// `host:port` of the URL, for messages.
-    package var host: String { HTTPDownload.host(of: url) }
-
     package static func host(of url: URL) -> String {
         (url.host ?? url.absoluteString) + (url.port.map { ":\($0)" } ?? "")
     }
 
-    /// One URLSession for every download: no cache, no cookies, nothing written outside the
-    /// data directory. Each download is its own delegate through ``SessionRouter``.
-    package static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        configuration.urlCredentialStorage = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        return URLSession(configuration: configuration, delegate: SessionRouter.shared, delegateQueue: nil)
-    }()
-
     /// Runs one attempt: `Range` from the partial file's length, `If-Range: validator`.
-    /// - Parameter giveUp: when the whole file's time (``TransferDeadlines/total``) runs out.
+    /// - Parameters:
+    ///   - giveUp: when the whole file's time (``TransferDeadlines/total``) runs out.
+    ///   - window: the last byte offset to fetch in this attempt (a bandwidth cap fetches a
+    ///     file in windows); `nil` for the rest of the file.
     package static func run(url: URL, file: URL, limit: TransferLimit, validator: String?, deadlines: TransferDeadlines,
-                    giveUp: ContinuousClock.Instant? = nil, window: Int64? = nil, control: TransferControl? = nil,
-                    progress: @escaping @Sendable (Int64) -> Void) async -> Outcome {
-        let download = HTTPDownload(url: url, file: file, limit: limit, deadlines: deadlines, giveUp: giveUp,
-                                    window: window, control: control, progress: progress)
-        let handle: FileHandle
+                            giveUp: ContinuousClock.Instant? = nil, window: Int64? = nil, control: TransferControl? = nil,
+                            progress: @escaping @Sendable (Int64) -> Void) async -> Outcome {
+        let output: SystemFile
         let offset: Int64
         do {
-            handle = try TransferFile.openForAppend(file)
-            offset = Int64(try handle.offset())
+            output = try SystemFile.openForAppend(file.path)
+            offset = try output.size()
         } catch {
             return .failed(.storage(path: file.path, error))
         }
-        if case .exactly(let size) = limit, offset == size {
-            try? handle.close()
-            return .finished
+        let attempt = DownloadAttempt(url: url.absoluteString, host: host(of: url), limit: limit, window: window,
+                                      offset: offset, validator: validator, deadlines: deadlines, giveUp: giveUp,
+                                      now: .now)
+        if let decided = attempt.before {
+            if case .retryable = decided { try? FileManager.default.removeItem(at: file) }
+            return decided
         }
-        if offset > limit.maximum {
-            try? handle.close()
-            try? FileManager.default.removeItem(at: file)
-            return .retryable(reason: "the partial file was longer than pinned", validator: nil, worked: true)
-        }
-        download.state.withLock {
-            $0.handle = handle
-            $0.offset = offset
-        }
-        var request = URLRequest(url: url)
-        // URLSession's own timer restarts on every byte; the watchdog below enforces the
-        // deadlines, this is only a backstop.
-        request.timeoutInterval = deadlines.stall + 5
-        request.cachePolicy = .reloadIgnoringLocalCacheData
-        if let window {
-            request.setValue("bytes=\(offset)-\(window)", forHTTPHeaderField: "Range")
-            if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
-        } else if offset > 0 {
-            request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
-            if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
-        }
-        let task = session.dataTask(with: request)
-        SessionRouter.shared.register(download, for: task)
-        defer { SessionRouter.shared.unregister(task) }
-        // The watchdog ticks on its own dispatch queue, not on Swift's cooperative pool, so
-        // deadlines hold even while an app keeps the pool busy.
-        let watchdog = DispatchSource.makeTimerSource(queue: watchdogQueue)
-        watchdog.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
-        watchdog.setEventHandler {
-            if download.control?.isPaused == true {
-                download.finish(.paused(validator: download.state.withLock { $0.validator }))
-                task.cancel()
-            } else if let stalled = download.stalled(now: .now) {
-                download.finish(stalled)
-                task.cancel()
-            }
-        }
-        watchdog.resume()
-        defer { watchdog.cancel() }
+        let transfer = Transfer(url: url, output: output, attempt: attempt, control: control, progress: progress)
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                // A cancellation may have come first (the handler below ran already): then the
-                // request is never started and the outcome is given at once.
-                let decided: Outcome? = download.state.withLock { state in
-                    if state.outcome == nil, Task.isCancelled { state.outcome = .failed(.cancelled) }
-                    guard state.outcome == nil else {
-                        try? state.handle?.close()
-                        state.handle = nil
-                        return state.outcome
-                    }
-                    state.continuation = continuation
-                    state.started = .now
-                    state.lastActivity = .now
-                    state.windowStart = .now
-                    return nil
-                }
-                if let decided { return continuation.resume(returning: decided) }
-                task.resume()
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                // A cancellation that came first never starts the request.
+                if Task.isCancelled { return continuation.resume(returning: .failed(.cancelled)) }
+                let thread = Thread { continuation.resume(returning: transfer.perform()) }
+                thread.name = "MapLoader download"
+                thread.start()
             }
         } onCancel: {
-            download.finish(.failed(.cancelled))
-            task.cancel()
+            transfer.cancel()
         }
-    }
-
-    /// The outcome when the attempt broke a deadline: no answer, silence, or too slow.
-    private func stalled(now: ContinuousClock.Instant) -> Outcome? {
-        state.withLock { state in
-            guard state.outcome == nil else { return nil }
-            let stall = Duration.seconds(deadlines.stall)
-            if let giveUp, now > giveUp {
-                return .failed(.connectionFailed(url: url.absoluteString,
-                                                 reason: "\(host) took longer than the \(Int(deadlines.total ?? 0)) s allowed for one file (\(ByteFormat.string(state.offset)) received)"))
-            }
-            if !state.responded, now - state.started > stall {
-                return .retryable(reason: "\(host) accepted the connection but sent no answer in \(Int(deadlines.stall)) s",
-                                  validator: state.validator, worked: false)
-            }
-            if state.responded, now - state.lastActivity > stall {
-                return .retryable(reason: "\(host) stopped sending for \(Int(deadlines.stall)) s after \(ByteFormat.string(state.offset))",
-                                  validator: state.validator, worked: true)
-            }
-            guard deadlines.minimumRate > 0, now - state.windowStart >= .seconds(deadlines.rateWindow) else { return nil }
-            let needed = Int64(Double(deadlines.minimumRate) * deadlines.rateWindow)
-            if state.windowBytes < needed {
-                return .failed(.connectionFailed(url: url.absoluteString,
-                                                 reason: "\(host) is too slow: \(ByteFormat.string(state.windowBytes)) in \(Int(deadlines.rateWindow)) s, below the minimum of \(ByteFormat.string(deadlines.minimumRate))/s"))
-            }
-            state.windowStart = now
-            state.windowBytes = 0
-            return nil
-        }
-    }
-
-    package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        guard let http = response as? HTTPURLResponse else {
-            finish(.failed(.connectionFailed(url: url.absoluteString, reason: "not an HTTP response")))
-            completionHandler(.cancel)
-            return
-        }
-        let etag = http.value(forHTTPHeaderField: "ETag")
-        let decision: Outcome? = state.withLock { state in
-            state.validator = etag
-            state.responded = true
-            state.lastActivity = .now
-            let announced = http.expectedContentLength
-            state.windowIgnored = window != nil && http.statusCode == 200
-            let end = state.windowIgnored ? nil : window.map { $0 + 1 }
-            if case .exactly(let size) = limit, [200, 206].contains(http.statusCode), announced >= 0,
-               announced != (end ?? size) - (http.statusCode == 206 ? state.offset : 0) {
-                return .failed(.integrityFailed(what: url.absoluteString,
-                                                detail: "the server announces \(announced) bytes where \((end ?? size) - state.offset) are pinned"))
-            }
-            switch http.statusCode {
-            case 200:
-                if state.offset > 0 {
-                    // The server ignored Range or the file changed (If-Range failed): start over.
-                    do {
-                        try state.handle?.truncate(atOffset: 0)
-                        state.offset = 0
-                    } catch {
-                        return .failed(.storage(path: file.path, error))
-                    }
-                }
-                return nil
-            case 206:
-                let range = http.value(forHTTPHeaderField: "Content-Range") ?? ""
-                guard range.hasPrefix("bytes \(state.offset)-") else {
-                    return .failed(.integrityFailed(what: url.absoluteString,
-                                                    detail: "server resumed at the wrong offset (\(range))"))
-                }
-                return nil
-            case 416 where { if case .exactly(let n) = limit { return n == state.offset } else { return false } }():
-                return .finished
-            case 408, 429, 500...599:
-                return .retryable(reason: "HTTP \(http.statusCode)", validator: etag, worked: true)
-            default:
-                return .failed(.httpStatus(url: url.absoluteString, status: http.statusCode))
-            }
-        }
-        if let decision {
-            finish(decision)
-            completionHandler(.cancel)
-        } else {
-            completionHandler(.allow)
-        }
-    }
-
-    package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let failure: Outcome? = state.withLock { state in
-            guard state.outcome == nil, let handle = state.handle else { return nil }
-            guard state.offset + Int64(data.count) <= limit.maximum else {
-                return .failed(.integrityFailed(what: url.absoluteString,
-                                                detail: "longer than the \(limit.maximum) bytes pinned for it"))
-            }
-            do {
-                try handle.write(contentsOf: data)
-            } catch {
-                return .failed(.storage(path: file.path, error))
-            }
-            state.offset += Int64(data.count)
-            state.lastActivity = .now
-            state.windowBytes += Int64(data.count)
-            return nil
-        }
-        if let failure {
-            finish(failure)
-            dataTask.cancel()
-        } else {
-            progress(state.withLock { $0.offset })
-        }
-    }
-
-    package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let outcome: Outcome = state.withLock { state in
-            if let error {
-                let code = (error as? URLError)?.code
-                switch code {
-                case .cancelled?:
-                    return .failed(.cancelled)
-                case .cannotConnectToHost?:
-                    return .failed(.connectionFailed(url: url.absoluteString,
-                                                     reason: "\(host) refused the connection (is the server running?)"))
-                case .cannotFindHost?, .dnsLookupFailed?:
-                    return .failed(.connectionFailed(url: url.absoluteString,
-                                                     reason: "the host name '\(url.host ?? "")' does not resolve"))
-                case .timedOut? where !state.responded:
-                    return .retryable(reason: "the request to \(host) timed out without an answer",
-                                      validator: state.validator, worked: false)
-                default:
-                    return .retryable(reason: error.localizedDescription, validator: state.validator, worked: state.responded)
-                }
-            }
-            if case .exactly(let size) = limit, state.offset != (state.windowIgnored ? nil : window.map { $0 + 1 }) ?? size {
-                return .retryable(reason: "connection closed after \(state.offset) of \(size) bytes",
-                                  validator: state.validator, worked: state.responded)
-            }
-            return .finished
-        }
-        finish(outcome)
-    }
-
-    /// Records the first outcome, closes the file and resumes the waiting caller once.
-    fileprivate func finish(_ outcome: Outcome) {
-        let continuation: CheckedContinuation<Outcome, Never>? = state.withLock { state in
-            if state.outcome == nil {
-                state.outcome = outcome
-                try? state.handle?.synchronize()
-                try? state.handle?.close()
-                state.handle = nil
-            }
-            defer { state.continuation = nil }
-            return state.continuation.map { c in c }
-        }
-        continuation?.resume(returning: state.withLock { $0.outcome! })
     }
 }
 
-/// The queue every download's deadline watchdog ticks on.
-private let watchdogQueue = DispatchQueue(label: "MapLoader.transfer-deadlines")
-
-/// Routes the shared session's delegate calls to the download that owns each task, so one
-/// session (and its connection pool) serves every download.
-package final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
-    static let shared = SessionRouter()
-    private let downloads = Mutex<[Int: HTTPDownload]>([:])
-
-    func register(_ download: HTTPDownload, for task: URLSessionTask) {
-        downloads.withLock { $0[task.taskIdentifier] = download }
+/// One attempt's state, shared by libcurl's callbacks (on the transfer's thread) and a
+/// cancellation (from any thread).
+private final class Transfer: Sendable {
+    private struct State {
+        var attempt: DownloadAttempt
+        /// The response head being read (each redirect and `100 Continue` starts anew).
+        var head = ResponseHead()
+        var headDecided = false
+        var cancelled = false
     }
 
-    func unregister(_ task: URLSessionTask) {
-        _ = downloads.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+    private struct ResponseHead {
+        var status = 0
+        var contentLength: Int64?
+        var contentRange: String?
+        var etag: String?
+        var location = false
     }
 
-    private func download(_ task: URLSessionTask) -> HTTPDownload? {
-        downloads.withLock { $0[task.taskIdentifier] }
+    let url: URL
+    let output: SystemFile
+    let control: TransferControl?
+    let progress: @Sendable (Int64) -> Void
+    private let state: Mutex<State>
+
+    init(url: URL, output: SystemFile, attempt: DownloadAttempt, control: TransferControl?,
+         progress: @escaping @Sendable (Int64) -> Void) {
+        self.url = url
+        self.output = output
+        self.control = control
+        self.progress = progress
+        state = Mutex(State(attempt: attempt))
     }
 
-    package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        guard let download = download(dataTask) else { return completionHandler(.cancel) }
-        download.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
+    func cancel() { state.withLock { $0.cancelled = true } }
+
+    /// Runs the request to its end on the calling thread (blocking) and says how it went.
+    func perform() -> DownloadOutcome {
+        let (range, validator) = state.withLock { ($0.attempt.rangeHeader, $0.attempt.validator) }
+        var headers: [String] = ["Accept-Encoding: identity"]
+        if let range {
+            headers.append("Range: \(range)")
+            if let validator { headers.append("If-Range: \(validator)") }
+        }
+        let stallSeconds = state.withLock { $0.attempt.deadlines.stall }
+        let result = CurlEasy.perform(url: url.absoluteString, headers: headers, connectTimeout: stallSeconds + 5,
+                                      context: Unmanaged.passUnretained(self).toOpaque())
+        let outcome = state.withLock { state in
+            switch result {
+            case .completed: return state.attempt.end(nil)
+            case .failed(let failure): return state.attempt.end(failure)
+            case .stopped:
+                return state.attempt.interrupt(.retryable(reason: "the transfer stopped", validator: nil, worked: false))
+            }
+        }
+        if case .finished = outcome { try? output.sync() }
+        return outcome
     }
 
-    package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        download(dataTask)?.urlSession(session, dataTask: dataTask, didReceive: data)
+    /// A header line from libcurl; `false` stops the transfer.
+    func header(_ line: Substring) -> Bool {
+        let decision: DownloadAttempt.HeadAction? = state.withLock { state in
+            if line.hasPrefix("HTTP/") {
+                state.head = ResponseHead()
+                state.head.status = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+                return nil
+            }
+            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard trimmed.isEmpty else {
+                Self.record(trimmed, in: &state.head)
+                return nil
+            }
+            // The end of a head: informational answers and redirects libcurl follows are not decided on.
+            let head = state.head
+            if (100..<200).contains(head.status) || ((300..<400).contains(head.status) && head.location) { return nil }
+            return decide(&state)
+        }
+        return apply(decision)
     }
 
-    package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        download(task)?.urlSession(session, task: task, didCompleteWithError: error)
+    private static func record(_ field: String, in head: inout ResponseHead) {
+        guard let colon = field.firstIndex(of: ":") else { return }
+        let name = field[..<colon].lowercased()
+        let value = field[field.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        switch name {
+        case "content-length": head.contentLength = Int64(value)
+        case "content-range": head.contentRange = String(value.prefix(200))
+        case "etag": head.etag = String(value.prefix(512))
+        case "location": head.location = true
+        default: break
+        }
+    }
+
+    private func decide(_ state: inout State) -> DownloadAttempt.HeadAction {
+        state.headDecided = true
+        let head = state.head
+        return state.attempt.head(status: head.status, contentLength: head.contentLength, contentRange: head.contentRange,
+                                  etag: head.etag, now: .now)
+    }
+
+    /// Carries out a head decision; `false` stops the transfer.
+    private func apply(_ decision: DownloadAttempt.HeadAction?) -> Bool {
+        switch decision {
+        case nil, .append?:
+            return true
+        case .restart?:
+            do {
+                try output.truncate(to: 0)
+                try output.seek(to: 0)
+                return true
+            } catch {
+                _ = state.withLock { $0.attempt.interrupt(.failed(.storage(path: output.path, error))) }
+                return false
+            }
+        case .stop?:
+            return false
+        }
+    }
+
+    /// Body bytes from libcurl; `false` stops the transfer before they are written.
+    func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let decision: DownloadAttempt.HeadAction? = state.withLock { $0.headDecided ? nil : decide(&$0) }
+        guard apply(decision) else { return false }
+        let refused = state.withLock { $0.attempt.body(bytes.count, now: .now) }
+        guard refused == nil else { return false }
+        do {
+            try output.writeAll(bytes)
+        } catch {
+            _ = state.withLock { $0.attempt.interrupt(.failed(.storage(path: output.path, error))) }
+            return false
+        }
+        progress(state.withLock { $0.attempt.offset })
+        return true
+    }
+
+    /// libcurl's periodic call (at least once a second, and as bytes move); `false` stops
+    /// the transfer: cancelled, paused, or a deadline broken.
+    func tick() -> Bool {
+        let paused = control?.isPaused == true
+        return state.withLock { state in
+            if state.cancelled { _ = state.attempt.interrupt(.failed(.cancelled)) }
+            if paused { _ = state.attempt.interrupt(.paused(validator: state.attempt.validator)) }
+            return state.attempt.tick(now: .now) == nil
+        }
+    }
+
+    static func from(_ context: UnsafeMutableRawPointer?) -> Transfer? {
+        context.map { Unmanaged<Transfer>.fromOpaque($0).takeUnretainedValue() }
+    }
+}
+
+/// libcurl's easy interface, as MapLoader uses it: one blocking GET with callbacks into a
+/// ``Transfer``.
+private enum CurlEasy {
+    /// libcurl's process-wide set-up, once.
+    static let initialised: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+
+    /// How a transfer ended.
+    enum Ending {
+        /// The body ended as the server sent it.
+        case completed
+        /// A callback stopped it (the ``Transfer`` holds the decision).
+        case stopped
+        case failed(TransportFailure)
+    }
+
+    /// Performs the GET with callbacks into the ``Transfer`` at `context`.
+    static func perform(url: String, headers: [String], connectTimeout: Double,
+                        context: UnsafeMutableRawPointer) -> Ending {
+        guard initialised, let handle = curl_easy_init() else { return .failed(.broken("libcurl could not start a transfer")) }
+        defer { curl_easy_cleanup(handle) }
+        var list: UnsafeMutablePointer<curl_slist>?
+        for header in headers { list = curl_slist_append(list, header) }
+        defer { curl_slist_free_all(list) }
+        let errors = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errors.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        defer { errors.deallocate() }
+        _ = maploader_curl_set_string(handle, CURLOPT_URL, url)
+        _ = maploader_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
+        _ = maploader_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        _ = maploader_curl_set_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        _ = maploader_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 1)
+        _ = maploader_curl_set_long(handle, CURLOPT_MAXREDIRS, 5)
+        _ = maploader_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(connectTimeout * 1000))
+        _ = maploader_curl_set_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
+        _ = maploader_curl_set_long(handle, CURLOPT_BUFFERSIZE, 128 * 1024)
+        _ = maploader_curl_set_string(handle, CURLOPT_USERAGENT, "MapLoader")
+        _ = maploader_curl_set_list(handle, CURLOPT_HTTPHEADER, list)
+        _ = maploader_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, errors)
+        _ = maploader_curl_set_pointer(handle, CURLOPT_HEADERDATA, context)
+        _ = maploader_curl_set_data_callback(handle, CURLOPT_HEADERFUNCTION) { pointer, size, count, context in
+            guard let transfer = Transfer.from(context), let pointer else { return 0 }
+            let bytes = UnsafeRawBufferPointer(start: pointer, count: size * count)
+            return transfer.header(Substring(decoding: bytes, as: UTF8.self)) ? size * count : 0
+        }
+        _ = maploader_curl_set_pointer(handle, CURLOPT_WRITEDATA, context)
+        _ = maploader_curl_set_data_callback(handle, CURLOPT_WRITEFUNCTION) { pointer, size, count, context in
+            guard let transfer = Transfer.from(context), let pointer else { return 0 }
+            return transfer.write(UnsafeRawBufferPointer(start: pointer, count: size * count)) ? size * count : 0
+        }
+        _ = maploader_curl_set_long(handle, CURLOPT_NOPROGRESS, 0)
+        _ = maploader_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context)
+        _ = maploader_curl_set_progress_callback(handle) { context, _, _, _, _ in
+            Transfer.from(context)?.tick() == false ? 1 : 0
+        }
+        let code = curl_easy_perform(handle)
+        let detail = errors.pointee != 0 ? String(cString: errors) : String(cString: curl_easy_strerror(code))
+        switch code {
+        case CURLE_OK:
+            return .completed
+        case CURLE_WRITE_ERROR, CURLE_ABORTED_BY_CALLBACK:
+            return .stopped
+        case CURLE_COULDNT_CONNECT:
+            return .failed(.refused)
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return .failed(.unresolved)
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return .failed(.tls(detail))
+        default:
+            return .failed(.broken(detail))
+        }
     }
 }

@@ -1,8 +1,5 @@
 import Foundation
 import Synchronization
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import MapModel
 import MapPlatform
 

@@ -3,8 +3,8 @@ import Synchronization
 
 /// Caps the bytes per second of every download that shares it (one per loader, so
 /// downloads running side by side share the cap): a token bucket with one second of burst.
-/// A download that gets ahead pauses its task (`URLSessionTask.suspend()`, so the socket
-/// stops being read and TCP slows the sender) until it is back under the rate.
+/// A capped download asks for a quarter second's worth at a time (a `Range` window) and
+/// pauses between windows while it is ahead of the rate (``HTTPSource``).
 package final class RateLimiter: Sendable {
     /// The cap, bytes per second.
     package let bytesPerSecond: Int64

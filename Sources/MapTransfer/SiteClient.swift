@@ -74,6 +74,14 @@ package struct SiteClient: Sendable {
             throw .invalidMetadata(what: source.describe(SiteLayout.catalog),
                                    detail: "format \(catalog.formatVersion) is not supported by this maploader; upgrade it")
         }
+        guard (0...SiteLimits.serial).contains(catalog.serial) else {
+            throw .invalidMetadata(what: source.describe(SiteLayout.catalog),
+                                   detail: "serial \(catalog.serial) is outside 0…\(SiteLimits.serial)")
+        }
+        if let entry = catalog.versions.first(where: { !(1...SiteLimits.metadataBytes).contains($0.size) || $0.sha256.count != 64 }) {
+            throw .invalidMetadata(what: source.describe(SiteLayout.catalog),
+                                   detail: "version \(entry.version) pins a manifest of \(entry.size) bytes (outside 1…\(SiteLimits.metadataBytes)) or a malformed hash")
+        }
         guard catalog.entry(catalog.current) != nil else {
             throw .invalidMetadata(what: source.describe(SiteLayout.catalog),
                                    detail: "current version \(catalog.current) is not among its versions")

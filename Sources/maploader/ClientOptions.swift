@@ -89,7 +89,6 @@ struct ClientOptions: ParsableArguments {
     func withLoader<T: Sendable>(quiet: Bool = false,
                                  _ body: @escaping @Sendable (MapLoader) async throws -> T) async throws -> T {
         let configuration = self.configuration
-        Self.keepFoundationInside(configuration.dataDirectory)
         let loader = MapLoader(configuration: configuration)
         let renderer = ProgressRenderer(quiet: json || quiet)
         let events = loader.events()
@@ -114,21 +113,6 @@ struct ClientOptions: ParsableArguments {
             await consumer.value
             throw error
         }
-    }
-}
-
-extension ClientOptions {
-    /// On Linux, Foundation's networking creates a URL cache folder under
-    /// `$XDG_CACHE_HOME` (else `~/.cache`) and a folder under `$XDG_DATA_HOME` (else
-    /// `~/.local/share`) for every process that makes a URLSession, whatever the session's
-    /// configuration says. MapLoader writes nothing outside its data directory, so the CLI
-    /// points both into `<data-dir>/cache/foundation` before any request.
-    static func keepFoundationInside(_ dataDirectory: URL) {
-        #if os(Linux)
-        let folder = dataDirectory.appendingPathComponent("cache/foundation").path
-        setenv("XDG_CACHE_HOME", folder, 1)
-        setenv("XDG_DATA_HOME", folder, 1)
-        #endif
     }
 }
 

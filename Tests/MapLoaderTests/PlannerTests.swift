@@ -29,6 +29,19 @@ import Testing
         ])
     }
 
+    /// Sums of sizes saturate instead of trapping, even on numbers no validated manifest
+    /// carries (the site's numbers are range-checked before planning; this is the second line).
+    @Test func sumsOfHugeSizesSaturate() {
+        let huge = Artifact(sha256: String(repeating: "a", count: 64), size: 5_000_000_000_000_000_000, format: .tarZstd,
+                            unpackedSize: 9_000_000_000_000_000_000, files: 1 << 62, treeHash: "t3")
+        let plan = Planner.plan(installed: .empty, manifest: Self.manifest(["base": huge, "poi": huge]),
+                                packages: ["a"], selection: ["base", "poi"], strategy: .delta)
+        #expect(plan.steps.count == 2)
+        #expect(plan.downloadBytes == .max)
+        #expect(plan.peakBytes == .max)
+        #expect(Planner.diskBytes(huge) == .max)
+    }
+
     @Test func notInstalledGroupIsInstalledInFull() {
         let plan = Planner.plan(installed: .empty, manifest: Self.manifest(["base": Self.artifact("t3")]),
                                 packages: ["a"], selection: ["base"], strategy: .delta)

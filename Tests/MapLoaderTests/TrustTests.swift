@@ -122,7 +122,7 @@ import MapPublisher
         try handle.close()
         let loader = site.loader()
         await expectRefused(loader) { error in
-            if case .integrityFailed(_, let detail) = error { return detail.contains("pinned") } else { return false }
+            if case .integrityFailed(_, let detail) = error { return detail.contains("pin") } else { return false }
         }
         // The partial download never holds more than the pinned length.
         let downloads = loader.configuration.dataDirectory.appendingPathComponent("downloads")

@@ -52,7 +52,7 @@ actor PlanSession {
     private func checkQuota(_ plan: Plan, _ state: InstalledState) throws {
         guard let quota, plan.peakBytes > 0 else { return }
         let installed = state.packages.keys.reduce(Int64(0)) { $0 + state.size(of: $1) }
-        let needed = installed + plan.peakBytes
+        let needed = installed.plusSaturating(plan.peakBytes)
         guard needed > quota else { return }
         let largest = state.packages.keys.sorted { (state.size(of: $0), $1) > (state.size(of: $1), $0) }.prefix(3)
         throw MapLoaderError.quotaExceeded(quota: quota, needed: needed,

@@ -27,13 +27,13 @@ final class TransferLedger: Sendable {
     /// Blob files to delete after the commit.
     var fetched: [URL] { state.withLock { $0.fetched } }
 
-    func addToTotal(_ bytes: Int64) { state.withLock { $0.total += bytes } }
+    func addToTotal(_ bytes: Int64) { state.withLock { $0.total = $0.total.plusSaturating(bytes) } }
 
     /// Records that blob `sha256` holds `bytes`; returns the operation's completed bytes.
     func record(_ sha256: String, bytes: Int64) -> Int64 {
         state.withLock { state in
             state.progress[sha256] = bytes
-            return state.progress.values.reduce(0, +)
+            return state.progress.values.saturatingSum { $0 }
         }
     }
 

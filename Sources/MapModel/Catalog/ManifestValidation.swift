@@ -31,15 +31,36 @@ package enum ManifestValidation {
         if let children = node.children, children.isEmpty { return "package '\(node.id)' has an empty children list" }
         if let part = node.part {
             guard formatVersion == Manifest.splitFormat else { return "package '\(node.id)' is a part in an unsplit manifest" }
-            guard node.children == nil, node.artifacts == nil, part.sha256.count == 64, part.size > 0 else {
-                return "the part stub '\(node.id)' is malformed"
+            guard node.children == nil, node.artifacts == nil, part.sha256.count == 64, part.size > 0,
+                  part.size <= SiteLimits.metadataBytes, (0...SiteLimits.leaves).contains(part.leaves) else {
+                return "the part stub '\(node.id)' is malformed (or claims more than \(SiteLimits.metadataBytes >> 20) MiB or \(SiteLimits.leaves) leaves)"
             }
         }
         for (group, artifact) in node.artifacts ?? [:] {
             guard groupIDs.contains(group) else { return "package '\(node.id)' has an artifact for unknown group '\(group)'" }
-            guard artifact.size >= 0, artifact.unpackedSize >= 0, artifact.files >= 0,
-                  artifact.sha256.count == 64, artifact.treeHash.count == 64 else {
-                return "artifact \(node.id)/\(group) has malformed sizes or hashes"
+            guard artifact.sha256.count == 64, artifact.treeHash.count == 64 else {
+                return "artifact \(node.id)/\(group) has malformed hashes"
+            }
+            if let problem = Self.problem(in: artifact, "\(node.id)/\(group)") { return problem }
+        }
+        return nil
+    }
+
+    /// Every number of an artifact and its patch edges within ``SiteLimits``.
+    private static func problem(in artifact: Artifact, _ name: String) -> String? {
+        guard SiteLimits.accepts(artifact.size, upTo: SiteLimits.blobBytes) else {
+            return "artifact \(name) has size \(artifact.size), outside 0…\(SiteLimits.blobBytes)"
+        }
+        guard SiteLimits.accepts(artifact.unpackedSize, upTo: SiteLimits.unpackedBytes) else {
+            return "artifact \(name) has unpackedSize \(artifact.unpackedSize), outside 0…\(SiteLimits.unpackedBytes)"
+        }
+        guard (0...SiteLimits.files).contains(artifact.files) else {
+            return "artifact \(name) has \(artifact.files) files, outside 0…\(SiteLimits.files)"
+        }
+        for edge in artifact.patches ?? [] {
+            guard SiteLimits.accepts(edge.size, upTo: SiteLimits.blobBytes), edge.sha256.count == 64,
+                  edge.fromTreeHash.count == 64, edge.toTreeHash.count == 64 else {
+                return "artifact \(name) has a patch \(edge.from)→\(edge.to) with size \(edge.size) (outside 0…\(SiteLimits.blobBytes)) or malformed hashes"
             }
         }
         return nil

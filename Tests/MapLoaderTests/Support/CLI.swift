@@ -12,8 +12,10 @@ enum CLI {
     static var binary: URL { CrashTests.binary }
 
     /// Starts the CLI; the caller waits for it (`finish`) or kills it.
+    /// - Parameter parent: a command (found on `PATH`) that runs the CLI as its child, given
+    ///   the CLI's path and arguments after its own.
     static func start(_ arguments: [String], environment: [String: String] = [:],
-                      directory: URL? = nil) throws -> (Process, output: URL, errors: URL) {
+                      directory: URL? = nil, parent: [String] = []) throws -> (Process, output: URL, errors: URL) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("maploader-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let output = folder.appendingPathComponent("stdout")
@@ -21,8 +23,13 @@ enum CLI {
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
         let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
+        if parent.isEmpty {
+            process.executableURL = binary
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = parent + [binary.path] + arguments
+        }
         var env = ProcessInfo.processInfo.environment
         for key in env.keys where key.hasPrefix("MAPLOADER_") { env[key] = nil }
         env.merge(environment) { _, new in new }
@@ -86,5 +93,23 @@ enum RawThread {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             Thread { continuation.resume(with: Result { try work() }) }.start()
         }
+    }
+}
+
+extension CLI {
+    /// Runs the CLI as the child of a `python3` that reports its peak resident memory
+    /// (`ru_maxrss`), on a thread of its own: what the kernel saw, whatever the CLI did.
+    static func runMeasuringMemory(_ arguments: [String]) async throws -> (result: Result, peakBytes: Int64) {
+        let script = """
+            import resource, subprocess, sys
+            code = subprocess.run(sys.argv[1:]).returncode
+            sys.stderr.write("\\nmaxrss-kib=%d\\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+            sys.exit(code if code >= 0 else 128 - code)
+            """
+        let raw = try await RawThread.value { try finish(start(arguments, parent: ["python3", "-c", script])) }
+        let marker = raw.stderr.range(of: "\nmaxrss-kib=", options: .backwards)
+        let peak = marker.flatMap { Int64(raw.stderr[$0.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines)) } ?? -1
+        let stderr = marker.map { String(raw.stderr[..<$0.lowerBound]) } ?? raw.stderr
+        return (Result(status: raw.status, stdout: raw.stdout, stderr: stderr), peak * 1024)
     }
 }
