@@ -266,6 +266,11 @@ package struct ContentRange: Sendable, Equatable {
     package let last: Int64
     package let total: Int64?
 
+    /// A range from its numbers.
+    package init(first: Int64, last: Int64, total: Int64?) {
+        (self.first, self.last, self.total) = (first, last, total)
+    }
+
     /// Parses the header; `nil` for anything else (and for `bytes */TOTAL`).
     package init?(_ header: String?) {
         guard let header, header.count <= 200, header.hasPrefix("bytes ") else { return nil }
