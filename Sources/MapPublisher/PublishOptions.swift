@@ -37,6 +37,10 @@ package struct PublishOptions: Sendable {
     /// the smallest patches for the time on map data; lower levels encode several times
     /// faster for somewhat larger patches.
     package var patchLevel: Int = 19
+    /// Publish files that have hard links outside the release folder (a release made with
+    /// `cp -al` or `rsync --link-dest` from an earlier one). Off: such a file is refused,
+    /// so a release folder never leaks the publisher's other files.
+    package var allowHardLinks = false
 
     /// Options for publishing `version`.
     package init(version: String, format: ArchiveFormat = .tarZstd, level: Int = 19, patchDepth: Int = 3,

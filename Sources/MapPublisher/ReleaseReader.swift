@@ -82,6 +82,22 @@ struct ReleaseReader {
         FileStatus.of(url.path)?.kind == .directory
     }
 
+    /// Refuses a file with hard links outside the release: its other names are files the
+    /// release does not hold (the publisher's own, say), and publishing it would leak them.
+    /// A file linked only within the release (two groups sharing it) is fine.
+    func refuseOutsideHardLinks() throws {
+        let data = root.appendingPathComponent("data")
+        var linked: [FileIdentity: (path: String, inside: Int, links: Int)] = [:]
+        for file in try FileTree.files(in: data) {
+            guard let status = FileStatus.of(data.appendingPathComponent(file.path).path), status.links > 1 else { continue }
+            linked[status.identity, default: (file.path, 0, status.links)].inside += 1
+        }
+        let outside = linked.values.filter { $0.inside < $0.links }.min { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        if let outside {
+            throw PublishError("data/\(outside.path) has \(outside.links - outside.inside) hard link(s) outside the release: publish takes only the release's own files; copy it in (cp without -l), or pass --allow-hard-links if every link is a file you mean to publish")
+        }
+    }
+
     /// Refuses a symbolic link where the release must hold a real folder: following it
     /// would publish files from outside the release.
     private func refuseLink(_ url: URL, _ name: String) throws {

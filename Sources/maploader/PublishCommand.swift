@@ -91,6 +91,9 @@ struct PublishFlags: ParsableArguments {
     @Flag(name: .long, help: "Publish a signed site without a key (every client that trusts it will refuse it).")
     var unsigned = false
 
+    @Flag(name: .long, help: "Publish files with hard links outside the release (made by cp -al or rsync --link-dest); without it they are refused.")
+    var allowHardLinks = false
+
     /// Refuses option values out of range. Called from the commands' own `validate()`:
     /// ArgumentParser reports an option group's validation error as `--version` when the
     /// command line holds `--version` (as `publish --version v9` does).
@@ -121,6 +124,7 @@ struct PublishFlags: ParsableArguments {
                                      keyFile: key.map { URL(fileURLWithPath: $0) }, rekey: rekey, unsigned: unsigned)
         options.manifestPartLeaves = manifestParts
         options.patchLevel = patchLevel
+        options.allowHardLinks = allowHardLinks
         options.segmentLength = segmentSize.flatMap(ByteFormat.parse)
         if let epoch = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap(TimeInterval.init) {
             options.published = Date(timeIntervalSince1970: epoch)

@@ -65,7 +65,7 @@ import MapPublisher
         #expect(try await loader.verify().problems.isEmpty)
     }
 
-    @Test(arguments: ["symlinked group", "symlinked package", "backslash", "invalid UTF-8"])
+    @Test(arguments: ["symlinked group", "symlinked package", "backslash", "invalid UTF-8", "hard link to a file outside"])
     func namesAndFoldersClientsWouldRefuseAreRefusedAtPublish(_ case: String) throws {
         let dir = TemporaryDirectory("maploader-names")
         let release = dir.path("release")
@@ -87,6 +87,10 @@ import MapPublisher
         case "backslash":
             try builder.write(Data("x".utf8), "ch/base/win\\dows.txt")
             expected = "clients refuse this name"
+        case "hard link to a file outside":
+            try FileManager.default.linkItem(at: outside.appendingPathComponent("secret.txt"),
+                                             to: data.appendingPathComponent("ch/base/secret.txt"))
+            expected = "data/ch/base/secret.txt has 1 hard link(s) outside the release"
         default:
             let folder = data.appendingPathComponent("ch/base").path
             // A name with a raw 0xFF byte, which no UTF-8 string can spell.
@@ -103,5 +107,28 @@ import MapPublisher
             #expect("\(error)".contains(expected), "\(error)")
         }
         #expect(!FileManager.default.fileExists(atPath: dir.path("site/catalog.json").path))
+    }
+
+    /// Hard links inside one release (two groups sharing a file) publish; links to files
+    /// outside it only when the publisher says so (a release made with `cp -al`).
+    @Test func hardLinksOutsideTheReleasePublishOnlyWhenAllowed() throws {
+        let dir = TemporaryDirectory("maploader-links")
+        let release = dir.path("release")
+        try ReleaseBuilder.make(at: release)
+        let data = release.appendingPathComponent("data")
+        try FileManager.default.linkItem(at: data.appendingPathComponent("ch/base/meta.json"),
+                                         to: data.appendingPathComponent("ch/poi/meta.json"))
+        try Publisher.publish(release: release, site: dir.path("site"), options: PublishOptions(version: "v1", level: 3))
+        let copy = dir.path("release-v2")
+        try FileManager.default.copyItem(at: release, to: copy)
+        try FileManager.default.removeItem(at: copy.appendingPathComponent("data/ch/base/roads.bin"))
+        try FileManager.default.linkItem(at: data.appendingPathComponent("ch/base/roads.bin"),
+                                         to: copy.appendingPathComponent("data/ch/base/roads.bin"))
+        #expect(throws: PublishError.self) {
+            try Publisher.publish(release: copy, site: dir.path("site"), options: PublishOptions(version: "v2", level: 3))
+        }
+        var options = PublishOptions(version: "v2", level: 3)
+        options.allowHardLinks = true
+        try Publisher.publish(release: copy, site: dir.path("site"), options: options)
     }
 }

@@ -15,6 +15,7 @@ package enum PublishPlanner {
         if let keyFile = options.keyFile { _ = try SigningKeyFile.publicKey(of: keyFile) }
         let reader = ReleaseReader(root: release)
         let tree = try reader.read()
+        if !options.allowHardLinks { try reader.refuseOutsideHardLinks() }
         let site = SiteWriter(root: siteURL)
         let previousCatalog = try site.catalog()
         // A plan made without the key (which may live only where assembly runs) is checked
