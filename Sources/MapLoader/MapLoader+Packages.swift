@@ -50,6 +50,11 @@ extension MapLoader {
     func acceptedCatalog(_ client: SiteClient) async throws -> (Catalog, Settings) {
         let settings = try store.settings()
         let saved = (settings.trustedKeys ?? []).compactMap(PublicKey.init(base64:))
+        let unknown = configuration.trust.keys.filter { !saved.contains($0) }
+        if let first = saved.first, let added = unknown.first, !configuration.trust.addKeys {
+            let others = saved.count > 1 ? " and \(saved.count - 1) more" : ""
+            throw MapLoaderError.signatureRefused("this data directory trusts publisher key \(first.base64.prefix(12))…\(others), and \(added.base64.prefix(12))… is another key: nothing was changed; to trust it beside them pass --add-trust-key (TrustPolicy.addKeys), to replace them run 'maploader forget-keys' first")
+        }
         let keys = Array(Set(saved + configuration.trust.keys))
         let (catalog, bytes, signature) = try await client.signedCatalog(
             trust: TrustPolicy(keys: keys, allowUnsigned: configuration.trust.allowUnsigned), lastSerial: settings.lastSerial)
@@ -64,6 +69,11 @@ extension MapLoader {
             settings.trustedKeys = merged.isEmpty ? nil : merged
         }
         return (catalog, updated)
+    }
+
+    /// The publisher keys this data directory trusts (saved by earlier runs).
+    public func trustedKeys() async throws(MapLoaderError) -> [PublicKey] {
+        try await run(.list) { loader in (try loader.store.settings().trustedKeys ?? []).compactMap(PublicKey.init(base64:)) }
     }
 
     /// The accepted catalog as published, with its signature, for ``export(_:to:)``.

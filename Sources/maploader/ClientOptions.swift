@@ -18,6 +18,10 @@ struct ClientOptions: ParsableArguments {
                                              discussion: "Also $MAPLOADER_TRUST_KEY.", valueName: "key"))
     var trustKey: [String] = []
 
+    @Option(name: .long, help: ArgumentHelp("Trust this publisher public key beside those the data directory trusts already (a second key, or a rotation), and say so.",
+                                             valueName: "key"))
+    var addTrustKey: [String] = []
+
     @Flag(name: .long, help: "Accept catalogs without a trusted signature (only for sites you control). Also $MAPLOADER_ALLOW_UNSIGNED=1.")
     var allowUnsigned = false
 
@@ -50,8 +54,8 @@ struct ClientOptions: ParsableArguments {
         if dataDir == nil, let fromEnv = ProcessInfo.processInfo.environment["MAPLOADER_DATA_DIR"], fromEnv.isEmpty {
             throw ValidationError("MAPLOADER_DATA_DIR is set but empty: name the folder where maps live, or unset it")
         }
-        for key in trustKey where PublicKey(base64: key) == nil {
-            throw ValidationError("--trust-key '\(key)' is not a base64 Ed25519 public key (maploader keygen prints one)")
+        for key in trustKey + addTrustKey where PublicKey(base64: key) == nil {
+            throw ValidationError("'\(key)' is not a base64 Ed25519 public key (maploader keygen prints one)")
         }
     }
 
@@ -70,8 +74,9 @@ struct ClientOptions: ParsableArguments {
             let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
             directory = home + "/.local/share/maploader"
         }
-        let keys = (trustKey + (env["MAPLOADER_TRUST_KEY"].map { [$0] } ?? [])).compactMap(PublicKey.init(base64:))
-        let trust = TrustPolicy(keys: keys, allowUnsigned: allowUnsigned || env["MAPLOADER_ALLOW_UNSIGNED"] == "1")
+        let keys = (trustKey + addTrustKey + (env["MAPLOADER_TRUST_KEY"].map { [$0] } ?? [])).compactMap(PublicKey.init(base64:))
+        let trust = TrustPolicy(keys: keys, allowUnsigned: allowUnsigned || env["MAPLOADER_ALLOW_UNSIGNED"] == "1",
+                                addKeys: !addTrustKey.isEmpty)
         var deadlines = TransferDeadlines()
         if let stall = timeout ?? env["MAPLOADER_TIMEOUT"].flatMap(Double.init), stall > 0 { deadlines.stall = stall }
         let rate = (limitRate ?? env["MAPLOADER_LIMIT_RATE"]).flatMap(ByteFormat.parse).flatMap { $0 > 0 ? $0 : nil }
@@ -103,6 +108,9 @@ struct ClientOptions: ParsableArguments {
             let value = try await operation.value
             loader.closeEventStreams()
             await consumer.value
+            if !addTrustKey.isEmpty, let keys = try? await loader.trustedKeys() {
+                Output.error("publisher keys trusted for this data directory: " + keys.map { "\($0.base64.prefix(12))…" }.joined(separator: ", "))
+            }
             return value
         } catch let error as MapLoaderError {
             loader.closeEventStreams()

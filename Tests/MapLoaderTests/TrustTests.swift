@@ -63,6 +63,34 @@ import MapPublisher
         try await MapLoader(configuration: .init(server: site.url, dataDirectory: dir.path("data"))).install(["de-hamburg"])
     }
 
+    /// Naming another key to a data directory that trusts one already adds nothing
+    /// silently: it is refused (exit 7, one line, nothing saved); `--add-trust-key` adds it
+    /// and says which keys are trusted now.
+    @Test func anotherKeyIsAddedOnlyWhenAskedAndSaysSo() async throws {
+        let site = try TestSite()
+        let dir = TemporaryDirectory()
+        let data = dir.path("data")
+        let second = try SigningKeyFile.generate(at: dir.path("second.key"))
+        let installed = try await CLI.run(["install", "de-berlin"], site: site, data: data)
+        #expect(installed.status == 0, "\(installed.stderr)")
+        let before = try snapshot(data.appendingPathComponent("current"))
+        let base = ["--server", site.url, "--data-dir", data.path]
+        let refused = try await CLI.run(["install", "de-hamburg", "--trust-key", second.base64] + base)
+        #expect(refused.status == 7, "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1 && refused.stderr.contains("--add-trust-key"), "\(refused.stderr)")
+        #expect(try snapshot(data.appendingPathComponent("current")) == before)
+        let loader = MapLoader(configuration: .init(server: site.url, dataDirectory: data))
+        #expect(try await loader.trustedKeys() == [site.publicKey])
+        let added = try await CLI.run(["install", "de-hamburg", "--add-trust-key", second.base64] + base)
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stderr.contains("publisher keys trusted for this data directory: ") &&
+                added.stderr.contains(String(second.base64.prefix(12))), "\(added.stderr)")
+        #expect(Set(try await loader.trustedKeys()) == [site.publicKey, second])
+        // The key it trusts already is no news: passing it again needs no flag.
+        let again = try await CLI.run(["list", "--trust-key", second.base64] + base)
+        #expect(again.status == 0, "\(again.stderr)")
+    }
+
     @Test func aSignedSiteCannotBeDowngradedToUnsignedWithAllowUnsigned() async throws {
         let site = try TestSite()
         let dir = TemporaryDirectory()

@@ -7,10 +7,16 @@ public struct TrustPolicy: Sendable, Hashable {
     /// while no key is trusted: a data directory that trusts a publisher key refuses an
     /// unsigned catalog whatever this says, so a signed site cannot be downgraded.
     public var allowUnsigned: Bool
+    /// Save keys the data directory does not trust yet beside those it trusts (a
+    /// publisher's second key, or the new key of a rotation). Off by default: while a data
+    /// directory trusts some key, a configuration naming another one is refused, so trust
+    /// is never widened by accident.
+    public var addKeys: Bool
 
-    /// A policy trusting `keys`; `allowUnsigned` must be asked for explicitly.
-    public init(keys: [PublicKey] = [], allowUnsigned: Bool = false) {
+    /// A policy trusting `keys`; `allowUnsigned` and `addKeys` must be asked for explicitly.
+    public init(keys: [PublicKey] = [], allowUnsigned: Bool = false, addKeys: Bool = false) {
         self.keys = keys
         self.allowUnsigned = allowUnsigned
+        self.addKeys = addKeys
     }
 }
