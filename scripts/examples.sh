@@ -14,7 +14,11 @@ bin_dir="$(swift build --show-bin-path)"
 [ -x "$bin_dir/maploader" ] || swift build --product maploader
 export PATH="$bin_dir:$PATH"
 work=$(mktemp -d /tmp/maploader-examples.XXXXXX)
-trap 'pkill -f "maploader serve ./site" 2>/dev/null; rm -rf "$work"' EXIT
+# Each script runs in a session of its own, so what it leaves running (the servers its
+# examples start in the background) is stopped by signalling that session's process group:
+# never a process this script did not start.
+session=""
+trap '[ -n "$session" ] && kill -- -"$session" 2>/dev/null; rm -rf "$work"' EXIT
 python3 scripts/gen-sample.py --out "$work/releases" > /dev/null
 for env in MAPLOADER_SERVER MAPLOADER_DATA_DIR MAPLOADER_TRUST_KEY MAPLOADER_ALLOW_UNSIGNED; do unset "$env"; done
 passed=0; failed=0
@@ -25,12 +29,14 @@ fresh() { # fresh <name>: a folder with the two releases
 }
 run_script() { # run_script <what> <folder> <script file>
   local what=$1 dir=$2 script=$3
-  if (cd "$dir" && HOME="$dir/home" bash -e "$script") > "$dir.log" 2>&1; then
+  (cd "$dir" && HOME="$dir/home" exec setsid bash -e "$script") > "$dir.log" 2>&1 &
+  session=$!
+  if wait "$session"; then
     passed=$((passed+1)); echo "ok    $what"
   else
     failed=$((failed+1)); echo "FAIL  $what"; sed 's/^/      /' "$dir.log" | tail -15
   fi
-  pkill -f "maploader serve ./site" 2>/dev/null; sleep 0.2
+  kill -- -"$session" 2>/dev/null; session=""; sleep 0.2
 }
 
 # 1. README.md: all ```sh blocks in order.

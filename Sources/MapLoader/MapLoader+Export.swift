@@ -34,7 +34,9 @@ extension MapLoader {
                 throw MapLoaderError.invalidParameters("the installed maps are version \(version) but the site's current version is \(catalog.current): run 'maploader update', then export")
             }
             let signature = try? Data(contentsOf: signatureFile)
-            let keys = (try loader.store.settings().trustedKeys ?? []).compactMap(PublicKey.init(base64:)) + loader.configuration.trust.keys
+            let settings = try loader.store.settings()
+            let keys = settings.trustedRoot?.catalogPublicKeys(at: Date())
+                ?? (settings.trustedKeys ?? []).compactMap(PublicKey.init(base64:)) + loader.configuration.trust.keys
             if let signature, !keys.isEmpty,
                !(((try? JSONCoding.decode(CatalogSignature.self, from: signature))?.isValid(for: catalogBytes, trusting: keys)) ?? false) {
                 throw MapLoaderError.signatureRefused("the kept catalog and its signature do not match; run 'maploader check-update' while the site is reachable, then export")
@@ -84,6 +86,15 @@ extension MapLoader {
                     let file = destination.appendingPathComponent(path)
                     try FileSystem.makeDirectories(file.deletingLastPathComponent())
                     try FileSystem.write(Data(contentsOf: cached), to: file)
+                }
+                // The root chain travels too, so a device that installs from the stick later
+                // walks the fleet's roots from where the stick left it.
+                let roots = catalogFile.deletingLastPathComponent().appendingPathComponent("root")
+                for name in (try? FileSystem.entryNames(roots.path)) ?? [] {
+                    let file = String(decoding: name, as: UTF8.self)
+                    try FileSystem.makeDirectories(destination.appendingPathComponent("root"))
+                    try FileSystem.write(Data(contentsOf: roots.appendingPathComponent(file)),
+                                         to: destination.appendingPathComponent("root").appendingPathComponent(file))
                 }
                 // The catalog goes last, as on any site: a reader never sees it before its files.
                 if let signature { try FileSystem.write(signature, to: destination.appendingPathComponent(SiteLayout.catalogSignature)) }

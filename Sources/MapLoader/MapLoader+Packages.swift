@@ -56,11 +56,22 @@ extension MapLoader {
             throw MapLoaderError.signatureRefused("this data directory trusts publisher key \(first.base64.prefix(12))…\(others), and \(added.base64.prefix(12))… is another key: nothing was changed; to trust it beside them pass --add-trust-key (TrustPolicy.addKeys), to replace them run 'maploader forget-keys' first")
         }
         let keys = Array(Set(saved + configuration.trust.keys))
-        let (catalog, bytes, signature) = try await client.signedCatalog(
-            trust: TrustPolicy(keys: keys, allowUnsigned: configuration.trust.allowUnsigned), lastSerial: settings.lastSerial)
-        keepCatalog(catalog, bytes: bytes, signature: signature)
+        let store = self.store
+        let kept = keptCatalog.catalog.deletingLastPathComponent()
+        let accepted = try await client.signedCatalog(
+            trust: TrustPolicy(keys: keys, allowUnsigned: configuration.trust.allowUnsigned), root: settings.trustedRoot,
+            lastSerial: settings.lastSerial) { root, files in
+            // A root is trusted as soon as it is accepted, whatever becomes of the catalog.
+            _ = try? await store.updateSettings { settings in
+                if root.version > settings.trustedRoot?.version ?? 0 { settings.trustedRoot = root }
+            }
+            Self.keep(files, in: kept)
+        }
+        let catalog = accepted.catalog
+        keepCatalog(catalog, bytes: accepted.bytes, signature: accepted.signature)
         let allKeys = keys.map(\.base64).sorted()
-        guard catalog.serial > settings.lastSerial ?? .min || allKeys != (settings.trustedKeys ?? []).sorted() else {
+        guard catalog.serial > settings.lastSerial ?? .min || allKeys != (settings.trustedKeys ?? []).sorted()
+                || !accepted.newRoots.isEmpty else {
             return (catalog, settings)
         }
         let updated = try await store.updateSettings { settings in
@@ -80,6 +91,16 @@ extension MapLoader {
     var keptCatalog: (catalog: URL, signature: URL) {
         let folder = store.root.appendingPathComponent("cache/site")
         return (folder.appendingPathComponent(SiteLayout.catalog), folder.appendingPathComponent(SiteLayout.catalogSignature))
+    }
+
+    /// Keeps accepted root files beside the kept catalog in `folder`, so an export carries
+    /// the chain. Best effort: a failure only means an export without them.
+    private static func keep(_ roots: [RootFile], in folder: URL) {
+        for root in roots {
+            try? FileSystem.makeDirectories(folder.appendingPathComponent("root"))
+            try? Store.writeAtomically(folder.appendingPathComponent(RootMetadata.signaturePath(root.version))) { root.signature }
+            try? Store.writeAtomically(folder.appendingPathComponent(RootMetadata.path(root.version))) { root.file }
+        }
     }
 
     /// Keeps the bytes of an accepted catalog (and its signature) when they are new: a

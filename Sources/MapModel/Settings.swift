@@ -10,6 +10,10 @@ package struct Settings: Sendable, Hashable, Codable {
     public var lastSerial: Int?
     /// Publisher public keys (base64) trusted for this data directory.
     public var trustedKeys: [String]?
+    /// The newest root of trust accepted from the site, for sites that publish roots
+    /// (``RootMetadata``): catalogs must be signed by its catalog keys, and the next root
+    /// by a threshold of its root keys. Once set, the site can never fall back to keys alone.
+    package var trustedRoot: RootMetadata?
     /// The caller's own key/value metadata per installed package id (``MapLoader/setTags(_:on:)``):
     /// kept across updates, removed with the package.
     public var tags: [String: [String: String]]?

@@ -65,6 +65,11 @@ package enum Publisher {
     /// A site signed with one key stays signed with it: clients that trust it refuse
     /// anything else. Another key needs `rekey`, no key needs `unsigned`.
     static func checkSigningContinuity(site: SiteWriter, keyFile: URL?, rekey: Bool, unsigned: Bool) throws {
+        // On a site with roots, the root says which keys sign catalogs.
+        if try SiteRoots.newest(in: site.root) != nil {
+            _ = try SiteRoots.rootVersion(for: site.root, keyFile: keyFile)
+            return
+        }
         let file = site.root.appendingPathComponent(SiteLayout.catalogSignature)
         guard let data = try? Data(contentsOf: file) else { return }
         guard let existing = try? JSONCoding.decode(CatalogSignature.self, from: data) else {
@@ -83,6 +88,8 @@ package enum Publisher {
     /// Writes the signature first, then the catalog: a client that reads the new catalog
     /// with the old signature refuses it and retries later, never accepts a wrong one.
     static func writeCatalog(_ catalog: Catalog, site: SiteWriter, keyFile: URL?) throws {
+        var catalog = catalog
+        catalog.rootVersion = try SiteRoots.rootVersion(for: site.root, keyFile: keyFile)
         let data = try catalog.jsonData()
         if let keyFile {
             try site.write(try SigningKeyFile.sign(data, keyFile: keyFile).jsonData(), at: SiteLayout.catalogSignature)

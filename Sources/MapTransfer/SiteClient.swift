@@ -18,23 +18,29 @@ package struct SiteClient: Sendable {
     /// Fetches the catalog and checks its signature against `trust`, its serial against
     /// `lastSerial` (rollback) and its expiry against `now` (freeze).
     package func catalog(trust: TrustPolicy, lastSerial: Int?, now: Date = Date()) async throws(MapLoaderError) -> Catalog {
-        try await signedCatalog(trust: trust, lastSerial: lastSerial, now: now).catalog
+        try await signedCatalog(trust: trust, root: nil, lastSerial: lastSerial, now: now, keepRoots: { _, _ in }).catalog
     }
 
-    /// ``catalog(trust:lastSerial:now:)`` with the bytes it was read from: the catalog and
-    /// its signature file as published (`nil` for an unsigned site), to keep for export.
-    package func signedCatalog(trust: TrustPolicy, lastSerial: Int?, now: Date = Date()) async throws(MapLoaderError)
-        -> (catalog: Catalog, bytes: Data, signature: Data?) {
+    /// Fetches the catalog and accepts it, or says in one line why not: its signature (by a
+    /// catalog key of the newest root of trust, walked to from `root`, or on a site without
+    /// roots by a key of `trust`), its serial against `lastSerial` (rollback) and its expiry
+    /// against `now` (freeze). This is the one place a catalog is accepted.
+    /// - Parameter keepRoots: called with each newer root as soon as it is accepted, before
+    ///   the catalog is checked: a root is trusted from then on even when the catalog is
+    ///   refused (a revocation holds even if the site later hides the root that made it).
+    package func signedCatalog(trust: TrustPolicy, root: RootMetadata?, lastSerial: Int?, now: Date = Date(),
+                               keepRoots: @escaping @Sendable (RootMetadata, [RootFile]) async -> Void) async throws(MapLoaderError) -> AcceptedCatalog {
         // With mirrors, each is asked in turn until one serves a catalog that passes every
         // check: a mirror that is down, stale (rollback) or tampered with is skipped.
         guard let mirrored = source as? MirroredSource, mirrored.mirrors.count > 1 else {
-            return try await signedCatalogFromSource(trust: trust, lastSerial: lastSerial, now: now)
+            return try await signedCatalogFromSource(trust: trust, root: root, lastSerial: lastSerial, now: now, keepRoots: keepRoots)
         }
         var first: MapLoaderError?
         for mirror in mirrored.mirrors {
             let client = SiteClient(source: mirror, cache: cache, scratch: scratch)
             do {
-                return try await client.signedCatalogFromSource(trust: trust, lastSerial: lastSerial, now: now)
+                return try await client.signedCatalogFromSource(trust: trust, root: root, lastSerial: lastSerial, now: now,
+                                                                keepRoots: keepRoots)
             } catch {
                 if error == .cancelled { throw error }
                 first = first ?? error
@@ -43,27 +49,40 @@ package struct SiteClient: Sendable {
         throw first!
     }
 
-    private func signedCatalogFromSource(trust: TrustPolicy, lastSerial: Int?, now: Date) async throws(MapLoaderError)
-        -> (catalog: Catalog, bytes: Data, signature: Data?) {
-        var data = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
+    private func signedCatalogFromSource(trust: TrustPolicy, root trusted: RootMetadata?, lastSerial: Int?, now: Date,
+                                         keepRoots: @Sendable (RootMetadata, [RootFile]) async -> Void) async throws(MapLoaderError) -> AcceptedCatalog {
+        var root = trusted
+        var newRoots: [RootFile] = []
+        var data: Data
         var signature: Data?
-        // Unsigned catalogs pass only where no key is trusted at all: once a publisher key is
-        // trusted (given now or saved by an earlier run), a signed site may not turn unsigned.
-        if !(trust.allowUnsigned && trust.keys.isEmpty) {
-            // The catalog and its signature are two files: a publish between the two reads
-            // gives a torn pair. Read both again (twice at most) before refusing.
-            var attempt = 1
-            while true {
-                do {
-                    signature = try await checkSignature(of: data, trust: trust)
-                    break
-                } catch .signatureRefused where attempt < 3 && !trust.keys.isEmpty {
-                    attempt += 1
-                    try? await Task.sleep(for: .milliseconds(200))
-                    data = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
-                }
+        // The catalog and its signature are two files: a publish between the two reads
+        // gives a torn pair. Read both again (twice at most) before refusing.
+        var attempt = 1
+        while true {
+            data = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
+            // The unchecked catalog only hints that the site has roots; once a root is
+            // trusted, roots are always walked (a revoked key's catalog cannot hide them).
+            let hint = (try? JSONCoding.decode(Catalog.self, from: data))?.rootVersion
+            let (newest, fetched) = try await walkRoots(from: root, hint: hint, anchors: trust.keys, now: now)
+            root = newest
+            newRoots += fetched
+            if let newest, !fetched.isEmpty { await keepRoots(newest, fetched) }
+            // Unsigned catalogs pass only where no key and no root is trusted at all.
+            if root == nil && trust.allowUnsigned && trust.keys.isEmpty { break }
+            do {
+                signature = try await checkSignature(of: data, trust: trust, root: root, now: now)
+                break
+            } catch .signatureRefused where attempt < 3 && (root != nil || !trust.keys.isEmpty) {
+                attempt += 1
+                try? await Task.sleep(for: .milliseconds(200))
             }
         }
+        let catalog = try acceptable(data, root: root, lastSerial: lastSerial, now: now)
+        return AcceptedCatalog(catalog: catalog, bytes: data, signature: signature, root: root, newRoots: newRoots)
+    }
+
+    /// The catalog in `data`, once its content passes: format, numbers, serial, expiry.
+    private func acceptable(_ data: Data, root: RootMetadata?, lastSerial: Int?, now: Date) throws(MapLoaderError) -> Catalog {
         let catalog: Catalog
         do {
             catalog = try JSONCoding.decode(Catalog.self, from: data)
@@ -92,26 +111,31 @@ package struct SiteClient: Sendable {
         if let expires = catalog.expires, expires < now {
             throw .rollbackRefused("\(source.describe(SiteLayout.catalog)) expired at \(expires.formatted(.iso8601)): the publisher must publish or re-sign it, or the server is replaying an old one; nothing was changed")
         }
-        return (catalog, data, signature)
+        return catalog
     }
 
     /// Checks the signature of `catalog` and returns the signature file's bytes.
-    private func checkSignature(of catalog: Data, trust: TrustPolicy) async throws(MapLoaderError) -> Data {
+    private func checkSignature(of catalog: Data, trust: TrustPolicy, root: RootMetadata?,
+                                now: Date) async throws(MapLoaderError) -> Data {
         let site = source.baseURL.absoluteString
-        guard !trust.keys.isEmpty else {
+        guard root != nil || !trust.keys.isEmpty else {
             throw .signatureRefused("no publisher key is trusted for \(site): pass --trust-key with the publisher's public key, or --allow-unsigned for a site you control")
         }
         let data: Data
         do {
             data = try await source.fetchData(SiteLayout.catalogSignature, limit: .atMost(Self.signatureLimit), scratch: scratch)
         } catch .httpStatus(_, 404) {
-            if trust.allowUnsigned {
+            if trust.allowUnsigned || root != nil {
                 throw .signatureRefused("\(site) has no catalog.json.sig, but a publisher key is trusted for this data directory: a signed site may not become unsigned, and --allow-unsigned does not change that; if the publisher really stopped signing, run 'maploader forget-keys' first")
             }
             throw .signatureRefused("\(site) has no catalog.json.sig: the site is unsigned; ask the publisher to sign it (publish --key), or pass --allow-unsigned for a site you control")
         }
+        let keys = root?.catalogPublicKeys(at: now) ?? trust.keys
         guard let signature = try? JSONCoding.decode(CatalogSignature.self, from: data),
-              signature.isValid(for: catalog, trusting: trust.keys) else {
+              signature.isValid(for: catalog, trusting: keys) else {
+            if let root {
+                throw .signatureRefused("catalog.json at \(site) is not signed by a catalog key of root \(root.version): it was altered, or signed with a key that root revoked, let expire or never delegated; nothing was changed")
+            }
             throw .signatureRefused("catalog.json at \(site) is not signed by a trusted key: it was altered, or signed with another key; nothing was changed")
         }
         return data

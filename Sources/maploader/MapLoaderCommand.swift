@@ -45,7 +45,7 @@ struct MapLoaderCommand: AsyncParsableCommand {
             ListCommand.self, InfoCommand.self, LocateCommand.self, InstallCommand.self, UninstallCommand.self,
             GroupsCommand.self, CheckUpdateCommand.self, UpdateCommand.self, VerifyCommand.self, RepairCommand.self,
             DiskUsageCommand.self, CollectGarbageCommand.self, TagCommand.self, CoverageCommand.self, ConfigCommand.self, ExportCommand.self, PinCommand.self, ForgetKeysCommand.self,
-            PublishCommand.self, ShardCommand.self, PruneCommand.self, ServeCommand.self, KeygenCommand.self, SignCommand.self,
+            PublishCommand.self, ShardCommand.self, PruneCommand.self, ServeCommand.self, KeygenCommand.self, SignCommand.self, RootCommand.self,
         ]
     )
 }

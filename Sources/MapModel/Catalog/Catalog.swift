@@ -16,6 +16,9 @@ package struct Catalog: Sendable, Hashable, Codable {
     public var expires: Date?
     /// Retained versions, oldest first.
     public var versions: [Entry]
+    /// The root of trust (``RootMetadata``) whose catalog keys sign this catalog; `nil` on
+    /// a site signed by a single key without roots.
+    public var rootVersion: Int?
 
     /// A catalog.
     public init(serial: Int, current: String, expires: Date? = nil, versions: [Entry],

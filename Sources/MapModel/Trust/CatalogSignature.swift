@@ -13,8 +13,11 @@ package struct CatalogSignature: Sendable, Hashable, Codable {
         public var sig: String
     }
 
-    /// The signatures; any one by a trusted key suffices.
+    /// The signatures; any one by a trusted key suffices (a root needs a threshold).
     public var signatures: [Entry]
+
+    /// A signature file of `signatures`.
+    package init(signatures: [Entry]) { self.signatures = signatures }
 
     /// Signs `catalog` bytes with `key`.
     public static func sign(_ catalog: Data, with key: Curve25519.Signing.PrivateKey) throws -> CatalogSignature {

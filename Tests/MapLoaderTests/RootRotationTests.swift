@@ -1,0 +1,178 @@
+import Foundation
+import Testing
+@testable import MapLoader
+import MapPublisher
+import MapStore
+
+/// Roots of trust as a fleet operator uses them: a device that last checked long ago walks
+/// every root version to the newest, untouched, through online-key and root-key rotations;
+/// broken links of the chain are refused and change nothing.
+@Suite struct RootRotationTests {
+    /// A site with root keys A, B, C (2 of 3) and the helpers to sign and publish roots.
+    struct Fleet {
+        let site: TestSite
+        let keys: [String: PublicKey]
+
+        init(site: TestSite) throws {
+            self.site = site
+            var keys: [String: PublicKey] = ["online-1": site.publicKey]
+            for name in ["a", "b", "c", "d", "e", "f", "online-2"] {
+                keys[name] = try SigningKeyFile.generate(at: site.dir.path("\(name).key"))
+            }
+            self.keys = keys
+        }
+
+        func keyFile(_ name: String) -> URL { name == "online-1" ? site.dir.path("publisher.key") : site.dir.path("\(name).key") }
+
+        /// Drafts the next root with `changes`, signs it with `signers`, publishes it.
+        @discardableResult
+        func root(_ changes: RootChanges, signedBy signers: [String]) throws -> RootMetadata {
+            let draft = try SiteRoots.draft(site: site.site, changes: changes)
+            let signatures = try signers.map { try SiteRoots.sign(draft, keyFile: keyFile($0)) }
+            return try SiteRoots.publish(draft, signatures: signatures, site: site.site)
+        }
+
+        /// Publishes release `revision` as `v<revision>`, the catalog signed with `online`.
+        func publish(_ revision: Int, signedWith online: String) throws {
+            try ReleaseBuilder.make(at: site.dir.path("r\(revision)"), revision: revision)
+            try Publisher.publish(release: site.dir.path("r\(revision)"), site: site.site,
+                                  options: PublishOptions(version: "v\(revision)", level: 3, validity: 3600, keyFile: keyFile(online)))
+        }
+    }
+
+    /// The device's saved settings (its trusted root among them).
+    static func settings(_ loader: MapLoader) throws -> Settings {
+        try Store(root: loader.configuration.dataDirectory).settings()
+    }
+
+    static func changes(rootKeys: [PublicKey]? = nil, threshold: Int? = nil, add: [PublicKey] = [],
+                        revoke: [PublicKey] = []) -> RootChanges {
+        var changes = RootChanges()
+        changes.rootKeys = rootKeys
+        changes.threshold = threshold
+        changes.addCatalogKeys = add
+        changes.revokeCatalogKeys = revoke
+        changes.validity = 3600
+        return changes
+    }
+
+    @Test func aDeviceThatLastCheckedAtVersionOneWalksEveryRotationToTheNewest() async throws {
+        let fleet = try Fleet(site: TestSite())
+        let k = fleet.keys
+        let device = fleet.site.loader()
+        try await device.install(["de-berlin"])
+        // v2: roots arrive (A, B, C; 2 of 3), delegating the key that signed v1.
+        try fleet.root(Self.changes(rootKeys: [k["a"]!, k["b"]!, k["c"]!], threshold: 2, add: [k["online-1"]!]), signedBy: ["a", "b"])
+        try fleet.publish(2, signedWith: "online-1")
+        // v3: the online key is rotated (root 2, signed by A and C) and the old one revoked.
+        try fleet.root(Self.changes(add: [k["online-2"]!], revoke: [k["online-1"]!]), signedBy: ["a", "c"])
+        #expect(throws: PublishError.self, "the revoked key can no longer sign a catalog") {
+            try fleet.publish(3, signedWith: "online-1")
+        }
+        try fleet.publish(3, signedWith: "online-2")
+        // v4: the root keys are replaced by D, E, F (root 3: 2 of the old and 2 of the new sign it).
+        try fleet.root(Self.changes(rootKeys: [k["d"]!, k["e"]!, k["f"]!]), signedBy: ["b", "c", "d", "f"])
+        try fleet.publish(4, signedWith: "online-2")
+
+        // The device, untouched since v1 and trusting only the first online key, updates
+        // straight to v4 and now trusts root 3.
+        let report = try await device.performUpdate(strategy: .delta)
+        #expect(report.toVersion == "v4")
+        let settings = try Self.settings(device)
+        #expect(settings.trustedRoot?.version == 3)
+        #expect(settings.trustedRoot?.rootKeys == [k["d"]!, k["e"]!, k["f"]!].map(\.base64))
+        #expect(try snapshot(device.currentFolder.appendingPathComponent("de-berlin/base")) ==
+                snapshot(fleet.site.release(4, "de-berlin", "base")))
+    }
+
+    @Test func brokenLinksOfTheChainAreRefusedAndChangeNothing() async throws {
+        let fleet = try Fleet(site: TestSite())
+        let k = fleet.keys
+        try fleet.root(Self.changes(rootKeys: [k["a"]!, k["b"]!, k["c"]!], threshold: 2, add: [k["online-1"]!]), signedBy: ["a", "b"])
+        try fleet.publish(2, signedWith: "online-1")
+        let device = fleet.site.loader()
+        try await device.install(["de-berlin"])
+        #expect(try Self.settings(device).trustedRoot?.version == 1)
+        let before = try snapshot(device.currentFolder)
+
+        // A root signed below the threshold: an attacker holding one root key.
+        #expect(throws: PublishError.self) { try fleet.root(Self.changes(add: [k["online-2"]!]), signedBy: ["c"]) }
+        let draft = try SiteRoots.draft(site: fleet.site.site, changes: Self.changes(add: [k["online-2"]!]))
+        try draft.write(to: fleet.site.site.appendingPathComponent(RootMetadata.path(2)))
+        try SiteRoots.sign(draft, keyFile: fleet.keyFile("c")).jsonData()
+            .write(to: fleet.site.site.appendingPathComponent(RootMetadata.signaturePath(2)))
+        await #expect {
+            _ = try await device.checkForUpdate()
+        } throws: { error in
+            guard case MapLoaderError.signatureRefused(let detail) = error else { return false }
+            return detail.contains("root/2.json is refused: it is signed by 1 of the root keys of root 1, which needs 2")
+        }
+        #expect(try Self.settings(device).trustedRoot?.version == 1)
+
+        // Done right (A and B), the revocation of the first online key takes effect at the
+        // device's next check: a catalog that key signs is refused from then on.
+        try FileManager.default.removeItem(at: fleet.site.site.appendingPathComponent(RootMetadata.path(2)))
+        try fleet.root(Self.changes(add: [k["online-2"]!], revoke: [k["online-1"]!]), signedBy: ["a", "b"])
+        let catalogFile = fleet.site.site.appendingPathComponent(SiteLayout.catalog)
+        var catalog = try JSONCoding.decode(Catalog.self, from: Data(contentsOf: catalogFile))
+        catalog.serial += 1
+        let bytes = try catalog.jsonData()
+        try bytes.write(to: catalogFile)
+        try SigningKeyFile.sign(bytes, keyFile: fleet.keyFile("online-1")).jsonData()
+            .write(to: fleet.site.site.appendingPathComponent(SiteLayout.catalogSignature))
+        await #expect {
+            _ = try await device.checkForUpdate()
+        } throws: { error in
+            guard case MapLoaderError.signatureRefused(let detail) = error else { return false }
+            return detail.contains("not signed by a catalog key of root 2")
+        }
+        #expect(try Self.settings(device).trustedRoot?.version == 2, "the new root was accepted")
+        #expect(try snapshot(device.currentFolder) == before)
+
+        // A device refuses a site that drops its roots, and a catalog naming a root it lacks.
+        try FileManager.default.removeItem(at: fleet.site.site.appendingPathComponent("root"))
+        await #expect(throws: MapLoaderError.self) { _ = try await device.checkForUpdate() }
+    }
+
+    /// An export carries the root chain: a device that installs from the stick trusts the
+    /// fleet's root and later rotates with it, from the server.
+    @Test func aDeviceInstalledFromAStickRotatesWithTheFleet() async throws {
+        let fleet = try Fleet(site: TestSite())
+        let k = fleet.keys
+        try fleet.root(Self.changes(rootKeys: [k["a"]!, k["b"]!, k["c"]!], threshold: 2, add: [k["online-1"]!]), signedBy: ["a", "b"])
+        try fleet.publish(2, signedWith: "online-1")
+        let first = fleet.site.loader()
+        try await first.install(["de-berlin"])
+        let stick = fleet.site.dir.path("stick")
+        _ = try await first.export(["de-berlin"], to: stick)
+        #expect(FileManager.default.fileExists(atPath: stick.appendingPathComponent(RootMetadata.path(1)).path))
+        let data = fleet.site.dir.path("second")
+        let second = MapLoader(configuration: .init(server: stick.path, dataDirectory: data,
+                                                    trust: TrustPolicy(keys: [k["online-1"]!])))
+        try await second.install(["de-berlin"])
+        #expect(try Self.settings(second).trustedRoot?.version == 1)
+        try fleet.root(Self.changes(add: [k["online-2"]!], revoke: [k["online-1"]!]), signedBy: ["b", "c"])
+        try fleet.publish(3, signedWith: "online-2")
+        let online = MapLoader(configuration: .init(server: fleet.site.url, dataDirectory: data))
+        let report = try await online.performUpdate()
+        #expect(report.toVersion == "v3")
+        #expect(try Self.settings(second).trustedRoot?.version == 2)
+    }
+
+    @Test func aRootDraftNeedsItsRootKeysAndACatalogKey() throws {
+        let site = try TestSite()
+        #expect(throws: PublishError.self, "root 1 needs root keys") {
+            _ = try SiteRoots.draft(site: site.site, changes: RootChanges())
+        }
+        var noCatalogKey = RootChanges()
+        noCatalogKey.rootKeys = [site.publicKey]
+        #expect(throws: PublishError.self, "a root that delegates nothing") {
+            _ = try SiteRoots.draft(site: site.site, changes: noCatalogKey)
+        }
+        var tooHigh = Self.changes(rootKeys: [site.publicKey], threshold: 2, add: [site.publicKey])
+        tooHigh.validity = nil
+        #expect(throws: PublishError.self, "a threshold above the number of root keys") {
+            _ = try SiteRoots.draft(site: site.site, changes: tooHigh)
+        }
+    }
+}
