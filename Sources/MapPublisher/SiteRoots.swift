@@ -6,7 +6,8 @@ import MapPlatform
 package struct RootChanges: Sendable {
     /// The new set of root keys; `nil` keeps the current one.
     package var rootKeys: [PublicKey]?
-    /// The new threshold; `nil` keeps the current one (lowered to the number of root keys).
+    /// The new threshold; `nil` keeps the current one (lowered to the number of root keys),
+    /// or for root 1 a majority of its root keys.
     package var threshold: Int?
     /// Catalog keys to delegate (or to delegate again with a new expiry).
     package var addCatalogKeys: [PublicKey] = []
@@ -54,7 +55,7 @@ package enum SiteRoots {
         }
         let keyExpiry = changes.catalogKeyValidity.map { now.addingTimeInterval($0) }
         catalogKeys += changes.addCatalogKeys.map { RootMetadata.CatalogKey(key: $0.base64, expires: keyExpiry) }
-        let threshold = changes.threshold ?? min(current?.threshold ?? 1, rootKeys.count)
+        let threshold = changes.threshold ?? min(current?.threshold ?? rootKeys.count / 2 + 1, rootKeys.count)
         let root = RootMetadata(version: (current?.version ?? 0) + 1, expires: changes.validity.map { now.addingTimeInterval($0) },
                                 rootKeys: rootKeys, threshold: threshold, catalogKeys: catalogKeys)
         if let problem = root.problem { throw PublishError("the new root would be invalid: \(problem)") }

@@ -18,15 +18,16 @@ struct RootCommand: ParsableCommand {
         machine ('root sign' writes a signature file), and 'root publish' merges them.
 
         Devices trust the site through any one of its keys (--trust-key), root or catalog: \
-        a device that trusted the single publisher key before moves to the roots by itself.
+        a device that trusted the single publisher key before moves to the roots by itself. \
+        Keys are given as base64 or as a file holding one (what 'maploader keygen' prints).
 
         Examples:
-          maploader keygen root-a.key > root-a.pub
-          maploader keygen root-b.key > root-b.pub
-          maploader root new --site ./site --root-key $(cat root-a.pub) --root-key $(cat root-b.pub) --threshold 2 --catalog-key $(cat publisher.pub) -o root-1.json
-          maploader root sign root-1.json --key root-a.key -o root-1.a.sig
-          maploader root sign root-1.json --key root-b.key -o root-1.b.sig
-          maploader root publish root-1.json root-1.a.sig root-1.b.sig --site ./site
+          maploader keygen a.key > a.pub
+          maploader keygen b.key > b.pub
+          maploader root new --site site -r a.pub -r b.pub -c publisher.pub -o r1.json
+          maploader root sign r1.json --key a.key -o r1.a.sig
+          maploader root sign r1.json --key b.key -o r1.b.sig
+          maploader root publish r1.json r1.a.sig r1.b.sig --site site
           maploader sign --site ./site --key publisher.key
           maploader root show --site ./site
         """,
@@ -39,7 +40,8 @@ struct RootNewCommand: ParsableCommand {
         commandName: "new",
         abstract: "Write the draft of the site's next root version: root keys, threshold, catalog keys.",
         discussion: """
-        Starts from the site's newest root (root 1 needs --root-key). To rotate the online \
+        Starts from the site's newest root (root 1 needs --root-key; its threshold is a \
+        majority of its root keys unless --threshold says otherwise). To rotate the online \
         key: --catalog-key NEW --revoke-catalog-key OLD. To replace root keys: --root-key \
         for each new one (the old root keys must still sign this version). Then have the \
         root keys sign the draft ('root sign') and publish it ('root publish').
@@ -48,16 +50,16 @@ struct RootNewCommand: ParsableCommand {
     @Option(name: .long, help: "The site folder.")
     var site: String
 
-    @Option(name: .long, help: ArgumentHelp("A root key (base64 public key); repeat for each. Default: the current root keys.", valueName: "key"))
+    @Option(name: [.customShort("r"), .long], help: ArgumentHelp("A root key (base64, or a file holding it); repeat for each. Default: the current root keys.", valueName: "key"))
     var rootKey: [String] = []
 
     @Option(name: .long, parsing: .unconditional, help: "How many root keys must sign a root version. Default: the current threshold.")
     var threshold: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Delegate a catalog-signing key (base64 public key); repeat for each.", valueName: "key"))
+    @Option(name: [.customShort("c"), .long], help: ArgumentHelp("Delegate a catalog-signing key (base64, or a file holding it); repeat for each.", valueName: "key"))
     var catalogKey: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Revoke a catalog-signing key (base64 public key); repeat for each.", valueName: "key"))
+    @Option(name: .long, help: ArgumentHelp("Revoke a catalog-signing key (base64, or a file holding it); repeat for each.", valueName: "key"))
     var revokeCatalogKey: [String] = []
 
     @Option(name: .long, parsing: .unconditional, help: "Days the delegated catalog keys stay valid (0: until revoked).")
@@ -70,8 +72,8 @@ struct RootNewCommand: ParsableCommand {
     var output: String
 
     func validate() throws {
-        for key in rootKey + catalogKey + revokeCatalogKey where PublicKey(base64: key) == nil {
-            throw ValidationError("'\(key)' is not a base64 Ed25519 public key (maploader keygen prints one)")
+        for key in rootKey + catalogKey + revokeCatalogKey where PublicKey(given: key) == nil {
+            throw ValidationError("'\(key)' is neither a base64 Ed25519 public key nor a file holding one (maploader keygen prints one)")
         }
         guard catalogKeyDays >= 0, catalogKeyDays.isFinite, validDays >= 0, validDays.isFinite else {
             throw ValidationError("--catalog-key-days and --valid-days must be 0 or more")
@@ -81,10 +83,10 @@ struct RootNewCommand: ParsableCommand {
 
     func run() throws {
         var changes = RootChanges()
-        changes.rootKeys = rootKey.isEmpty ? nil : rootKey.compactMap(PublicKey.init(base64:))
+        changes.rootKeys = rootKey.isEmpty ? nil : rootKey.compactMap(PublicKey.init(given:))
         changes.threshold = threshold
-        changes.addCatalogKeys = catalogKey.compactMap(PublicKey.init(base64:))
-        changes.revokeCatalogKeys = revokeCatalogKey.compactMap(PublicKey.init(base64:))
+        changes.addCatalogKeys = catalogKey.compactMap(PublicKey.init(given:))
+        changes.revokeCatalogKeys = revokeCatalogKey.compactMap(PublicKey.init(given:))
         changes.catalogKeyValidity = catalogKeyDays > 0 ? catalogKeyDays * 86400 : nil
         changes.validity = validDays > 0 ? validDays * 86400 : nil
         do {
@@ -168,6 +170,19 @@ struct RootShowCommand: ParsableCommand {
             Output.line(String(decoding: bytes, as: UTF8.self))
         } catch {
             throw PublisherFailure(error, doing: "read \(site)", json: false).exit()
+        }
+    }
+}
+
+extension PublicKey {
+    /// A key given on the command line: base64, or the path of a file holding it.
+    init?(given text: String) {
+        if let key = PublicKey(base64: text) {
+            self = key
+        } else if let contents = try? String(contentsOfFile: text, encoding: .utf8), let key = PublicKey(base64: contents) {
+            self = key
+        } else {
+            return nil
         }
     }
 }
