@@ -60,12 +60,14 @@ extension MapLoader {
         let kept = keptCatalog.catalog.deletingLastPathComponent()
         let accepted = try await client.signedCatalog(
             trust: TrustPolicy(keys: keys, allowUnsigned: configuration.trust.allowUnsigned), root: settings.trustedRoot,
-            lastSerial: settings.lastSerial) { root, files in
+            lastSerial: settings.lastSerial) { walk in
             // A root is trusted as soon as it is accepted, whatever becomes of the catalog.
             _ = try? await store.updateSettings { settings in
-                if root.version > settings.trustedRoot?.version ?? 0 { settings.trustedRoot = root }
+                guard let root = walk.root, root.version > settings.trustedRoot?.version ?? 0 else { return }
+                settings.trustedRoot = root
+                if walk.revoked { settings.lastSerial = nil }
             }
-            Self.keep(files, in: kept)
+            Self.keep(walk.fetched, in: kept)
         }
         let catalog = accepted.catalog
         keepCatalog(catalog, bytes: accepted.bytes, signature: accepted.signature)

@@ -18,6 +18,18 @@ package struct AcceptedCatalog: Sendable {
     package let root: RootMetadata?
     /// The root versions accepted by this check, oldest first (to keep, for export).
     package let newRoots: [RootFile]
+    /// One of them revoked a catalog key, so the serial accepted before no longer counts.
+    package let serialReset: Bool
+}
+
+/// Roots accepted by one walk of the chain.
+package struct RootWalk: Sendable {
+    /// The newest root; `nil` on a site without roots.
+    package var root: RootMetadata?
+    /// The root files fetched and accepted, oldest first.
+    package var fetched: [RootFile] = []
+    /// Whether a step revoked a catalog key (``RootChain/revokesCatalogKey(_:_:)``).
+    package var revoked = false
 }
 
 extension SiteClient {
@@ -28,14 +40,15 @@ extension SiteClient {
     /// accepting each as ``RootChain`` says; with none trusted yet, from root 1, anchored by
     /// `anchors`, when the catalog `hint`s that the site has roots.
     func walkRoots(from trusted: RootMetadata?, hint: Int?, anchors: [PublicKey],
-                   now: Date) async throws(MapLoaderError) -> (RootMetadata?, [RootFile]) {
-        guard trusted != nil || hint != nil else { return (nil, []) }
+                   now: Date) async throws(MapLoaderError) -> RootWalk {
+        guard trusted != nil || hint != nil else { return RootWalk() }
         let site = source.baseURL.absoluteString
         if trusted == nil, anchors.isEmpty {
             throw .signatureRefused("no publisher key is trusted for \(site): pass --trust-key with one of the site's root or catalog keys")
         }
         var current = trusted
         var fetched: [RootFile] = []
+        var revoked = false
         while fetched.count < Self.rootStepsPerCheck {
             let version = (current?.version ?? 0) + 1
             let file: Data
@@ -55,7 +68,9 @@ extension SiteClient {
                 throw .signatureRefused("\(source.describe(RootMetadata.signaturePath(version))) is not a signature file; nothing was changed")
             }
             do {
-                current = try RootChain.accept(file, signatures: signatures, after: current, anchors: anchors)
+                let next = try RootChain.accept(file, signatures: signatures, after: current, anchors: anchors)
+                revoked = revoked || RootChain.revokesCatalogKey(current, next)
+                current = next
             } catch {
                 throw .signatureRefused("\(source.describe(RootMetadata.path(version))) is refused: \(error.description); nothing was changed")
             }
@@ -70,6 +85,6 @@ extension SiteClient {
         if let expires = current.expires, expires < now {
             throw .rollbackRefused("root \(current.version) of \(site) expired at \(expires.formatted(.iso8601)) and the site has no newer one: the publisher must sign a new root, or the server is withholding it; nothing was changed")
         }
-        return (current, fetched)
+        return RootWalk(root: current, fetched: fetched, revoked: revoked)
     }
 }

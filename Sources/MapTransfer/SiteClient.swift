@@ -18,18 +18,19 @@ package struct SiteClient: Sendable {
     /// Fetches the catalog and checks its signature against `trust`, its serial against
     /// `lastSerial` (rollback) and its expiry against `now` (freeze).
     package func catalog(trust: TrustPolicy, lastSerial: Int?, now: Date = Date()) async throws(MapLoaderError) -> Catalog {
-        try await signedCatalog(trust: trust, root: nil, lastSerial: lastSerial, now: now, keepRoots: { _, _ in }).catalog
+        try await signedCatalog(trust: trust, root: nil, lastSerial: lastSerial, now: now, keepRoots: { _ in }).catalog
     }
 
     /// Fetches the catalog and accepts it, or says in one line why not: its signature (by a
     /// catalog key of the newest root of trust, walked to from `root`, or on a site without
     /// roots by a key of `trust`), its serial against `lastSerial` (rollback) and its expiry
     /// against `now` (freeze). This is the one place a catalog is accepted.
-    /// - Parameter keepRoots: called with each newer root as soon as it is accepted, before
+    /// - Parameter keepRoots: called with newer roots as soon as they are accepted, before
     ///   the catalog is checked: a root is trusted from then on even when the catalog is
-    ///   refused (a revocation holds even if the site later hides the root that made it).
+    ///   refused (a revocation holds even if the site later hides the root that made it),
+    ///   and after a revocation the serial accepted before is forgotten for good.
     package func signedCatalog(trust: TrustPolicy, root: RootMetadata?, lastSerial: Int?, now: Date = Date(),
-                               keepRoots: @escaping @Sendable (RootMetadata, [RootFile]) async -> Void) async throws(MapLoaderError) -> AcceptedCatalog {
+                               keepRoots: @escaping @Sendable (RootWalk) async -> Void) async throws(MapLoaderError) -> AcceptedCatalog {
         // With mirrors, each is asked in turn until one serves a catalog that passes every
         // check: a mirror that is down, stale (rollback) or tampered with is skipped.
         guard let mirrored = source as? MirroredSource, mirrored.mirrors.count > 1 else {
@@ -50,9 +51,11 @@ package struct SiteClient: Sendable {
     }
 
     private func signedCatalogFromSource(trust: TrustPolicy, root trusted: RootMetadata?, lastSerial: Int?, now: Date,
-                                         keepRoots: @Sendable (RootMetadata, [RootFile]) async -> Void) async throws(MapLoaderError) -> AcceptedCatalog {
+                                         keepRoots: @Sendable (RootWalk) async -> Void) async throws(MapLoaderError) -> AcceptedCatalog {
         var root = trusted
         var newRoots: [RootFile] = []
+        var serialFloor = lastSerial
+        var serialReset = false
         var data: Data
         var signature: Data?
         // The catalog and its signature are two files: a publish between the two reads
@@ -63,10 +66,11 @@ package struct SiteClient: Sendable {
             // The unchecked catalog only hints that the site has roots; once a root is
             // trusted, roots are always walked (a revoked key's catalog cannot hide them).
             let hint = (try? JSONCoding.decode(Catalog.self, from: data))?.rootVersion
-            let (newest, fetched) = try await walkRoots(from: root, hint: hint, anchors: trust.keys, now: now)
-            root = newest
-            newRoots += fetched
-            if let newest, !fetched.isEmpty { await keepRoots(newest, fetched) }
+            let walk = try await walkRoots(from: root, hint: hint, anchors: trust.keys, now: now)
+            root = walk.root
+            newRoots += walk.fetched
+            if walk.revoked { (serialFloor, serialReset) = (nil, true) }
+            if !walk.fetched.isEmpty { await keepRoots(walk) }
             // Unsigned catalogs pass only where no key and no root is trusted at all.
             if root == nil && trust.allowUnsigned && trust.keys.isEmpty { break }
             do {
@@ -77,8 +81,9 @@ package struct SiteClient: Sendable {
                 try? await Task.sleep(for: .milliseconds(200))
             }
         }
-        let catalog = try acceptable(data, root: root, lastSerial: lastSerial, now: now)
-        return AcceptedCatalog(catalog: catalog, bytes: data, signature: signature, root: root, newRoots: newRoots)
+        let catalog = try acceptable(data, root: root, lastSerial: serialFloor, now: now)
+        return AcceptedCatalog(catalog: catalog, bytes: data, signature: signature, root: root, newRoots: newRoots,
+                               serialReset: serialReset)
     }
 
     /// The catalog in `data`, once its content passes: format, numbers, serial, expiry.

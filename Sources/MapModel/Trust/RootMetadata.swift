@@ -100,6 +100,14 @@ package enum RootChain {
         Set(keys.filter { key in signatures.isValid(for: data, trusting: [key]) })
     }
 
+    /// Whether `next` revokes a catalog key of `previous`: a catalog that key signed may
+    /// have carried a serial far ahead (a fast-forward attack), so the serial a device
+    /// accepted before is forgotten, as TUF does when the timestamp key rotates.
+    package static func revokesCatalogKey(_ previous: RootMetadata?, _ next: RootMetadata) -> Bool {
+        guard let previous else { return false }
+        return !Set(previous.catalogKeys.map(\.key)).isSubset(of: next.catalogKeys.map(\.key))
+    }
+
     /// Checks `data` (a root file) with its `signatures` as the root that follows `trusted`:
     /// its version is the next one, and a threshold of `trusted`'s root keys and a
     /// threshold of its own root keys signed it. With nothing trusted yet, `data` must be
