@@ -120,6 +120,35 @@ import MapPublisher
         visit(&manifest.root)
     }
 
+    /// Endless data on the remaining paths: root files (a site with roots) and the parts of
+    /// a split manifest (content-addressed under `blobs/`, fetched before any archive).
+    @Test(arguments: ["roots", "parts"])
+    func endlessRootsAndPartsAreCut(_ what: String) async throws {
+        let device = try await Device()
+        let site = device.site
+        if what == "roots" {
+            var changes = RootChanges()
+            changes.rootKeys = [site.publicKey]
+            changes.addCatalogKeys = [site.publicKey]
+            let draft = try SiteRoots.draft(site: site.site, changes: changes)
+            try SiteRoots.publish(draft, signatures: [try SiteRoots.sign(draft, keyFile: site.dir.path("publisher.key"))], site: site.site)
+            try Publisher.resign(site: site.site, keyFile: site.dir.path("publisher.key"), validity: 3600)
+        } else {
+            try ReleaseBuilder.make(at: site.dir.path("r3"), revision: 3)
+            var options = PublishOptions(version: "v3", level: 3, validity: 3600, keyFile: site.dir.path("publisher.key"))
+            options.manifestPartLeaves = 1
+            try Publisher.publish(release: site.dir.path("r3"), site: site.site, options: options)
+        }
+        let path = what == "roots" ? "/root/" : "/blobs/"
+        let attacker = ManifestServer(root: site.site, faults: FaultPlan(endless: EndlessBody(.unannounced, paths: [path])))
+        let (result, peak) = try await device.run(["update"], against: attacker)
+        #expect(result.status == 6, "\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
+        #expect(lines.count == 1 && lines[0].contains(path.dropFirst()) && lines[0].contains("longer than"), "\(result.stderr)")
+        #expect(peak > 0 && peak < 100_000_000, "peak RSS \(peak) bytes")
+        try device.expectUnchanged()
+    }
+
     /// A number a compromised publisher signs into a manifest.
     enum ArtifactNumber: String, CaseIterable, Sendable {
         case unpackedSizeNear9e18, filesNear2to62, sizeOf5e18, negativeSize, patchOfMaxSize

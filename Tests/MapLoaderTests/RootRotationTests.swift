@@ -176,3 +176,55 @@ import MapStore
         }
     }
 }
+
+/// The chain's rules on their own: one row per way a root can be wrong.
+@Suite struct RootChainTests {
+    static let dir = TemporaryDirectory("maploader-rootchain")
+    static let keys: [PublicKey] = (0..<3).map { try! SigningKeyFile.generate(at: dir.path("k\($0).key")) }
+
+    static func signed(_ root: RootMetadata, by signers: [Int]) throws -> (Data, CatalogSignature) {
+        let data = try root.jsonData()
+        let entries = try signers.flatMap { try SigningKeyFile.sign(data, keyFile: dir.path("k\($0).key")).signatures }
+        return (data, CatalogSignature(signatures: entries))
+    }
+
+    static func root(_ version: Int, keys: [Int] = [0, 1, 2], threshold: Int = 2) -> RootMetadata {
+        RootMetadata(version: version, expires: nil, rootKeys: keys.map { Self.keys[$0].base64 }, threshold: threshold,
+                     catalogKeys: [.init(key: Self.keys[0].base64)])
+    }
+
+    @Test(arguments: [
+        ("version 2 after nothing", 2, [0, 1, 2], 2, [0, 1], "root 1 was asked for"),
+        ("threshold 0", 1, [0, 1, 2], 0, [0, 1], "threshold 0"),
+        ("threshold above the keys", 1, [0, 1], 3, [0, 1], "threshold 3"),
+        ("a repeated root key", 1, [0, 0, 1], 2, [0, 1], "repeated"),
+        ("signed by one of two needed", 1, [0, 1, 2], 2, [2], "signed by 1 of its own root keys"),
+        ("a signature counted twice", 1, [0, 1, 2], 2, [1, 1], "signed by 1 of its own root keys"),
+    ] as [(String, Int, [Int], Int, [Int], String)])
+    func refusedWithNothingTrusted(_ name: String, version: Int, rootKeys: [Int], threshold: Int, signers: [Int], words: String) throws {
+        let (data, signatures) = try Self.signed(Self.root(version, keys: rootKeys, threshold: threshold), by: signers)
+        #expect(throws: RootRefusal.self, "\(name)") {
+            _ = try RootChain.accept(data, signatures: signatures, after: nil, anchors: [Self.keys[0]])
+        }
+        do {
+            _ = try RootChain.accept(data, signatures: signatures, after: nil, anchors: [Self.keys[0]])
+        } catch {
+            #expect(error.description.contains(words), "\(name): \(error)")
+        }
+    }
+
+    @Test func aNewRootNeedsTheOldThresholdAndItsOwn() throws {
+        let trusted = Self.root(1)
+        // New root keys {2} alone (threshold 1): signed by the new key only, the old root refuses it.
+        let next = Self.root(2, keys: [2], threshold: 1)
+        let (data, onlyNew) = try Self.signed(next, by: [2])
+        #expect(throws: RootRefusal.self) { _ = try RootChain.accept(data, signatures: onlyNew, after: trusted, anchors: []) }
+        let (_, both) = try Self.signed(next, by: [0, 1, 2])
+        #expect(try RootChain.accept(data, signatures: both, after: trusted, anchors: []).version == 2)
+        // Anchors: root 1 must name a key the device trusts.
+        let (first, signatures) = try Self.signed(Self.root(1), by: [0, 1])
+        #expect(throws: RootRefusal.self) {
+            _ = try RootChain.accept(first, signatures: signatures, after: nil, anchors: [PublicKey(base64: String(repeating: "A", count: 43) + "=")!])
+        }
+    }
+}
