@@ -184,17 +184,34 @@ package struct DeflateRecipe: Sendable, Equatable {
 
     /// The first candidate that deflates `length` bytes of `expansion` at `offset` into
     /// exactly the `originalLength` bytes of `original` at `originalOffset`, compared as
-    /// they are produced (a mismatch stops a candidate at once); `nil` when none does.
+    /// they are produced (a mismatch stops a candidate at once, so a stream another encoder
+    /// made costs each candidate only its first block); `nil` when none does.
     package static func parameters(reproducing original: SystemFile, at originalOffset: Int64, length originalLength: Int64,
                                    from expansion: SystemFile, at offset: Int64, length: Int64,
                                    png: PNGRun? = nil) -> DeflateParameters? {
-        if let png {  // a PNG run is rebuilt whole in memory (at most PNGRun.maxRunLength)
-            guard let run = try? DeflateStreams.read(original, at: originalOffset, count: Int(originalLength)) else { return nil }
+        if let png {
+            // A PNG run: the deflate stream inside its chunks is compared first, as it is
+            // produced; only a candidate that matches it whole is framed and compared whole.
+            guard let run = try? DeflateStreams.read(original, at: originalOffset, count: Int(originalLength)),
+                  let data = try? DeflateStreams.pngData(original, DeflateStreams.Stream(offset: originalOffset, length: originalLength, png: png)),
+                  data.count > 6 else { return nil }
+            let deflated = data[2..<(data.count - 4)]
             return DeflateParameters.candidates.first { candidate in
-                (try? DeflateStreams.framePNG(expansion, offset: offset, length: length, run: png, parameters: candidate)) == run
+                var position = deflated.startIndex
+                do {
+                    try DeflateStreams.deflate(expansion, offset: offset, length: length, parameters: candidate,
+                                               windowBits: png.windowBits) { produced in
+                        guard position + produced.count <= deflated.endIndex,
+                              deflated[position..<(position + produced.count)].elementsEqual(produced) else { throw Mismatch() }
+                        position += produced.count
+                    }
+                } catch {
+                    return false
+                }
+                return position == deflated.endIndex
+                    && (try? DeflateStreams.framePNG(expansion, offset: offset, length: length, run: png, parameters: candidate)) == run
             }
         }
-        struct Mismatch: Error {}
         let compare = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { compare.deallocate() }
         for candidate in DeflateParameters.candidates {
@@ -219,4 +236,7 @@ package struct DeflateRecipe: Sendable, Equatable {
         }
         return nil
     }
+
+    /// A candidate's output differs from the original.
+    private struct Mismatch: Error {}
 }

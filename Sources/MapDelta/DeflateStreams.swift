@@ -239,14 +239,17 @@ package enum DeflateStreams {
             throw PatchError.codec(path: input.path, message: "zlib refuses deflate parameters \(parameters)")
         }
         defer { deflateEnd(&stream) }
+        // Input goes in 64 kB steps, so a caller comparing the output (a recipe search)
+        // sees a block's bytes soon after zlib writes it and can stop early.
+        let step = 1 << 16
         let chunk = 1 << 20
-        let inBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        let inBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: step, alignment: 16)
         defer { inBuffer.deallocate() }
         let outBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
         defer { outBuffer.deallocate() }
         var done: Int64 = 0
         while true {
-            let want = Int(min(Int64(chunk), length - done))
+            let want = Int(min(Int64(step), length - done))
             let n = try input.readChunk(into: UnsafeMutableRawBufferPointer(rebasing: inBuffer[0..<want]), at: offset + done)
             guard n == want else { throw PatchError.truncated(detail: "\(input.path) ends before a deflate segment does") }
             onInput(UnsafeRawBufferPointer(rebasing: inBuffer[0..<n]))
@@ -287,8 +290,25 @@ package struct DeflateParameters: Sendable, Equatable, Hashable, CustomStringCon
 
     package var description: String { "level \(level), memLevel \(memLevel), strategy \(strategy)" }
 
-    /// The parameters tried, most common first (gzip, Python, osmium and most zip tools use
-    /// level 6 or 9 with zlib's defaults).
-    package static let candidates: [DeflateParameters] = [6, 9, 1, 5, 4, 3, 2, 7, 8].map { DeflateParameters(level: $0) }
-        + [6, 9].map { DeflateParameters(level: $0, memLevel: 9) }
+    /// The parameters tried, most common first: zlib's defaults at level 6 and 9 (gzip,
+    /// Python's and Java's zlib wrappers, osmium, most zip tools), then what PNG writers
+    /// use for filtered image data (`Z_FILTERED`: libpng and GDAL with memLevel 8, Pillow
+    /// with memLevel 9, at its levels 6, 9 and 1), then every other level of each.
+    package static let candidates: [DeflateParameters] = {
+        let filtered = Z_FILTERED
+        let first = [
+            DeflateParameters(level: 6), DeflateParameters(level: 9),
+            DeflateParameters(level: 6, memLevel: 8, strategy: filtered), DeflateParameters(level: 6, memLevel: 9, strategy: filtered),
+            DeflateParameters(level: 9, memLevel: 9, strategy: filtered), DeflateParameters(level: 9, memLevel: 8, strategy: filtered),
+            DeflateParameters(level: 1, memLevel: 9, strategy: filtered),
+        ]
+        let rest = [1, 5, 4, 3, 2, 7, 8].map { DeflateParameters(level: $0) }
+            + [6, 9, 1, 5, 4, 3, 2, 7, 8].map { DeflateParameters(level: $0, memLevel: 9) }
+            + [1, 5, 4, 3, 2, 7, 8].flatMap { level in
+                [8, 9].map { DeflateParameters(level: level, memLevel: $0, strategy: filtered) }
+            }
+            + [DeflateParameters(level: 0)]
+        var seen = Set<DeflateParameters>()
+        return (first + rest).filter { seen.insert($0).inserted }
+    }()
 }
