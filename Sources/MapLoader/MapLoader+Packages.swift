@@ -76,12 +76,16 @@ extension MapLoader {
                 || !accepted.newRoots.isEmpty else {
             return (catalog, settings)
         }
-        let updated = try await store.updateSettings { settings in
+        let record: @Sendable (inout Settings) -> Void = { settings in
             settings.lastSerial = max(catalog.serial, settings.lastSerial ?? .min)
             let merged = Set(settings.trustedKeys ?? []).union(allKeys).sorted()
             settings.trustedKeys = merged.isEmpty ? nil : merged
         }
-        return (catalog, updated)
+        // A reader of a read-only or full data directory goes on with what it accepted.
+        if let updated = try? await store.updateSettings(record) { return (catalog, updated) }
+        var unsaved = settings
+        record(&unsaved)
+        return (catalog, unsaved)
     }
 
     /// The publisher keys this data directory trusts (saved by earlier runs).

@@ -114,6 +114,9 @@ package enum FileSystem {
     /// This process's id.
     package static var processID: Int32 { getpid() }
 
+    /// The id of the user this process runs as.
+    package static var userID: UInt32 { UInt32(getuid()) }
+
     /// The names in folder `path` as their exact bytes (without `.` and `..`).
     package static func entryNames(_ path: String) throws(SystemError) -> [[UInt8]] {
         guard let stream = opendir(path) else { throw SystemError("read folder", path, .current) }

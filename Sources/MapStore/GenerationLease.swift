@@ -8,24 +8,49 @@ import MapPlatform
 /// A lease is a file `leases/<n>.<id>.lease` holding a shared `flock(2)`. Writers remove a
 /// generation only when no lease file of it is locked; a lease of a dead process is unlocked
 /// and removed by the next writer, so a stale pin never keeps data forever.
+///
+/// Readers work where the data directory takes no writes: on a full disk or one the reader
+/// may not write, the lease goes to a folder of the runtime directory named after the data
+/// directory (``fallbackFolder(for:)``, which writers check too); on a read-only data
+/// directory with nowhere else to write, the reader reads unpinned, since no writer can
+/// remove anything there.
 package final class GenerationLease: Sendable {
     /// The pinned generation's number.
     package let generation: Int
     /// `generations/<n>`, stable for the lease's life.
     package let directory: URL
-    /// The lease file's final name (the lock was taken under a temporary one).
-    private let file: String
+    /// The lease file's final name (the lock was taken under a temporary one); `nil` when
+    /// read unpinned.
+    private let file: String?
     /// The shared lock; released when the lease is.
-    private let lock: FileLock
+    private let lock: FileLock?
 
-    private init(generation: Int, directory: URL, file: String, lock: FileLock) {
+    private init(generation: Int, directory: URL, file: String?, lock: FileLock?) {
         self.generation = generation
         self.directory = directory
         self.file = file
         self.lock = lock
     }
 
-    deinit { FileSystem.remove(file) }
+    deinit { if let file { FileSystem.remove(file) } }
+
+    /// Where leases go when the data directory cannot take them: a folder of the runtime
+    /// directory (`$XDG_RUNTIME_DIR`, else the temporary folder) named after the user and the
+    /// data directory's device and inode, so every process that reads it finds the same one.
+    package static func fallbackFolder(for store: Store) -> URL? {
+        guard let identity = FileStatus.of(store.root.path)?.identity else { return nil }
+        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? NSTemporaryDirectory()
+        return URL(fileURLWithPath: runtime)
+            .appendingPathComponent("maploader-leases-\(FileSystem.userID)-\(identity.device)-\(identity.inode)")
+    }
+
+    /// Whether `error` says the folder takes no writes (read-only, full, not permitted).
+    private static func cannotWrite(_ error: any Error) -> Bool {
+        guard let error = error as? SystemError else { return false }
+        return error.isNoSpace || error.errno == .readOnlyFileSystem || error.errno == .permissionDenied
+            || error.errno == .notPermitted
+    }
 
     /// Pins the generation `current` names; `nil` when there is none (nothing installed,
     /// or `current` is not a link).
@@ -34,12 +59,28 @@ package final class GenerationLease: Sendable {
     /// sees an unlocked lease that is still being made; then `current` is read again: if a
     /// writer switched meanwhile, the pin may have come too late and is taken anew.
     package static func pinCurrent(of store: Store) throws -> GenerationLease? {
+        do {
+            return try pinCurrent(of: store, in: store.leases)
+        } catch where cannotWrite(error) {
+            if let fallback = fallbackFolder(for: store), (try? FileSystem.makeDirectories(fallback)) != nil,
+               let lease = try? pinCurrent(of: store, in: fallback) {
+                return lease
+            }
+            guard (error as? SystemError)?.errno == .readOnlyFileSystem else { throw error }
+            // Nowhere to write a pin, and no writer can change a read-only data directory.
+            return store.currentGeneration().map {
+                GenerationLease(generation: $0, directory: store.generationDirectory($0), file: nil, lock: nil)
+            }
+        }
+    }
+
+    private static func pinCurrent(of store: Store, in folder: URL) throws -> GenerationLease? {
         for _ in 0..<1_000 {
             guard let generation = store.currentGeneration() else { return nil }
             let id = "\(FileSystem.processID)-\(UUID().uuidString)"
-            let temporary = store.leases.appendingPathComponent(".tmp-\(id)").path
+            let temporary = folder.appendingPathComponent(".tmp-\(id)").path
             guard let lock = try FileLock.attempt(temporary, .shared) else { continue }
-            let final = store.leases.appendingPathComponent("\(generation).\(id).lease").path
+            let final = folder.appendingPathComponent("\(generation).\(id).lease").path
             do {
                 try FileSystem.rename(temporary, final)
             } catch {
@@ -57,9 +98,17 @@ package final class GenerationLease: Sendable {
     /// Call only while holding the data directory's write lock.
     package static func pinnedGenerations(of store: Store) -> Set<Int> {
         var pinned = Set<Int>()
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: store.leases.path)) ?? []
+        for folder in [store.leases] + [fallbackFolder(for: store)].compactMap({ $0 }) {
+            pinned.formUnion(pinnedGenerations(in: folder))
+        }
+        return pinned
+    }
+
+    private static func pinnedGenerations(in folder: URL) -> Set<Int> {
+        var pinned = Set<Int>()
+        let names = ((try? FileSystem.entryNames(folder.path)) ?? []).map { String(decoding: $0, as: UTF8.self) }
         for name in names {
-            let path = store.leases.appendingPathComponent(name).path
+            let path = folder.appendingPathComponent(name).path
             if name.hasPrefix(".tmp-") {
                 // Being made right now, or left by a process that died making it.
                 if let status = FileStatus.of(path), Date().timeIntervalSince1970 - status.modified > 60,

@@ -48,7 +48,17 @@ package enum ConnectionEvent: Sendable, Hashable {
 extension SiteSource {
     /// Fetches a small file whole into memory (catalog, manifests), within `limit`.
     public func fetchData(_ path: String, limit: TransferLimit, scratch: URL) async throws(MapLoaderError) -> Data {
-        let file = scratch.appendingPathComponent("fetch-\(UUID().uuidString)")
+        do {
+            return try await fetchData(path, limit: limit, into: scratch.appendingPathComponent("fetch-\(UUID().uuidString)"))
+        } catch where error.isFullOrReadOnly(scratch.path) {
+            // A reader of a full or read-only data directory still reads: the small file goes
+            // to the temporary folder instead.
+            let elsewhere = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("maploader-fetch-\(UUID().uuidString)")
+            return try await fetchData(path, limit: limit, into: elsewhere)
+        }
+    }
+
+    private func fetchData(_ path: String, limit: TransferLimit, into file: URL) async throws(MapLoaderError) -> Data {
         defer { try? FileManager.default.removeItem(at: file) }
         try await download(path, to: file, limit: limit, progress: { _ in })
         do {

@@ -177,6 +177,39 @@ import Testing
     }
 }
 
+extension FailureTests {
+    /// Readers never need to write: on a read-only remount of the data directory, and on
+    /// one whose file system is full, every reader command works (leases go to the runtime
+    /// folder, small fetches to the temporary one) and a writer fails at once with one line.
+    @Test(.enabled(if: ReadOnlyMount.available, "needs mount(2) for a read-only or full file system (root ignores chmod)"),
+          arguments: ["read-only", "full"])
+    func everyReaderWorksOnAReadOnlyOrFullDataDirectory(_ storage: String) async throws {
+        let site = try TestSite()
+        let mount = try ReadOnlyMount(size: "8m")
+        defer { mount.unmount() }
+        let data = mount.url.appendingPathComponent("data")
+        let installed = try await CLI.run(["install", "de-berlin"], site: site, data: data)
+        #expect(installed.status == 0, "\(installed.stderr)")
+        try site.publish(2)
+        if storage == "read-only" {
+            try mount.makeReadOnly()
+        } else {
+            ReadOnlyMount.shell("dd", "if=/dev/zero", "of=\(mount.url.path)/fill", "bs=1M")
+            #expect(FileSystem.availableSpace(at: mount.url.path) == 0)
+        }
+        let readers = [["list"], ["list", "--installed"], ["info", "de-berlin"], ["locate", "52.52", "13.40"], ["verify"],
+                       ["check-update"], ["du"], ["groups"]]
+        for command in readers {
+            let result = try await CLI.run(command, site: site, data: data)
+            #expect(result.status == (command == ["check-update"] ? 3 : 0), "\(command) on a \(storage) data directory: \(result.stderr)")
+        }
+        let pinned = try await CLI.run(["pin", "--data-dir", data.path, "--", "cat", "{}/de-berlin/base/meta.json"])
+        #expect(pinned.status == 0 && pinned.stdout.contains("Berlin"), "\(pinned.stderr)")
+        let writer = try await CLI.run(["install", "de-hamburg"], site: site, data: data)
+        #expect(writer.status != 0 && writer.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }.count == 1, "\(writer.stderr)")
+    }
+}
+
 /// A small tmpfs mounted for a test, which can be switched to read-only: the only way to
 /// make a folder unwritable for root.
 struct ReadOnlyMount {
