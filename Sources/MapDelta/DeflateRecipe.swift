@@ -41,7 +41,9 @@ package struct DeflateRecipe: Sendable, Equatable {
     package init(segments: [Segment], tail: Int64) {
         self.segments = segments
         self.tail = tail
-        self.expandedSize = segments.reduce(tail) { $0 + $1.rawBefore + $1.expandedLength }
+        // Saturating: a recipe read from a patch may carry any numbers; one that does not add
+        // up is refused by its reader, never trapped on.
+        self.expandedSize = segments.reduce(tail) { $0.plusSaturating($1.rawBefore).plusSaturating($1.expandedLength) }
     }
 
     static let fixedLength = 20

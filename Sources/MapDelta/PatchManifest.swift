@@ -23,6 +23,13 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     /// A bsdiff-class delta (``SuffixDelta``): steps found with a suffix array of the old
     /// file, their byte differences and extra bytes in three zstd frames.
     case suffixDelta = 6
+    /// A see-through delta (as ``deflateDelta``) of a file of a format MapLoader does not
+    /// parse (PMTiles, MBTiles, …): the old file's streams are found by
+    /// ``DeflateStreams/scan(in:)`` (gzip members and zlib streams at any offset) instead of
+    /// by parsing its container. Its own value, so a client that predates the scan refuses
+    /// the patch up front (and fetches the full archive) instead of expanding the old file
+    /// differently.
+    case scannedDeflateDelta = 7
 
     /// The name used in manifests, stats and messages.
     public var description: String {
@@ -34,6 +41,7 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .segmentedDelta: return "segmented-delta"
         case .crossDelta: return "cross-delta"
         case .suffixDelta: return "suffix-delta"
+        case .scannedDeflateDelta: return "scanned-deflate-delta"
         }
     }
 }

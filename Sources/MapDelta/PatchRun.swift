@@ -49,7 +49,7 @@ package struct PatchRun {
             try decodeDeflate(payload, source: nil, target: target, destination: destination)
         case .add(let payload):
             try decode(payload, prefix: nil, target: target, destination: destination)
-        case .patch(let index, let payload) where payload.encoding == .deflateDelta:
+        case .patch(let index, let payload) where payload.encoding == .deflateDelta || payload.encoding == .scannedDeflateDelta:
             try decodeDeflate(payload, source: sources[index], target: target, destination: destination)
         case .patch(let index, let payload) where payload.encoding == .segmentedDelta:
             try decodeSegmented(payload, source: sources[index], target: target, destination: destination)
@@ -183,7 +183,7 @@ package struct PatchRun {
                 done = start + writer.written
                 report(force: false)
             }
-        case .deflateDelta, .segmentedDelta, .crossDelta:
+        case .deflateDelta, .segmentedDelta, .crossDelta, .scannedDeflateDelta:
             throw PatchError.corrupt(detail: "a \(payload.encoding) payload for \(target.path) outside a patch operation")
         case .zstd, .delta:
             try ZstdDelta.decodeFrame(from: patch.file, offset: payload.offset, length: payload.length,
@@ -210,21 +210,28 @@ package struct PatchRun {
     /// Without a `source` (a new file), the expansion was compressed on its own.
     private mutating func decodeDeflate(_ payload: PatchManifest.Payload, source: PatchManifest.Source?,
                                         target: PatchManifest.Target, destination: String) throws {
-        let (recipe, recipeLength) = try DeflateRecipe.decode(from: patch.file, at: payload.offset, within: payload.length)
+        let scanned = payload.encoding == .scannedDeflateDelta
         let scratch = newRoot + ".expand-\(UUID().uuidString)"
         defer {
             FileSystem.remove(scratch + ".old")
             FileSystem.remove(scratch + ".new")
         }
         var old: MappedFile?
+        var layout: [UInt8] = []
         if let source {
             let oldPath = oldRoot + "/" + source.path
             guard let status = FileStatus.of(oldPath), status.kind == .file else {
                 throw PatchError.sourceMissing(path: source.path)
             }
-            _ = try DeflateRecipe.expand(oldPath, streams: DeflateStreams.find(in: oldPath), into: scratch + ".old")
+            let streams = scanned ? DeflateStreams.scan(in: oldPath) : DeflateStreams.find(in: oldPath)
+            let lengths = try DeflateRecipe.expand(oldPath, streams: streams, into: scratch + ".old")
+            if scanned { layout = DeflateRecipe.layout(of: streams, lengths: lengths) }
             old = try MappedFile.source(scratch + ".old", displayPath: source.path)
         }
+        let (recipe, recipeLength) = scanned
+            ? try DeflateRecipe.decodeColumns(from: patch.file, at: payload.offset, within: payload.length, layout: layout,
+                                              displayPath: target.path)
+            : try DeflateRecipe.decode(from: patch.file, at: payload.offset, within: payload.length)
         let expansion = try SystemFile.createOrTruncate(scratch + ".new")
         try ZstdDelta.decodeFrame(from: patch.file, offset: payload.offset + recipeLength, length: payload.length - recipeLength,
                                   prefix: old?.bytes, expectedSize: recipe.expandedSize, displayPath: target.path) {

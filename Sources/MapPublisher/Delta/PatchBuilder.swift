@@ -55,7 +55,7 @@ package enum PatchBuilder {
                                                 basePath: base.map(old.fullPath), cross: cross)
                 try append(choice.payloadPath, length: choice.length, to: spool)
                 let payload = PatchManifest.Payload(encoding: choice.encoding, length: choice.length)
-                if [.delta, .deflateDelta, .segmentedDelta, .crossDelta, .suffixDelta].contains(choice.encoding), let base {
+                if [.delta, .deflateDelta, .segmentedDelta, .crossDelta, .suffixDelta, .scannedDeflateDelta].contains(choice.encoding), let base {
                     origin = .patch(source: plan.sourceIndex(base), payload)
                     entry.operation = .patch
                 } else {

@@ -170,17 +170,26 @@ package struct PayloadChooser {
         // With a base, the new expansion is diffed against the old one; a new file is sent
         // as its expansion compressed plus the recipe, when that is smaller than zstd of
         // the compressed bytes.
-        if newSize <= segmentThreshold, case let streams = DeflateStreams.find(in: newPath), !streams.isEmpty {
-            switch try seeThrough(newPath, streams: streams, basePath: basePath) {
-            case .success(let gzip):
-                choice.tried[.deflateDelta] = gzip.length
-                if gzip.length < choice.length {
-                    (choice.encoding, choice.payloadPath, choice.length) = (.deflateDelta, gzip.path, gzip.length)
-                    choice.note = nil
-                }
-            case .failure(let reason):
-                choice.note = "no see-through delta: \(reason.description)"
+        // A file of no known container is scanned for gzip and zlib streams at any offset
+        // (tile archives); its patch then says so, so the client scans its old file too.
+        guard newSize <= segmentThreshold else { return choice }
+        var streams = DeflateStreams.find(in: newPath)
+        var scanned = false
+        if streams.isEmpty {
+            streams = DeflateStreams.scan(in: newPath)
+            scanned = basePath != nil
+        }
+        guard !streams.isEmpty else { return choice }
+        let encoding: PatchEncoding = scanned ? .scannedDeflateDelta : .deflateDelta
+        switch try seeThrough(newPath, streams: streams, basePath: basePath, scanned: scanned) {
+        case .success(let gzip):
+            choice.tried[encoding] = gzip.length
+            if gzip.length < choice.length {
+                (choice.encoding, choice.payloadPath, choice.length) = (encoding, gzip.path, gzip.length)
+                choice.note = nil
             }
+        case .failure(let reason):
+            choice.note = "no see-through delta: \(reason.description)"
         }
         return choice
     }
@@ -195,7 +204,8 @@ package struct PayloadChooser {
     /// folder, each new stream's zlib parameters found (the payload must rebuild its bytes
     /// exactly; a stream zlib does not reproduce stays compressed, as raw bytes), and the
     /// new expansion diffed against the old one.
-    private func seeThrough(_ newPath: String, streams: [DeflateStreams.Stream], basePath: String?) throws
+    /// With `scanned`, the old file's streams are found by scanning, as the client will.
+    private func seeThrough(_ newPath: String, streams: [DeflateStreams.Stream], basePath: String?, scanned: Bool) throws
         -> Result<(path: String, length: Int64), NoSeeThrough> {
         let oldExpansion = workDirectory + "/old.expanded", newExpansion = workDirectory + "/new.expanded"
         defer {
@@ -203,9 +213,12 @@ package struct PayloadChooser {
             FileSystem.remove(newExpansion)
         }
         let lengths: [Int64]
+        var layout: [UInt8] = []
         do {
             if let basePath {
-                _ = try DeflateRecipe.expand(basePath, streams: DeflateStreams.find(in: basePath), into: oldExpansion)
+                let old = scanned ? DeflateStreams.scan(in: basePath) : DeflateStreams.find(in: basePath)
+                let oldLengths = try DeflateRecipe.expand(basePath, streams: old, into: oldExpansion)
+                if scanned { layout = DeflateRecipe.layout(of: old, lengths: oldLengths) }
             }
             lengths = try DeflateRecipe.expand(newPath, streams: streams, into: newExpansion)
         } catch {
@@ -238,7 +251,8 @@ package struct PayloadChooser {
                                   png: item.stream.png))
             end = item.stream.offset + item.stream.length
         }
-        let recipe = DeflateRecipe(segments: segments, tail: try original.size() - end).encoded
+        let recipe = try scanned ? columnFrame(DeflateRecipe(segments: segments, tail: try original.size() - end), layout: layout)
+            : DeflateRecipe(segments: segments, tail: try original.size() - end).encoded
         let base = try basePath.map { try MappedFile.source(oldExpansion, displayPath: $0) }
         let frame = workDirectory + "/deflate.frame"
         let frameLength = try encode(newExpansion, prefix: base?.bytes, into: frame)
@@ -247,6 +261,22 @@ package struct PayloadChooser {
         try recipe.withUnsafeBytes { try out.writeAll($0) }
         try SystemFile.openForReading(frame).forEachChunk { try out.writeAll($0) }
         return .success((payload, Int64(recipe.count) + frameLength))
+    }
+
+    /// A recipe's columns as a scanned see-through payload starts: their frame's length,
+    /// their length, and one zstd frame of them with the old file's `layout` as prefix.
+    private func columnFrame(_ recipe: DeflateRecipe, layout: [UInt8]) throws -> [UInt8] {
+        let columns = recipe.columns
+        let plain = workDirectory + "/recipe.columns", frame = workDirectory + "/recipe.frame"
+        defer {
+            FileSystem.remove(plain)
+            FileSystem.remove(frame)
+        }
+        try columns.withUnsafeBytes { try SystemFile.createOrTruncate(plain).writeAll($0) }
+        let length = try layout.withUnsafeBytes { try encode(plain, prefix: layout.isEmpty ? nil : $0, into: frame) }
+        var out = withUnsafeBytes(of: UInt32(length).littleEndian, Array.init) + withUnsafeBytes(of: UInt32(columns.count).littleEndian, Array.init)
+        out += Array(try Data(contentsOf: URL(fileURLWithPath: frame)))
+        return out
     }
 
     /// The smallest of several deltas (all read by the same decoder, each deterministic):

@@ -1,0 +1,104 @@
+import Foundation
+import MapModel
+import MapPlatform
+
+/// A recipe of many streams (a tile archive holds thousands) written column by column and
+/// compressed against the old file's layout, which the client computes itself: unchanged
+/// tiles cost next to nothing, where 20 bytes a stream once cost more than the changed
+/// tiles' content.
+///
+/// A ``PatchEncoding/scannedDeflateDelta`` payload starts with `u32 frame length, u32
+/// columns length` and one zstd frame of the columns with ``layout(of:lengths:)`` of the
+/// old file as prefix; the frame of the new expansion follows. The columns, little-endian:
+/// `u32 segments, u64 tail, u64 expanded size, u8 parameter sets`, each set `u8 level, u8
+/// memLevel, u8 strategy`; then every segment's `u64 raw bytes before it`, then every
+/// segment's `u64 inflated length`, then every segment's `u8 parameter set`.
+extension DeflateRecipe {
+    /// The most bytes the columns of one recipe may take.
+    static let maxColumnsLength = 64 << 20
+
+    /// The layout of a file with `streams` (inflated to `lengths`) as the columns spell
+    /// it: the raw bytes before each stream, then each stream's inflated length.
+    package static func layout(of streams: [DeflateStreams.Stream], lengths: [Int64]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(streams.count * 16)
+        var end: Int64 = 0
+        for stream in streams {
+            out += withUnsafeBytes(of: UInt64(stream.offset - end).littleEndian, Array.init)
+            end = stream.offset + stream.length
+        }
+        for length in lengths { out += withUnsafeBytes(of: UInt64(length).littleEndian, Array.init) }
+        return out
+    }
+
+    /// The recipe as columns (raw deflate streams only: no PNG framing).
+    package var columns: [UInt8] {
+        var out: [UInt8] = []
+        func put<T: FixedWidthInteger>(_ value: T) { out += withUnsafeBytes(of: value.littleEndian, Array.init) }
+        let sets = Array(Set(segments.map(\.parameters))).sorted { ($0.level, $0.memLevel, $0.strategy) < ($1.level, $1.memLevel, $1.strategy) }
+        put(UInt32(segments.count))
+        put(UInt64(tail))
+        put(UInt64(expandedSize))
+        out.append(UInt8(sets.count))
+        for set in sets { out += [UInt8(set.level), UInt8(set.memLevel), UInt8(set.strategy)] }
+        for segment in segments { put(UInt64(segment.rawBefore)) }
+        for segment in segments { put(UInt64(segment.expandedLength)) }
+        for segment in segments { out.append(UInt8(sets.firstIndex(of: segment.parameters)!)) }
+        return out
+    }
+
+    /// The recipe its ``columns`` spell; refuses anything malformed.
+    package init(columns bytes: [UInt8]) throws {
+        func fail() -> PatchError { .corrupt(detail: "see-through payload has an invalid recipe") }
+        var index = 0
+        func integer(_ width: Int) throws -> Int64 {
+            guard index + width <= bytes.count else { throw fail() }
+            defer { index += width }
+            let value = bytes[index..<(index + width)].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            guard value <= UInt64(Int64.max) else { throw fail() }
+            return Int64(value)
+        }
+        let count = Int(try integer(4))
+        let tail = try integer(8)
+        let expanded = try integer(8)
+        let setCount = Int(try integer(1))
+        guard count > 0, count <= 1 << 20, setCount > 0, bytes.count == 21 + setCount * 3 + count * 17 else { throw fail() }
+        var sets: [DeflateParameters] = []
+        for _ in 0..<setCount {
+            let set = DeflateParameters(level: Int32(try integer(1)), memLevel: Int32(try integer(1)), strategy: Int32(try integer(1)))
+            guard (0...9).contains(set.level), (1...9).contains(set.memLevel), (0...4).contains(set.strategy) else { throw fail() }
+            sets.append(set)
+        }
+        let raw = try (0..<count).map { _ in try integer(8) }
+        let lengths = try (0..<count).map { _ in try integer(8) }
+        let choices = try (0..<count).map { _ in Int(try integer(1)) }
+        guard choices.allSatisfy({ $0 < sets.count }) else { throw fail() }
+        var total = tail
+        for (rawBefore, length) in zip(raw, lengths) {
+            total = total.plusSaturating(rawBefore).plusSaturating(length)
+        }
+        guard total == expanded, total < Int64.max else { throw fail() }
+        self.init(segments: (0..<count).map { Segment(rawBefore: raw[$0], expandedLength: lengths[$0], parameters: sets[choices[$0]]) },
+                  tail: tail)
+    }
+
+    /// Reads the recipe at the start of a ``PatchEncoding/scannedDeflateDelta`` payload,
+    /// decoding its columns against `layout` (the old file's, or empty for a new file);
+    /// returns it and the bytes it took.
+    package static func decodeColumns(from file: SystemFile, at offset: Int64, within length: Int64, layout: [UInt8],
+                                      displayPath: String) throws -> (DeflateRecipe, Int64) {
+        let head = try DeflateStreams.read(file, at: offset, count: 8)
+        let frameLength = Int64(head[0..<4].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        let columnsLength = Int(head[4..<8].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        guard frameLength > 0, 8 + frameLength <= length, columnsLength <= maxColumnsLength else {
+            throw PatchError.corrupt(detail: "see-through payload of \(displayPath) has an invalid recipe frame")
+        }
+        var columns: [UInt8] = []
+        columns.reserveCapacity(columnsLength)
+        try layout.withUnsafeBytes { prefix in
+            try ZstdDelta.decodeFrame(from: file, offset: offset + 8, length: frameLength, prefix: layout.isEmpty ? nil : prefix,
+                                      expectedSize: Int64(columnsLength), displayPath: displayPath) { columns += $0 }
+        }
+        return (try DeflateRecipe(columns: columns), 8 + frameLength)
+    }
+}

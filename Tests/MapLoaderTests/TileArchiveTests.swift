@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import MapLoader
+import MapDelta
+import MapPublisher
+
+/// Tile archives and other containers MapLoader does not parse: their gzip and zlib
+/// streams are found by scanning, so a patch costs about the changed tiles' content.
+@Suite struct TileArchiveTests {
+    /// Writes a PMTiles v3 archive with the reference `pmtiles` writer (PyPI): tiles of
+    /// zoom 0–5 as vector-tile-like protobuf bytes, gzip'd as tile generators ship them
+    /// (ocean tiles repeat and are stored once); `changed` tiles differ in revision 2.
+    static func writePMTiles(_ path: URL, revision: Int, changed: Int = 12) throws {
+        try SeeThroughTests.python("""
+        import gzip, random, sys
+        from pmtiles.tile import zxy_to_tileid, TileType, Compression
+        from pmtiles.writer import Writer
+        revision, changed = int(sys.argv[2]), int(sys.argv[3])
+        def tile(z, x, y):
+            r = random.Random(z * 10007 + x * 101 + y)
+            if r.random() < 0.3:
+                return b"\\x1a\\x0f\\x0a\\x05water\\x28\\x80\\x20\\x78\\x02"  # an ocean tile, the same everywhere
+            layers = []
+            for name in (b"building", b"transportation", b"landuse", b"poi"):
+                features = b"".join(bytes([0x12, 12, 0x18, 3, 0x22, 8]) + bytes(r.randrange(0, 40) for _ in range(8)) for _ in range(r.randrange(20, 60)))
+                layers.append(b"\\x1a" + bytes([len(name) + 2 + len(features) & 0x7f | 0x80, (len(name) + 2 + len(features)) >> 7]) + b"\\x0a" + bytes([len(name)]) + name + features)
+            data = b"".join(layers)
+            if revision > 1 and random.Random(x * 31 + y * 17 + z * 7919).random() < changed / 1365:
+                data = data.replace(b"poi", b"POI", 1) + b"\\x2a\\x03new"
+            return data
+        with open(sys.argv[1], "wb") as f:
+            writer = Writer(f)
+            for z in range(6):
+                for x in range(2 ** z):
+                    for y in range(2 ** z):
+                        writer.write_tile(zxy_to_tileid(z, x, y), gzip.compress(tile(z, x, y), mtime=0))
+            writer.finalize({"tile_type": TileType.MVT, "tile_compression": Compression.GZIP,
+                             "min_lon_e7": -1800000000, "min_lat_e7": -850000000, "max_lon_e7": 1800000000,
+                             "max_lat_e7": 850000000, "center_zoom": 0, "center_lon_e7": 0, "center_lat_e7": 0},
+                            {"name": "test", "revision": revision})
+        """, [path.path, String(revision), String(changed)])
+    }
+
+    @Test func aPMTilesArchiveIsPatchedInsideItsTiles() async throws {
+        let dir = TemporaryDirectory()
+        for revision in [1, 2] {
+            try FileManager.default.createDirectory(at: dir.path("r\(revision)"), withIntermediateDirectories: true)
+            try await RawThread.run { try Self.writePMTiles(dir.path("r\(revision)/world.pmtiles"), revision: revision) }
+        }
+        let streams = DeflateStreams.scan(in: dir.path("r2/world.pmtiles").path)
+        #expect(DeflateStreams.find(in: dir.path("r2/world.pmtiles").path).isEmpty, "PMTiles is no container MapLoader parses")
+        #expect(streams.count > 500, "\(streams.count) streams: the gzip'd tiles, metadata and directories")
+        let patch = dir.path("p.mlpatch")
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: patch, options: PatchOptions(level: 19))
+        }
+        let file = try #require(stats.file("world.pmtiles"))
+        #expect(file.encoding == .scannedDeflateDelta, "\(file.note ?? "") \(file.tried)")
+        let byteLevel = try #require([file.tried[.delta], file.tried[.suffixDelta]].compactMap { $0 }.min())
+        #expect(file.payloadBytes * 4 < byteLevel, "see-through \(file.payloadBytes) B, byte-level \(byteLevel) B")
+        let out = dir.path("out")
+        _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("r1"), into: out) }
+        #expect(try Data(contentsOf: out.appendingPathComponent("world.pmtiles")) == Data(contentsOf: dir.path("r2/world.pmtiles")))
+    }
+
+    @Test func scanningTakesOnlyWholeStreamsWithMatchingChecks() throws {
+        var bytes = [UInt8]()
+        var rng = SeededGenerator(seed: 11)
+        func noise(_ count: Int) { for _ in 0..<count { bytes.append(UInt8.random(in: 0...255, using: &rng)) } }
+        noise(500)
+        // Headers with nothing valid behind them: a gzip header, zlib's four header pairs.
+        bytes += [0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0, 0xFF]
+        noise(100)
+        for second: UInt8 in [0x01, 0x5E, 0x9C, 0xDA] { bytes += [0x78, second]; noise(40) }
+        let content = Array(String(repeating: "{\"type\":\"Feature\",\"name\":\"road\"}", count: 40).utf8)
+        let gzipAt = bytes.count
+        bytes += try Self.gzip(content)
+        noise(77)
+        let zlibAt = bytes.count
+        bytes += try Self.zlib(content)
+        noise(30)
+        // A gzip member whose CRC was damaged is not a stream.
+        var damaged = try Self.gzip(content)
+        damaged[damaged.count - 6] ^= 0xFF
+        bytes += damaged
+        let streams = bytes.withUnsafeBytes { DeflateStreams.scan($0) }
+        #expect(streams.map(\.offset) == [Int64(gzipAt + 10), Int64(zlibAt + 2)], "\(streams)")
+    }
+
+    static func gzip(_ content: [UInt8]) throws -> [UInt8] {
+        try compress(content, python: "gzip.compress(data, mtime=0)")
+    }
+
+    static func zlib(_ content: [UInt8]) throws -> [UInt8] {
+        try compress(content, python: "zlib.compress(data, 9)")
+    }
+
+    private static func compress(_ content: [UInt8], python expression: String) throws -> [UInt8] {
+        let dir = TemporaryDirectory()
+        try Data(content).write(to: dir.path("in"))
+        try SeeThroughTests.python("import gzip, sys, zlib\ndata = open(sys.argv[1], 'rb').read()\nopen(sys.argv[2], 'wb').write(\(expression))",
+                                   [dir.path("in").path, dir.path("out").path])
+        return Array(try Data(contentsOf: dir.path("out")))
+    }
+}
