@@ -16,8 +16,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case archive
     /// Patch containers: reading the manifest, then applying to a small fixed tree.
     case patch
-    /// Deflate streams in gzip, zip, PBF and PNG files (see-through deltas expand old
-    /// files), and see-through recipes.
+    /// Deflate streams in gzip, zip, PBF and PNG files and found by scanning files of no
+    /// known format (see-through deltas expand old files), and see-through recipes, in rows
+    /// and in columns.
     case gzip
     /// The large-file and multi-file codecs' own framing, fed raw: segment tables, cross-file
     /// references and suffix-array deltas, decoded against a small fixed old file.
@@ -57,9 +58,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             guard (try? data.write(to: file)) != nil else { return }
             _ = try? DeflateRecipe.expand(file.path, streams: DeflateStreams.find(in: file.path),
                                           into: scratch.appendingPathComponent("expanded").path)
+            _ = try? DeflateRecipe.expand(file.path, streams: DeflateStreams.scan(in: file.path),
+                                          into: scratch.appendingPathComponent("expanded").path)
             if let opened = try? SystemFile.openForReading(file.path) {
                 _ = try? DeflateRecipe.decode(from: opened, at: 0, within: Int64(data.count))
+                _ = try? DeflateRecipe.decodeColumns(from: opened, at: 0, within: Int64(data.count), layout: [], displayPath: "fuzz")
             }
+            _ = try? DeflateRecipe(columns: Array(data))
         case .codecs:
             let file = scratch.appendingPathComponent("input.payload")
             guard (try? data.write(to: file)) != nil, let opened = try? SystemFile.openForReading(file.path) else { return }
