@@ -2,7 +2,7 @@
 # Installs the system packages MapLoader builds and tests with, if any is missing.
 # Debian/Ubuntu: libarchive, zlib, zstd, libdivsufsort and libcurl headers; the zstd, xdelta3 and bsdiff tools
 # for benchmarks; curl and python3 for scripts; GNU parallel for the README's sharded publish;
-# netpbm (libpng's pnmtopng) and Pillow to write PNGs as real encoders do, for the tests.
+# netpbm (libpng's pnmtopng), to write PNGs as real encoders do, for the tests.
 set -euo pipefail
 packages=(libarchive-dev zlib1g-dev libzstd-dev libdivsufsort-dev libcurl4-openssl-dev pkg-config zstd curl python3 parallel netpbm)
 [ "${1:-}" = "--bench" ] && packages+=(time)
@@ -17,4 +17,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-python3 -c "import PIL" 2>/dev/null || python3 -m pip install -q --disable-pip-version-check pillow 2>&1 | grep -v "^WARNING: Running pip as" || true
+# Python packages the tests write real files with: Pillow (PNG) and pmtiles (the reference
+# PMTiles writer).
+python3 -c "import PIL, pmtiles" 2>/dev/null || python3 -m pip install -q --disable-pip-version-check pillow pmtiles 2>&1 | grep -v "^WARNING: Running pip as" || true
