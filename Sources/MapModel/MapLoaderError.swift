@@ -103,3 +103,9 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+extension MapLoaderError: LocalizedError {
+    /// The one-line message (``description``), so `error.localizedDescription`, the text an
+    /// app's alert shows, says what went wrong instead of "The operation could not be completed".
+    public var errorDescription: String? { description }
+}

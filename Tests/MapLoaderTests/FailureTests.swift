@@ -178,6 +178,23 @@ import Testing
 }
 
 extension FailureTests {
+    /// An app shows `error.localizedDescription`: it is the one-line message, for every case.
+    @Test func localizedDescriptionIsTheMessage() {
+        let errors: [MapLoaderError] = [
+            .invalidParameters("x"), .unknownPackage("a", suggestion: "b"), .unknownGroup("g", known: ["base"]), .requiredGroup("base"),
+            .notInstalled("a"), .cancelled, .noServer, .connectionFailed(url: "http://h", reason: "down"),
+            .httpStatus(url: "http://h", status: 404), .integrityFailed(what: "w", detail: "d"), .invalidMetadata(what: "w", detail: "d"),
+            .invalidArchive(package: "a", group: "g", detail: "d"), .versionUnavailable(installed: "v1", current: "v2"),
+            .insufficientSpace(needed: 2, available: 1, path: "/p"), .quotaExceeded(quota: 1, needed: 2, largest: ["a"]),
+            .storageFailed(path: "/p", reason: "r"), .busy(pid: 7), .dataDirectoryRefused(path: "/p", reason: "r"),
+            .signatureRefused("s"), .rollbackRefused("r"),
+        ]
+        for error in errors {
+            #expect((error as any Error).localizedDescription == error.description)
+            #expect(!error.description.contains("could not be completed"))
+        }
+    }
+
     /// Readers never need to write: on a read-only remount of the data directory, and on
     /// one whose file system is full, every reader command works (leases go to the runtime
     /// folder, small fetches to the temporary one) and a writer fails at once with one line.
