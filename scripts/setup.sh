@@ -6,7 +6,7 @@
 set -euo pipefail
 packages=(libarchive-dev zlib1g-dev libzstd-dev libdivsufsort-dev libcurl4-openssl-dev pkg-config zstd curl python3 parallel netpbm)
 [ "${1:-}" = "--bench" ] && packages+=(time)
-[ "${1:-}" = "--bench" ] && packages+=(xdelta3 bsdiff)
+[ "${1:-}" = "--bench" ] && packages+=(xdelta3 bsdiff tilemaker osmium-tool sqlite3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
