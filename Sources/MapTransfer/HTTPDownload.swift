@@ -115,7 +115,8 @@ private final class Transfer: Sendable {
                 return state.attempt.interrupt(.retryable(reason: "the transfer stopped", validator: nil, worked: false))
             }
         }
-        if case .finished = outcome { try? output.sync() }
+        // Kept durable whatever the outcome: a resume continues from these bytes.
+        try? output.sync()
         return outcome
     }
 
@@ -229,8 +230,9 @@ private enum CurlEasy {
     /// Performs the GET with callbacks into the ``Transfer`` at `context`.
     static func perform(url: String, headers: [String], connectTimeout: Double,
                         context: UnsafeMutableRawPointer) -> Ending {
-        guard initialised, let handle = curl_easy_init() else { return .failed(.broken("libcurl could not start a transfer")) }
-        defer { curl_easy_cleanup(handle) }
+        guard initialised, let pooled = HandlePool.shared.take() else { return .failed(.broken("libcurl could not start a transfer")) }
+        let handle = pooled.handle
+        defer { HandlePool.shared.give(pooled) }
         var list: UnsafeMutablePointer<curl_slist>?
         for header in headers { list = curl_slist_append(list, header) }
         defer { curl_slist_free_all(list) }
@@ -282,5 +284,41 @@ private enum CurlEasy {
         default:
             return .failed(.broken(detail))
         }
+    }
+}
+
+/// Idle libcurl handles, reused so that a connection (and its TLS session) to a host
+/// serves many downloads: a bandwidth cap fetches a file in many small windows, and an
+/// install fetches many small files.
+private final class HandlePool: Sendable {
+    /// A libcurl easy handle. Proof for `@unchecked Sendable`: a handle is only ever used
+    /// by one thread at a time; it leaves the pool (under the pool's lock) for exactly one
+    /// transfer on that transfer's thread, and comes back only when the transfer is over.
+    struct Handle: @unchecked Sendable {
+        let handle: UnsafeMutableRawPointer
+    }
+
+    static let shared = HandlePool()
+    /// More idle handles than this are cleaned up instead of kept.
+    private static let capacity = 8
+    private let idle = Mutex<[Handle]>([])
+
+    /// An idle handle, reset to defaults (its connections and caches stay), or a new one.
+    func take() -> Handle? {
+        if let handle = idle.withLock({ $0.popLast() }) {
+            curl_easy_reset(handle.handle)
+            return handle
+        }
+        return curl_easy_init().map(Handle.init)
+    }
+
+    /// Gives a handle back after its transfer.
+    func give(_ handle: Handle) {
+        let kept = idle.withLock { idle in
+            guard idle.count < Self.capacity else { return false }
+            idle.append(handle)
+            return true
+        }
+        if !kept { curl_easy_cleanup(handle.handle) }
     }
 }
