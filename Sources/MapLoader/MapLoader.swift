@@ -78,6 +78,10 @@ public actor MapLoader {
     private var runningID: UUID?
 
     /// A loader for `configuration`. Nothing is read or written until the first operation.
+    /// - Parameter delegate: receives every event. It is held **weakly**, as UIKit and
+    ///   AppKit delegates are: keep a reference to it yourself. A delegate made in the call
+    ///   (`MapLoader(configuration: c, delegate: Printer())`) is gone at once and receives
+    ///   nothing; ``events()`` streams need no owner.
     public init(configuration: Configuration, delegate: (any MapLoaderDelegate)? = nil) {
         self.configuration = configuration
         self.store = Store(root: configuration.dataDirectory)
@@ -94,7 +98,8 @@ public actor MapLoader {
     /// when done with the loader; later events reach only the delegate.
     public nonisolated func closeEventStreams() { hub.finish() }
 
-    /// Sets the delegate (held weakly).
+    /// Sets the delegate. It is held **weakly**: keep a reference to it yourself, or it
+    /// receives nothing once your last reference goes.
     public func setDelegate(_ delegate: (any MapLoaderDelegate)?) { hub.setDelegate(delegate) }
 
     /// Cancels the running operation; it ends with ``MapLoaderError/cancelled`` and changes nothing.
