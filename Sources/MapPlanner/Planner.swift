@@ -116,8 +116,11 @@ package enum Planner {
             return full(.update, "patches (\(ByteFormat.string(cost))) cost more than the full archive")
         }
         let versions = [installedVersion ?? chain[0].from] + chain.map(\.to)
+        // A patch writes only the files it changes (the rest are hard links); an edge of an
+        // older manifest does not say how much, so the whole tree is counted for it.
+        let writes = chain.saturatingSum { $0.writeBytes ?? diskBytes(artifact) }
         return GroupStep(package: key.package, group: key.group, action: .update, method: .delta, chain: versions,
-                         downloadBytes: cost, fullBytes: artifact.size, writeBytes: diskBytes(artifact),
+                         downloadBytes: cost, fullBytes: artifact.size, writeBytes: writes,
                          reason: chain.count == 1 ? "direct patch" : "chain of \(chain.count) patches",
                          artifact: artifact, patches: chain)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MapLoader
+import MapPublisher
 
 /// Real full disks: small tmpfs mounts (mount(2) needs root, as CI and this machine have).
 @Suite(.enabled(if: ReadOnlyMount.available, "needs mount(2) for a small tmpfs"))
@@ -86,5 +87,49 @@ struct DiskSpaceTests {
         try FileManager.default.removeItem(at: filler.file)
         try await loader.install(["de-hamburg", "ch"])
         #expect(try snapshot(loader.currentFolder.appendingPathComponent("ch/base")) == snapshot(site.release(1, "ch", "base")))
+    }
+
+    /// A delta update needs room for the files it changes, not for the whole tree: the
+    /// case of issue 23, a 9.6 MB package on a 20 MB disk with 8.3 MB free, one file of 40
+    /// changed. The plan counts the patch and the changed file (the publisher records what
+    /// each patch writes), and the update lands.
+    @Test func aDeltaUpdateNeedsRoomForTheChangedFilesOnly() async throws {
+        let dir = TemporaryDirectory()
+        let tree = ReleaseTree(groups: [DataGroup(id: "base", title: "Base", required: true, default: true)],
+                               root: PackageNode(id: "world", title: "World", children: [PackageNode(id: "region", title: "Region")]))
+        var rng = SeededGenerator(seed: 23)
+        let files = (0..<40).map { _ in (0..<240_000).map { _ in UInt8.random(in: 0...255, using: &rng) } }
+        let key = try SigningKeyFile.generate(at: dir.path("publisher.key"))
+        func publish(_ revision: Int) throws {
+            let release = dir.path("r\(revision)")
+            let builder = try ReleaseBuilder.make(at: release, revision: revision, tree: tree)
+            try FileManager.default.removeItem(at: release.appendingPathComponent("data/region"))
+            for (index, content) in files.enumerated() {
+                var bytes = content
+                if revision == 2, index == 7 { for offset in stride(from: 0, to: 2_000, by: 100) { bytes[offset] ^= 0xFF } }
+                try builder.write(Data(bytes), "region/base/tile-\(index).bin")
+            }
+            try Publisher.publish(release: release, site: dir.path("site"),
+                                  options: PublishOptions(version: "v\(revision)", level: 3, validity: 3600, keyFile: dir.path("publisher.key")))
+        }
+        try publish(1)
+        let mount = try ReadOnlyMount(size: "20m")
+        defer { mount.unmount() }
+        let data = mount.url.appendingPathComponent("data")
+        let loader = MapLoader(configuration: .init(server: dir.path("site").path, dataDirectory: data, trust: TrustPolicy(keys: [key])))
+        try await loader.install(["region"])
+        try publish(2)
+        let free = try #require(FileSystem.availableSpace(at: mount.url.path))
+        let target: Int64 = 8_300_000
+        if free > target {
+            try Data(count: Int(free - target)).write(to: mount.url.appendingPathComponent("filler"))
+        }
+        let check = try await loader.checkForUpdate()
+        let step = try #require(check.plan.steps.first)
+        #expect(step.method == .delta)
+        #expect(check.plan.peakBytes < 1_000_000, "the plan needs \(check.plan.peakBytes) B for one changed 240 kB file")
+        _ = try await loader.performUpdate()
+        #expect(try Data(contentsOf: loader.currentFolder.appendingPathComponent("region/base/tile-7.bin")) ==
+                Data(contentsOf: dir.path("r2/data/region/base/tile-7.bin")))
     }
 }

@@ -51,6 +51,10 @@ public struct PatchEdge: Sendable, Hashable, Codable {
     /// Why some files in the patch are byte-level rather than smaller encodings, one line
     /// per file (e.g. deflate streams zlib does not reproduce); `nil` when none.
     public var notes: [String]?
+    /// Disk space applying the patch takes besides the installed files: the files it
+    /// writes (unchanged files are hard links), with a block of slack each; `nil` in
+    /// manifests that predate it (a client then counts the whole unpacked tree).
+    public var writeBytes: Int64?
 
     /// A patch edge.
     public init(from: String, to: String, sha256: String, size: Int64, fromTreeHash: String, toTreeHash: String) {

@@ -59,6 +59,7 @@ package enum ManifestValidation {
         }
         for edge in artifact.patches ?? [] {
             guard SiteLimits.accepts(edge.size, upTo: SiteLimits.blobBytes), edge.sha256.count == 64,
+                  SiteLimits.accepts(edge.writeBytes ?? 0, upTo: SiteLimits.unpackedBytes),
                   edge.fromTreeHash.count == 64, edge.toTreeHash.count == 64 else {
                 return "artifact \(name) has a patch \(edge.from)→\(edge.to) with size \(edge.size) (outside 0…\(SiteLimits.blobBytes)) or malformed hashes"
             }

@@ -56,6 +56,13 @@ package struct PatchStats: Sendable {
     package var targetBytes: Int64 = 0
 
     /// How many paths got `operation`.
+    /// Disk space the applied patch takes besides the old tree: the files it writes (added
+    /// and patched), each with up to one 4 KiB block of slack; unchanged and copied files
+    /// are hard links.
+    package var writeBytes: Int64 {
+        files.filter { $0.operation == .add || $0.operation == .patch }.saturatingSum { $0.size.plusSaturating(4096) }
+    }
+
     package func count(_ operation: Operation) -> Int {
         files.reduce(0) { $0 + ($1.operation == operation ? 1 : 0) }
     }

@@ -61,6 +61,7 @@ package enum PublishAssembler {
                 var edge = PatchEdge(from: fromVersion, to: plan.version, sha256: blob.sha256, size: blob.size,
                                      fromTreeHash: from.treeHash, toTreeHash: unit.treeHash)
                 edge.notes = result.notes
+                edge.writeBytes = result.writeBytes
                 edges.append(edge)
             }
             artifact.patches = edges.isEmpty ? nil : edges

@@ -149,6 +149,8 @@ package struct PublishTaskResult: Sendable, Codable, Equatable {
     package var files: Int?
     /// For a patch: why some files are encoded byte-level (the patch statistics' notes).
     package var notes: [String]?
+    /// For a patch: bytes of the files it writes (``PatchEdge/writeBytes``).
+    package var writeBytes: Int64?
     /// ``PublishPlan/Task/digest(in:)`` of the task that wrote it.
     package var taskDigest: String?
 }

@@ -88,7 +88,8 @@ package enum PublishTaskRunner {
             let notes = stats.files.compactMap { file in
                 file.note.flatMap { $0.hasPrefix("no ") ? "\(file.path): \($0)" : nil }
             }
-            result = PublishTaskResult(task: id, sha256: sha256, size: size, notes: notes.isEmpty ? nil : Array(notes.prefix(20)))
+            result = PublishTaskResult(task: id, sha256: sha256, size: size, notes: notes.isEmpty ? nil : Array(notes.prefix(20)),
+                                       writeBytes: stats.writeBytes)
             line = "\(task.package)/\(task.group): patch \(version)→\(plan.version) \(ByteFormat.string(size))"
                 + notes.prefix(20).map { "\n    \($0)" }.joined()
         }
