@@ -168,16 +168,56 @@ extension MapLoader {
         }
     }
 
+    /// The tree and manifest of the newest version; with the site unreachable (or none
+    /// configured), those of what is installed, marked offline.
     private func treeAndManifest(need: PartNeed = .everything) async throws -> (tree: PackageTree, manifest: Manifest) {
-        let context = try await context(atInstalledVersion: false, operation: .list, need: need)
+        let (context, offline) = try await readingContext(need: need)
         let broken = try await quickCheck(context.state)
-        return (PackageTreeBuilder(context: context, inconsistent: broken).tree(), context.manifest)
+        var tree = PackageTreeBuilder(context: context, inconsistent: broken).tree()
+        tree.offline = offline
+        return (tree, context.manifest)
+    }
+
+    /// The context of a read: the site's newest version, or, when the site cannot be
+    /// reached and something is installed, the installed version from the data directory
+    /// alone (an offline map app still shows what it has).
+    private func readingContext(need: PartNeed = .everything, atInstalledVersion: Bool = false) async throws
+        -> (Context, PackageTree.Offline?) {
+        do {
+            return (try await context(atInstalledVersion: atInstalledVersion, operation: .list, need: need), nil)
+        } catch let error as MapLoaderError {
+            switch error {
+            case .noServer, .connectionFailed, .httpStatus: break
+            default: throw error
+            }
+            guard let offline = try offlineContext(reason: error.description) else { throw error }
+            return offline
+        }
+    }
+
+    /// The installed version's context from the data directory: state, settings, the
+    /// cached manifest (the parts it has) and the last catalog accepted; `nil` when nothing
+    /// is installed.
+    private func offlineContext(reason: String) throws -> (Context, PackageTree.Offline)? {
+        let state = try store.state()
+        guard let version = state.version, let sha256 = state.manifest,
+              let manifest = SiteClient.cachedManifest(sha256, in: manifestCache, partial: true) else { return nil }
+        let settings = try store.settings()
+        let keptFile = keptCatalog.catalog
+        let kept = (try? Data(contentsOf: keptFile)).flatMap { try? JSONCoding.decode(Catalog.self, from: $0) }
+        let catalog = kept ?? Catalog(serial: settings.lastSerial ?? 0, current: version, versions: [
+            Catalog.Entry(version: version, published: state.committed, manifest: SiteLayout.manifest(version), sha256: sha256, size: 1),
+        ])
+        let accepted = kept == nil ? nil : FileStatus.of(keptFile.path).map { Date(timeIntervalSince1970: $0.modified) }
+        let context = Context(catalog: catalog, manifest: manifest, state: state, settings: settings,
+                              selection: settings.selectedGroups(manifest.groups))
+        return (context, PackageTree.Offline(reason: reason, catalogAccepted: accepted))
     }
 
     /// The data groups and whether each is selected.
     public func dataGroups() async throws(MapLoaderError) -> [DataGroupStatus] {
         try await run(.list) { loader in
-            let context = try await loader.context(atInstalledVersion: true, operation: .list)
+            let (context, _) = try await loader.readingContext(atInstalledVersion: true)
             return context.manifest.groups.map { DataGroupStatus(group: $0, selected: context.selection.contains($0.id)) }
         }
     }

@@ -70,6 +70,23 @@ public struct PackageTree: Sendable, Hashable, Encodable {
     public var currentVersion: String
     /// Every node, depth first.
     public var packages: [PackageStatus]
+    /// Set when the site could not be reached and the tree was read from what is installed.
+    public var offline: Offline?
+
+    /// Why a tree was read offline, and how old what it knows of the site is.
+    public struct Offline: Sendable, Hashable, Encodable {
+        /// Why the site was not read (the network error's one-line message).
+        public var reason: String
+        /// When the catalog this device last accepted from the site arrived; `nil` when
+        /// none is kept. Versions newer than that are unknown here.
+        public var catalogAccepted: Date?
+
+        /// An offline mark.
+        public init(reason: String, catalogAccepted: Date?) {
+            self.reason = reason
+            self.catalogAccepted = catalogAccepted
+        }
+    }
 }
 
 /// A data group and whether it is selected.

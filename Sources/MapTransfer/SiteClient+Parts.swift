@@ -129,15 +129,22 @@ extension SiteClient {
 
     /// The whole manifest `sha256` from the cache alone (its parts too, each checked against
     /// its pin), or `nil` when anything is missing there.
-    package static func cachedManifest(_ sha256: String, in cache: URL) -> Manifest? {
+    /// - Parameter partial: keep the subtrees whose parts are cached and drop the others
+    ///   (an offline listing: the parts holding installed packages are always cached),
+    ///   instead of returning `nil`.
+    package static func cachedManifest(_ sha256: String, in cache: URL, partial: Bool = false) -> Manifest? {
         guard let data = cachedData(sha256, in: cache), var manifest = try? Manifest.decode(data) else { return nil }
         var parts: [String: PackageNode] = [:]
         for stub in manifest.stubs {
             guard let bytes = cachedData(stub.part!.sha256, in: cache), let node = try? Manifest.decodePart(bytes),
-                  node.id == stub.id else { return nil }
+                  node.id == stub.id else {
+                if partial { continue }
+                return nil
+            }
             parts[stub.id] = node
         }
         manifest.root = manifest.root.replacingStubs(parts)
+        if partial { manifest.root = manifest.root.droppingStubs() }
         return manifest
     }
 

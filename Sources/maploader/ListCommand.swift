@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import MapLoader
 
@@ -27,7 +28,7 @@ struct ListCommand: AsyncParsableCommand {
         }
         if packages.isEmpty {
             Output.line("nothing is installed: see 'maploader list' for packages, then 'maploader install <id>'")
-            Output.line("site version \(tree.currentVersion)")
+            Output.line(Self.footer(tree))
             return
         }
         var rows = [["PACKAGE", "STATE", "VERSION", "DOWNLOAD", "ON DISK", "TITLE"]]
@@ -37,6 +38,25 @@ struct ListCommand: AsyncParsableCommand {
                          package.sizeOnDisk > 0 ? ByteFormat.string(package.sizeOnDisk) : "-", package.title])
         }
         Output.table(rows)
-        Output.line("site version \(tree.currentVersion)")
+        Output.line(Self.footer(tree))
+    }
+
+    /// The line under the table: the site's version, or why the site was not read.
+    static func footer(_ tree: PackageTree) -> String {
+        guard let offline = tree.offline else { return "site version \(tree.currentVersion)" }
+        let age = offline.catalogAccepted.map { "the site's catalog was last read \(Self.age(since: $0)) ago, at version \(tree.currentVersion)" }
+            ?? "no catalog of the site is kept"
+        return "offline: showing what is installed; \(age) (\(offline.reason))"
+    }
+
+    /// `3 min`, `5 h`, `2 days`.
+    static func age(since date: Date) -> String {
+        let seconds = max(0, Int(Date().timeIntervalSince(date)))
+        switch seconds {
+        case ..<120: return "\(seconds) s"
+        case ..<7200: return "\(seconds / 60) min"
+        case ..<172_800: return "\(seconds / 3600) h"
+        default: return "\(seconds / 86400) days"
+        }
     }
 }

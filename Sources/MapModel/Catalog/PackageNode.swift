@@ -75,6 +75,15 @@ package struct PackageNode: Sendable, Hashable, Codable {
         return node
     }
 
+    /// This subtree without the stubs of parts that were not read (an offline listing
+    /// shows the parts it has).
+    package func droppingStubs() -> PackageNode {
+        guard let children else { return self }
+        var node = self
+        node.children = children.filter { $0.part == nil }.map { $0.droppingStubs() }
+        return node
+    }
+
     /// The smallest box holding every box of this subtree; `nil` when a node has a
     /// boundary without a box (its extent is unknown) or no node has a box.
     public var bounds: BoundingBox? {
