@@ -242,7 +242,7 @@ def tile_archives(pbf):
         sh(["tilemaker", "--input", fixed, "--output", mbtiles, "--config", os.path.join(out, "config.json"),
             "--process", os.path.join(examples, "process-openmaptiles.lua")])
         pmtiles = os.path.join(out, f"v{version}.pmtiles")
-        sh(["pmtiles-convert", mbtiles, pmtiles])
+        sh(["pmtiles-convert", "--overwrite", mbtiles, pmtiles])
         for kind, path in (("mbtiles", mbtiles), ("pmtiles", pmtiles)):
             with open(path, "rb") as f:
                 releases[kind].append(one_leaf_release(os.path.join(out, f"{kind}-v{version}"), {f"helsinki.{kind}": f.read()}))
@@ -503,10 +503,10 @@ def main():
     rows = []
     datasets = [sample_dataset(args.scale)] + ([] if args.quick else [timezone_dataset()])
     datasets += [gzipped_dataset(*dataset) for dataset in list(datasets)]
-    if not args.quick or args.real:
-        datasets += real_datasets()
     if args.real_only:
         datasets = real_datasets()
+    elif not args.quick or args.real:
+        datasets += real_datasets()
     if args.only:
         datasets = [(name, releases) for name, releases in datasets if args.only in name]
     for name, releases in datasets:
