@@ -486,6 +486,27 @@ def bench(name, releases, binary, use_bsdiff, rows):
         shutil.rmtree(work, ignore_errors=True)
 
 
+BASELINE = os.path.join(ROOT, "scripts", "bench-delta-baseline.json")
+
+
+def compare_with_baseline(rows, record):
+    """Flags every pair whose update grew against the recorded baseline (a publisher must
+    never pay more after an upgrade); with `record`, stores this run's bytes as the baseline."""
+    baseline = json.load(open(BASELINE)) if os.path.exists(BASELINE) else {}
+    grew = [(r["pair"], baseline[r["pair"]], r["maploader"]) for r in rows
+            if r["pair"] in baseline and r["maploader"] > baseline[r["pair"]]]
+    for pair, before, now in grew:
+        print(f"GREW  {pair}: {human(now)} against {human(before)} recorded ({now / before:.2f}×)")
+    known = sum(1 for r in rows if r["pair"] in baseline)
+    print(f"baseline: {known} of {len(rows)} pairs recorded, {len(grew)} grew")
+    if record:
+        baseline.update({r["pair"]: r["maploader"] for r in rows})
+        with open(BASELINE, "w") as f:
+            json.dump(dict(sorted(baseline.items())), f, indent=1)
+            f.write("\n")
+        print(f"recorded {len(rows)} pairs in {os.path.relpath(BASELINE, ROOT)}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="sample world only, debug build")
@@ -494,6 +515,8 @@ def main():
     parser.add_argument("--real", action="store_true", help="with --quick: the real geodata pairs too")
     parser.add_argument("--real-only", action="store_true", help="only the real geodata pairs (release build)")
     parser.add_argument("--only", help="only the pairs whose name contains this text")
+    parser.add_argument("--record", action="store_true",
+                        help=f"write this run's bytes per pair into {os.path.relpath(BASELINE, ROOT)} (the recorded baseline)")
     args = parser.parse_args()
     config = "debug" if args.quick else "release"
     print(f"==> building maploader ({config})", flush=True)
@@ -526,6 +549,7 @@ def main():
     met = sum(1 for r in rows if r["vsBest"] <= 0.9)
     fast = sum(1 for r in rows if r["timeRatio"] <= 1.2)
     print(f"\nbytes target (≤ 0.9× best peer): {met} of {len(rows)} pairs; time target (≤ 1.2× zstd -d): {fast} of {len(rows)} pairs")
+    compare_with_baseline(rows, record=args.record)
     total = sum(r["maploader"] for r in rows)
     best = sum(min(v for v in (r["zstd"], r["xdelta3"], r["bsdiff"], r["hdiffpatch"]) if v is not None) for r in rows)
     print(f"in total: {human(total)} against {human(best)} for the best peer per pair ({total / best:.2f}×; target ≤ 0.9×)")
