@@ -121,12 +121,13 @@ import MapPublisher
         #expect(try run(["install", "atlantis"]).status == 4)
         #expect(try run(["groups", "select", "nope"]).status == 4)
         #expect(try run(["uninstall", "ch"]).status == 4)
-        // 5: network (connection refused).
-        #expect(try run(["list"], server: "http://127.0.0.1:\(closedPort())").status == 5)
+        // 5: network (connection refused); a listing of installed maps is then read offline (0).
+        #expect(try run(["check-update"], server: "http://127.0.0.1:\(closedPort())").status == 5)
+        #expect(try run(["list"], server: "http://127.0.0.1:\(closedPort())").status == 0)
         // 7: signature refused.
         #expect(try await CLI.run(["list", "--server", site.url, "--data-dir", site.dir.path("other").path]).status == 7)
         // 64: usage (no server, a bad server address, an empty data directory, a bad option).
-        #expect(try await CLI.run(["list", "--data-dir", data.path]).status == 64)
+        #expect(try await CLI.run(["check-update", "--data-dir", data.path]).status == 64)
         #expect(try run(["list"], server: "127.0.0.1:8080").status == 64)
         #expect(try await CLI.run(["list", "--data-dir", "", "--server", site.url]).status == 64)
         #expect(try await CLI.run(["keygen", site.dir.path("publisher.key").path]).status == 64)
