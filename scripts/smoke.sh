@@ -86,7 +86,9 @@ contains "the faulty server dropped connections" "dropped" "$work/faulty.log"
 contains "the faulty server injected errors" "injected-error" "$work/faulty.log"
 check "files are intact after faults" 0 diff -r "$work/releases/v2/data/us-california/base" "$work/faulty-data/current/us-california/base"
 kill $faulty 2>/dev/null
-check "no server exits 5" 5 env MAPLOADER_SERVER=http://127.0.0.1:9 "$bin" list
+check "no server exits 5" 5 env MAPLOADER_SERVER=http://127.0.0.1:9 "$bin" check-update
+check "installed maps list offline" 0 env MAPLOADER_SERVER=http://127.0.0.1:9 "$bin" list --installed --data-dir "$work/faulty-data"
+contains "the offline listing says so" "offline: showing what is installed" "$work/out"
 cp "$work/site/catalog.json" "$work/catalog.v2"
 echo ' ' >> "$work/site/catalog.json"
 check "a tampered catalog exits 7" 7 "$bin" list
