@@ -26,17 +26,22 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
-        .systemLibrary(name: "CArchive", pkgConfig: "libarchive",
-                       providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]),
-        .systemLibrary(name: "CZstd", pkgConfig: "libzstd",
-                       providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),
-        .systemLibrary(name: "CZlib", pkgConfig: "zlib",
-                       providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
-                       providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
+        .systemLibrary(
+            name: "CArchive", pkgConfig: "libarchive",
+            providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]),
+        .systemLibrary(
+            name: "CZstd", pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),
+        .systemLibrary(
+            name: "CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
         // Suffix arrays for the publisher's bsdiff-class codec (the client decodes without it).
-        .systemLibrary(name: "CDivSufSort", pkgConfig: "libdivsufsort",
-                       providers: [.apt(["libdivsufsort-dev"]), .brew(["libdivsufsort"])]),
+        .systemLibrary(
+            name: "CDivSufSort", pkgConfig: "libdivsufsort",
+            providers: [.apt(["libdivsufsort-dev"]), .brew(["libdivsufsort"])]),
         // The client library, bottom to top; every arrow points down this list.
         // Platform: every system call (files, locks, mmap, fsync, statfs), and hashing.
         .target(name: "MapPlatform", dependencies: [system, crypto]),
@@ -53,12 +58,18 @@ let package = Package(
         // Transfer: HTTP and folder sites, resumable downloads, the signed catalog client.
         .target(name: "MapTransfer", dependencies: ["MapModel", "MapPlatform", "CCurl", system]),
         // The MapLoader actor: operations over the layers above, events, the public API.
-        .target(name: "MapLoader", dependencies: [
-            "MapModel", "MapPlanner", "MapDelta", "MapStore", "MapTransfer", "MapPlatform",
-        ]),
+        .target(
+            name: "MapLoader",
+            dependencies: [
+                "MapModel", "MapPlanner", "MapDelta", "MapStore", "MapTransfer", "MapPlatform",
+            ]),
         // Publisher: builds sites (archives, patches, signed catalog); never linked by apps.
-        .target(name: "MapPublisher", dependencies: ["MapModel", "MapDelta", "MapStore", "MapPlatform", "CArchive", "CZstd", "CZlib",
-                                                     "CDivSufSort"]),
+        .target(
+            name: "MapPublisher",
+            dependencies: [
+                "MapModel", "MapDelta", "MapStore", "MapPlatform", "CArchive", "CZstd", "CZlib",
+                "CDivSufSort",
+            ]),
         .target(name: "ManifestServer"),
         .target(name: "MapLoaderFuzzing", dependencies: ["MapModel", "MapDelta", "MapStore"]),
         .executableTarget(name: "maploader-fuzz", dependencies: ["MapLoaderFuzzing"]),
@@ -74,8 +85,10 @@ let package = Package(
         .testTarget(name: "ManifestServerTests", dependencies: ["ManifestServer"]),
         .testTarget(
             name: "MapLoaderTests",
-            dependencies: ["MapLoader", "MapModel", "MapPlanner", "MapDelta", "MapStore", "MapTransfer", "MapPlatform",
-                           "MapPublisher", "ManifestServer", "MapLoaderFuzzing"]
+            dependencies: [
+                "MapLoader", "MapModel", "MapPlanner", "MapDelta", "MapStore", "MapTransfer", "MapPlatform",
+                "MapPublisher", "ManifestServer", "MapLoaderFuzzing",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -8,6 +8,8 @@ echo "==> building (debug, with tests)"
 swift build --build-tests 2>&1 | grep -vE "^\[[0-9]+/[0-9]+\] (Compiling|Write|Build|Emitting)" | tail -n 40
 echo "==> house rules: one platform layer, a pure planner, no server or publisher in the library"
 python3 scripts/check-layers.py
+echo "==> format: swift format lint --strict (configuration in .swift-format)"
+swift format lint --strict -r Sources Tests Package.swift
 echo "==> swift test"
 # Swift Testing only (the package has no XCTest cases); a hang fails instead of eating CI's time.
 timeout 1800 swift test --skip-build --disable-xctest

@@ -31,8 +31,9 @@ struct Connection: Sendable {
             summary.path = request.target
             respond(to: request, summary: &summary)
         }
-        server.emitLog("\(summary.method) \(summary.path) \(summary.status) \(summary.bodyBytes)B"
-            + (summary.note.map { " \($0)" } ?? ""))
+        server.emitLog(
+            "\(summary.method) \(summary.path) \(summary.status) \(summary.bodyBytes)B"
+                + (summary.note.map { " \($0)" } ?? ""))
         closeGracefully()
     }
 
@@ -78,8 +79,9 @@ struct Connection: Sendable {
         let length: Int64
         switch range {
         case .unsatisfiable:
-            return sendSimple(416, head: isHead, extra: headers + [("Content-Range", "bytes */\(file.size)")],
-                              summary: &summary)
+            return sendSimple(
+                416, head: isHead, extra: headers + [("Content-Range", "bytes */\(file.size)")],
+                summary: &summary)
         case .full:
             (status, offset, length) = (200, 0, file.size)
         case .partial(let span):
@@ -108,8 +110,9 @@ struct Connection: Sendable {
             return
         }
         let faults = server.faults
-        let streamer = BodyStreamer(file: file, socket: fd, offset: offset, length: length, dropAfter: dropAfter,
-                                    corruptOffset: faults.corruptOffset, bytesPerSecond: faults.bytesPerSecond)
+        let streamer = BodyStreamer(
+            file: file, socket: fd, offset: offset, length: length, dropAfter: dropAfter,
+            corruptOffset: faults.corruptOffset, bytesPerSecond: faults.bytesPerSecond)
         let displayPath = summary.path
         let (sent, outcome) = streamer.stream { server.recordBodyBytes($0, path: displayPath) }
         summary.bodyBytes = sent
@@ -123,8 +126,10 @@ struct Connection: Sendable {
 
     /// Sends `file`'s bytes and then `A`s, framed as `framing` says, until the client goes
     /// away or the server stops (which shuts the socket down).
-    private func sendEndless(_ file: ServedFile, _ framing: EndlessBody.Framing, headers: [(name: String, value: String)],
-                             summary: inout Summary) {
+    private func sendEndless(
+        _ file: ServedFile, _ framing: EndlessBody.Framing, headers: [(name: String, value: String)],
+        summary: inout Summary
+    ) {
         var head = headers + [("Content-Type", file.contentType)]
         switch framing {
         case .unannounced: break
@@ -151,12 +156,16 @@ struct Connection: Sendable {
     }
 
     /// Sends a short text/plain response (headers only for HEAD).
-    private func sendSimple(_ status: Int, head: Bool, extra: [(name: String, value: String)] = [],
-                            summary: inout Summary) {
+    private func sendSimple(
+        _ status: Int, head: Bool, extra: [(name: String, value: String)] = [],
+        summary: inout Summary
+    ) {
         let body = Array("\(status) \(HTTPResponseHead.reason(for: status))\n".utf8)
-        let response = HTTPResponseHead(status: status, headers: extra + [
-            ("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(body.count)),
-        ])
+        let response = HTTPResponseHead(
+            status: status,
+            headers: extra + [
+                ("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(body.count)),
+            ])
         summary.status = status
         server.recordResponse(status: status)
         guard Socket.sendAll(fd, response.serialized()), !head else { return }

@@ -3,8 +3,10 @@ import Glibc
 /// HTTP dates (RFC 9110 §5.6.7): formats IMF-fixdate, parses all three historic forms.
 enum HTTPDate {
     private static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    private static let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
 
     /// Current time in whole seconds since 1970.
     static func nowSeconds() -> Int { Int(time(nil)) }
@@ -30,8 +32,9 @@ enum HTTPDate {
             // Sunday, 06-Nov-94 08:49:37 GMT
             let date = fields[1].split(separator: "-", omittingEmptySubsequences: false)
             guard date.count == 3, date[2].count == 2, let yy = Int(date[2]) else { return nil }
-            return make(day: date[0], month: date[1], year: Substring(String(yy < 70 ? 2000 + yy : 1900 + yy)),
-                        time: fields[2])
+            return make(
+                day: date[0], month: date[1], year: Substring(String(yy < 70 ? 2000 + yy : 1900 + yy)),
+                time: fields[2])
         case 5:
             // Sun Nov  6 08:49:37 1994
             return make(day: fields[2], month: fields[1], year: fields[4], time: fields[3])
@@ -43,9 +46,9 @@ enum HTTPDate {
     private static func make(day: Substring, month: Substring, year: Substring, time: Substring) -> Int? {
         let clock = time.split(separator: ":", omittingEmptySubsequences: false)
         guard day.count <= 2, year.count == 4, clock.count == 3, clock.allSatisfy({ $0.count == 2 }),
-              let d = Int32(day), let y = Int32(year), let monthIndex = months.firstIndex(of: String(month)),
-              let h = Int32(clock[0]), let m = Int32(clock[1]), let s = Int32(clock[2]),
-              (1...31).contains(d), (0...23).contains(h), (0...59).contains(m), (0...60).contains(s)
+            let d = Int32(day), let y = Int32(year), let monthIndex = months.firstIndex(of: String(month)),
+            let h = Int32(clock[0]), let m = Int32(clock[1]), let s = Int32(clock[2]),
+            (1...31).contains(d), (0...23).contains(h), (0...59).contains(m), (0...60).contains(s)
         else { return nil }
         var parts = tm()
         parts.tm_year = y - 1900

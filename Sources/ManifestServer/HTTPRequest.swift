@@ -80,9 +80,9 @@ extension HTTPRequest {
 
         let parts = requestLine.split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 3,
-              !parts[0].isEmpty, parts[0].utf8.allSatisfy(isTokenByte),
-              !parts[1].isEmpty, parts[1].utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }),
-              parts[2] == "HTTP/1.1" || parts[2] == "HTTP/1.0"
+            !parts[0].isEmpty, parts[0].utf8.allSatisfy(isTokenByte),
+            !parts[1].isEmpty, parts[1].utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }),
+            parts[2] == "HTTP/1.1" || parts[2] == "HTTP/1.0"
         else { throw .malformed }
 
         var headers: [(name: String, value: String)] = []
@@ -95,8 +95,9 @@ extension HTTPRequest {
             guard value.utf8.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else { throw .malformed }
             headers.append((String(name), String(value)))
         }
-        return HTTPRequest(method: String(parts[0]), target: String(parts[1]),
-                           version: String(parts[2]), headers: headers)
+        return HTTPRequest(
+            method: String(parts[0]), target: String(parts[1]),
+            version: String(parts[2]), headers: headers)
     }
 
     private static func splitLines(_ bytes: ArraySlice<UInt8>) throws(ReadError) -> [String] {
@@ -117,7 +118,7 @@ extension HTTPRequest {
     static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
         default:
             return "!#$%&'*+-.^_`|~".utf8.contains(byte)
@@ -131,7 +132,8 @@ extension StringProtocol {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         let string = Substring(self)
         guard let first = string.firstIndex(where: { !isSpace($0) }),
-              let last = string.lastIndex(where: { !isSpace($0) }) else { return "" }
+            let last = string.lastIndex(where: { !isSpace($0) })
+        else { return "" }
         return string[first...last]
     }
 }

@@ -6,7 +6,8 @@ struct HTTPResponseHead: Sendable {
     /// A head carrying the headers every response gets: Date, Server and `Connection: close`.
     init(status: Int, headers: [(name: String, value: String)] = [], now: Int = HTTPDate.nowSeconds()) {
         self.status = status
-        self.headers = [("Date", HTTPDate.format(now)), ("Server", "ManifestServer")] + headers
+        self.headers =
+            [("Date", HTTPDate.format(now)), ("Server", "ManifestServer")] + headers
             + [("Connection", "close")]
     }
 

@@ -36,8 +36,10 @@ package final class ManifestServer: Sendable {
     ///   - log: Called once per answered request with a line like `GET /a.pmtiles 206 1234B`,
     ///     plus ` dropped`, ` injected-error`, ` client-gone` or ` file-shrunk` when that happened.
     ///     Called on connection threads; it must not call `stop()`.
-    package init(root: URL, host: String = "127.0.0.1", port: Int = 0, faults: FaultPlan = .init(),
-                headTimeout: Double = 10, log: (@Sendable (String) -> Void)? = nil) {
+    package init(
+        root: URL, host: String = "127.0.0.1", port: Int = 0, faults: FaultPlan = .init(),
+        headTimeout: Double = 10, log: (@Sendable (String) -> Void)? = nil
+    ) {
         self.root = root
         self.headTimeout = headTimeout
         self.host = host

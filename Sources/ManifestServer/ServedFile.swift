@@ -38,8 +38,9 @@ struct ServedFile: Sendable {
         return ServedFile(
             fd: fd,
             size: size,
-            validators: Validators(size: size, mtimeSeconds: Int(info.st_mtim.tv_sec),
-                                   mtimeNanoseconds: Int(info.st_mtim.tv_nsec)),
+            validators: Validators(
+                size: size, mtimeSeconds: Int(info.st_mtim.tv_sec),
+                mtimeNanoseconds: Int(info.st_mtim.tv_nsec)),
             contentType: path.hasSuffix(".json") ? "application/json" : "application/octet-stream"
         )
     }

@@ -16,8 +16,9 @@ enum Socket {
         }
         defer { freeaddrinfo(info) }
 
-        let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue),
-                        info.pointee.ai_protocol)
+        let fd = socket(
+            info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue),
+            info.pointee.ai_protocol)
         guard fd >= 0 else { throw ManifestServerError.socket(operation: "socket", errno: errno) }
         var one: Int32 = 1
         guard setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size)) == 0 else {

@@ -47,8 +47,10 @@ package struct CrossReferences: Sendable, Equatable {
     }
 
     /// Reads the header at `offset` of a payload of `length` bytes; returns it and its length.
-    package static func decode(from file: SystemFile, at offset: Int64, within length: Int64,
-                               displayPath: String) throws -> (CrossReferences, Int64) {
+    package static func decode(
+        from file: SystemFile, at offset: Int64, within length: Int64,
+        displayPath: String
+    ) throws -> (CrossReferences, Int64) {
         func corrupt(_ detail: String) -> PatchError { .corrupt(detail: "references of \(displayPath): \(detail)") }
         var head = [UInt8](repeating: 0, count: 4)
         guard length >= 4, try head.withUnsafeMutableBytes({ try file.readChunk(into: $0, at: offset) }) == 4 else {

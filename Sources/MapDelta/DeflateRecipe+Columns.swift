@@ -78,15 +78,18 @@ extension DeflateRecipe {
             total = total.plusSaturating(rawBefore).plusSaturating(length)
         }
         guard total == expanded, total < Int64.max else { throw fail() }
-        self.init(segments: (0..<count).map { Segment(rawBefore: raw[$0], expandedLength: lengths[$0], parameters: sets[choices[$0]]) },
-                  tail: tail)
+        self.init(
+            segments: (0..<count).map { Segment(rawBefore: raw[$0], expandedLength: lengths[$0], parameters: sets[choices[$0]]) },
+            tail: tail)
     }
 
     /// Reads the recipe at the start of a ``PatchEncoding/scannedDeflateDelta`` payload,
     /// decoding its columns against `layout` (the old file's, or empty for a new file);
     /// returns it and the bytes it took.
-    package static func decodeColumns(from file: SystemFile, at offset: Int64, within length: Int64, layout: [UInt8],
-                                      displayPath: String) throws -> (DeflateRecipe, Int64) {
+    package static func decodeColumns(
+        from file: SystemFile, at offset: Int64, within length: Int64, layout: [UInt8],
+        displayPath: String
+    ) throws -> (DeflateRecipe, Int64) {
         let head = try DeflateStreams.read(file, at: offset, count: 8)
         let frameLength = Int64(head[0..<4].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
         let columnsLength = Int(head[4..<8].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
@@ -96,8 +99,10 @@ extension DeflateRecipe {
         var columns: [UInt8] = []
         columns.reserveCapacity(columnsLength)
         try layout.withUnsafeBytes { prefix in
-            try ZstdDelta.decodeFrame(from: file, offset: offset + 8, length: frameLength, prefix: layout.isEmpty ? nil : prefix,
-                                      expectedSize: Int64(columnsLength), displayPath: displayPath) { columns += $0 }
+            try ZstdDelta.decodeFrame(
+                from: file, offset: offset + 8, length: frameLength, prefix: layout.isEmpty ? nil : prefix,
+                expectedSize: Int64(columnsLength), displayPath: displayPath
+            ) { columns += $0 }
         }
         return (try DeflateRecipe(columns: columns), 8 + frameLength)
     }

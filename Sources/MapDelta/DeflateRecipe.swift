@@ -59,8 +59,10 @@ package struct DeflateRecipe: Sendable, Equatable {
         for segment in segments {
             put(UInt64(segment.rawBefore))
             put(UInt64(segment.expandedLength))
-            out += [UInt8(segment.parameters.level), UInt8(segment.parameters.memLevel), UInt8(segment.parameters.strategy),
-                    segment.png == nil ? 0 : 1]
+            out += [
+                UInt8(segment.parameters.level), UInt8(segment.parameters.memLevel), UInt8(segment.parameters.strategy),
+                segment.png == nil ? 0 : 1,
+            ]
             if let png = segment.png {
                 put(UInt32(png.chunkSize))
                 out += png.header + [0, 0]
@@ -75,7 +77,8 @@ package struct DeflateRecipe: Sendable, Equatable {
         func bytes(_ count: Int, at position: Int64) throws -> [UInt8] {
             var out = [UInt8](repeating: 0, count: count)
             guard position + Int64(count) <= offset + length,
-                  try out.withUnsafeMutableBytes({ try file.readChunk(into: $0, at: position) }) == count else {
+                try out.withUnsafeMutableBytes({ try file.readChunk(into: $0, at: position) }) == count
+            else {
                 throw PatchError.truncated(detail: "see-through payload ends inside its recipe")
             }
             return out
@@ -93,7 +96,8 @@ package struct DeflateRecipe: Sendable, Equatable {
             position += Int64(segmentLength)
             let parameters = DeflateParameters(level: Int32(entry[16]), memLevel: Int32(entry[17]), strategy: Int32(entry[18]))
             guard (0...9).contains(parameters.level), (1...9).contains(parameters.memLevel), (0...4).contains(parameters.strategy),
-                  entry[19] <= 1 else {
+                entry[19] <= 1
+            else {
                 throw PatchError.corrupt(detail: "see-through payload has invalid deflate parameters")
             }
             var png: PNGRun?
@@ -105,12 +109,15 @@ package struct DeflateRecipe: Sendable, Equatable {
                     throw PatchError.corrupt(detail: "see-through payload has an invalid PNG framing")
                 }
             }
-            segments.append(Segment(rawBefore: integer(entry[0..<8]), expandedLength: integer(entry[8..<16]),
-                                    parameters: parameters, png: png))
+            segments.append(
+                Segment(
+                    rawBefore: integer(entry[0..<8]), expandedLength: integer(entry[8..<16]),
+                    parameters: parameters, png: png))
         }
         let recipe = DeflateRecipe(segments: segments, tail: integer(fixed[4..<12]))
         guard recipe.expandedSize == integer(fixed[12..<20]), recipe.expandedSize >= 0,
-              segments.allSatisfy({ $0.rawBefore >= 0 && $0.expandedLength >= 0 }), recipe.tail >= 0 else {
+            segments.allSatisfy({ $0.rawBefore >= 0 && $0.expandedLength >= 0 }), recipe.tail >= 0
+        else {
             throw PatchError.corrupt(detail: "see-through payload's recipe does not add up")
         }
         return (recipe, position - offset)
@@ -123,20 +130,24 @@ package struct DeflateRecipe: Sendable, Equatable {
             try Self.copy(expansion, from: position, length: segment.rawBefore, to: output)
             position += segment.rawBefore
             if let png = segment.png {
-                let framed = try DeflateStreams.framePNG(expansion, offset: position, length: segment.expandedLength,
-                                                         run: png, parameters: segment.parameters)
+                let framed = try DeflateStreams.framePNG(
+                    expansion, offset: position, length: segment.expandedLength,
+                    run: png, parameters: segment.parameters)
                 try framed.withUnsafeBytes { try output($0) }
             } else {
-                try DeflateStreams.deflate(expansion, offset: position, length: segment.expandedLength,
-                                           parameters: segment.parameters, output: output)
+                try DeflateStreams.deflate(
+                    expansion, offset: position, length: segment.expandedLength,
+                    parameters: segment.parameters, output: output)
             }
             position += segment.expandedLength
         }
         try Self.copy(expansion, from: position, length: tail, to: output)
     }
 
-    private static func copy(_ input: SystemFile, from offset: Int64, length: Int64,
-                             to output: (UnsafeRawBufferPointer) throws -> Void) throws {
+    private static func copy(
+        _ input: SystemFile, from offset: Int64, length: Int64,
+        to output: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         var done: Int64 = 0
@@ -188,23 +199,29 @@ package struct DeflateRecipe: Sendable, Equatable {
     /// exactly the `originalLength` bytes of `original` at `originalOffset`, compared as
     /// they are produced (a mismatch stops a candidate at once, so a stream another encoder
     /// made costs each candidate only its first block); `nil` when none does.
-    package static func parameters(reproducing original: SystemFile, at originalOffset: Int64, length originalLength: Int64,
-                                   from expansion: SystemFile, at offset: Int64, length: Int64,
-                                   png: PNGRun? = nil) -> DeflateParameters? {
+    package static func parameters(
+        reproducing original: SystemFile, at originalOffset: Int64, length originalLength: Int64,
+        from expansion: SystemFile, at offset: Int64, length: Int64,
+        png: PNGRun? = nil
+    ) -> DeflateParameters? {
         if let png {
             // A PNG run: the deflate stream inside its chunks is compared first, as it is
             // produced; only a candidate that matches it whole is framed and compared whole.
             guard let run = try? DeflateStreams.read(original, at: originalOffset, count: Int(originalLength)),
-                  let data = try? DeflateStreams.pngData(original, DeflateStreams.Stream(offset: originalOffset, length: originalLength, png: png)),
-                  data.count > 6 else { return nil }
+                let data = try? DeflateStreams.pngData(original, DeflateStreams.Stream(offset: originalOffset, length: originalLength, png: png)),
+                data.count > 6
+            else { return nil }
             let deflated = data[2..<(data.count - 4)]
             return DeflateParameters.candidates.first { candidate in
                 var position = deflated.startIndex
                 do {
-                    try DeflateStreams.deflate(expansion, offset: offset, length: length, parameters: candidate,
-                                               windowBits: png.windowBits) { produced in
+                    try DeflateStreams.deflate(
+                        expansion, offset: offset, length: length, parameters: candidate,
+                        windowBits: png.windowBits
+                    ) { produced in
                         guard position + produced.count <= deflated.endIndex,
-                              deflated[position..<(position + produced.count)].elementsEqual(produced) else { throw Mismatch() }
+                            deflated[position..<(position + produced.count)].elementsEqual(produced)
+                        else { throw Mismatch() }
                         position += produced.count
                     }
                 } catch {
@@ -224,9 +241,11 @@ package struct DeflateRecipe: Sendable, Equatable {
                     while done < produced.count {
                         let want = min(compare.count, produced.count - done)
                         guard position + Int64(want) <= originalLength,
-                              try original.readChunk(into: UnsafeMutableRawBufferPointer(rebasing: compare[0..<want]),
-                                                     at: originalOffset + position) == want,
-                              memcmp(compare.baseAddress!, produced.baseAddress! + done, want) == 0 else { throw Mismatch() }
+                            try original.readChunk(
+                                into: UnsafeMutableRawBufferPointer(rebasing: compare[0..<want]),
+                                at: originalOffset + position) == want,
+                            memcmp(compare.baseAddress!, produced.baseAddress! + done, want) == 0
+                        else { throw Mismatch() }
                         done += want
                         position += Int64(want)
                     }

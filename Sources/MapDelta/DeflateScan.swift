@@ -33,16 +33,18 @@ extension DeflateStreams {
             if b0 == 0x1F, b1 == 0x8B, bytes[index + 2] == 8, bytes[index + 3] & 0xE0 == 0 {
                 let head = Array(bytes[index..<min(size, index + (64 << 10))])
                 if let headerLength = GzipMember.headerLength(head),
-                   let check = inflateChecked(bytes, at: index + headerLength, wasted: &wasted, gzip: true),
-                   index + headerLength + check.consumed + 8 <= size,
-                   readLE32(bytes, index + headerLength + check.consumed) == check.crc,
-                   readLE32(bytes, index + headerLength + check.consumed + 4) == UInt32(truncatingIfNeeded: check.output) {
+                    let check = inflateChecked(bytes, at: index + headerLength, wasted: &wasted, gzip: true),
+                    index + headerLength + check.consumed + 8 <= size,
+                    readLE32(bytes, index + headerLength + check.consumed) == check.crc,
+                    readLE32(bytes, index + headerLength + check.consumed + 4) == UInt32(truncatingIfNeeded: check.output)
+                {
                     found = (index + headerLength, check.consumed, 8)
                 }
             } else if b0 == 0x78, [0x01, 0x5E, 0x9C, 0xDA].contains(b1),
-                      let check = inflateChecked(bytes, at: index + 2, wasted: &wasted, gzip: false),
-                      index + 2 + check.consumed + 4 <= size,
-                      readBE32(bytes, index + 2 + check.consumed) == check.adler {
+                let check = inflateChecked(bytes, at: index + 2, wasted: &wasted, gzip: false),
+                index + 2 + check.consumed + 4 <= size,
+                readBE32(bytes, index + 2 + check.consumed) == check.adler
+            {
                 found = (index + 2, check.consumed, 4)
             }
             if let found {
@@ -66,8 +68,10 @@ extension DeflateStreams {
     /// Inflates the raw deflate stream at `offset` to its end: its compressed length, the
     /// content's length and check (CRC-32 for gzip, Adler-32 for zlib); `nil` when it is
     /// not a whole stream (the bytes it used count as `wasted`).
-    private static func inflateChecked(_ bytes: UnsafeRawBufferPointer, at offset: Int, wasted: inout Int64,
-                                       gzip: Bool) -> (consumed: Int, output: Int, crc: UInt32, adler: UInt32)? {
+    private static func inflateChecked(
+        _ bytes: UnsafeRawBufferPointer, at offset: Int, wasted: inout Int64,
+        gzip: Bool
+    ) -> (consumed: Int, output: Int, crc: UInt32, adler: UInt32)? {
         guard offset < bytes.count else { return nil }
         var stream = z_stream()
         guard inflateInit2_(&stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }

@@ -55,8 +55,9 @@ package enum DeflateStreams {
         var offset: Int64 = 0
         while offset < size {
             guard let header = try? read(file, at: offset, count: Int(min(size - offset, 64 << 10))),
-                  let headerLength = GzipMember.headerLength(header),
-                  let length = try? deflateLength(file, at: offset + Int64(headerLength), limit: size) else { return nil }
+                let headerLength = GzipMember.headerLength(header),
+                let length = try? deflateLength(file, at: offset + Int64(headerLength), limit: size)
+            else { return nil }
             streams.append(Stream(offset: offset + Int64(headerLength), length: length))
             offset += Int64(headerLength) + length + 8
         }
@@ -70,7 +71,8 @@ package enum DeflateStreams {
         var streams: [Stream] = []
         var offset: Int64 = 0
         while offset + 30 <= size, let header = try? read(file, at: offset, count: 30),
-              Array(header[0..<4]) == [0x50, 0x4B, 0x03, 0x04] {
+            Array(header[0..<4]) == [0x50, 0x4B, 0x03, 0x04]
+        {
             let flags = UInt16(header[6]) | UInt16(header[7]) << 8
             let method = UInt16(header[8]) | UInt16(header[9]) << 8
             let compressed = Int64(UInt32(header[18]) | UInt32(header[19]) << 8 | UInt32(header[20]) << 16 | UInt32(header[21]) << 24)
@@ -106,15 +108,18 @@ package enum DeflateStreams {
             guard let prefix = try? read(file, at: offset, count: 4) else { return nil }
             let headerLength = Int64(prefix[0]) << 24 | Int64(prefix[1]) << 16 | Int64(prefix[2]) << 8 | Int64(prefix[3])
             guard headerLength > 0, headerLength < 64 << 10, offset + 4 + headerLength <= size,
-                  let header = try? read(file, at: offset + 4, count: Int(headerLength)),
-                  let dataSize = protobufField(3, in: header).flatMap({ $0.varint }) else { return nil }
+                let header = try? read(file, at: offset + 4, count: Int(headerLength)),
+                let dataSize = protobufField(3, in: header).flatMap({ $0.varint })
+            else { return nil }
             let blob = offset + 4 + headerLength
             guard dataSize > 0, blob + dataSize <= size, dataSize < 64 << 20,
-                  let body = try? read(file, at: blob, count: Int(dataSize)) else { return nil }
+                let body = try? read(file, at: blob, count: Int(dataSize))
+            else { return nil }
             if let zlib = protobufField(3, in: body)?.bytes, zlib.count > 6, body[zlib.lowerBound] & 0x0F == 8 {
                 let start = blob + Int64(zlib.lowerBound) + 2
                 guard let length = try? deflateLength(file, at: start, limit: blob + Int64(zlib.upperBound) - 4),
-                      start + length + 4 == blob + Int64(zlib.upperBound) else { return nil }
+                    start + length + 4 == blob + Int64(zlib.upperBound)
+                else { return nil }
                 streams.append(Stream(offset: start, length: length))
             }
             offset = blob + dataSize
@@ -181,8 +186,10 @@ package enum DeflateStreams {
 
     /// Inflates the raw deflate stream at `offset` of `file`, handing the content to
     /// `output` in chunks; `consumed` gets the stream's compressed length.
-    static func inflate(_ file: SystemFile, at offset: Int64, limit: Int64, consumed: inout Int64,
-                        output: (UnsafeRawBufferPointer) throws -> Void) throws {
+    static func inflate(
+        _ file: SystemFile, at offset: Int64, limit: Int64, consumed: inout Int64,
+        output: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         var stream = z_stream()
         guard inflateInit2_(&stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw PatchError.codec(path: file.path, message: "zlib cannot start inflating")
@@ -213,8 +220,10 @@ package enum DeflateStreams {
     /// Inflates the input `stream` holds into `buffer`, a buffer at a time, handing the
     /// content to `output`, until the input is used or the stream ends; returns zlib's
     /// last status. A zlib error throws with `what` and the code.
-    static func drain(_ stream: inout z_stream, into buffer: UnsafeMutableRawBufferPointer, what: String,
-                      output: (UnsafeRawBufferPointer) throws -> Void) throws -> Int32 {
+    static func drain(
+        _ stream: inout z_stream, into buffer: UnsafeMutableRawBufferPointer, what: String,
+        output: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Int32 {
         var status: Int32
         repeat {
             stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
@@ -230,12 +239,17 @@ package enum DeflateStreams {
     /// handing the compressed bytes to `output`.
     /// `windowBits` is the window (8–15; PNG encoders shrink it for small images) and
     /// `onInput` sees every chunk of content deflated (a PNG run's Adler-32).
-    static func deflate(_ input: SystemFile, offset: Int64, length: Int64, parameters: DeflateParameters,
-                        windowBits: Int32 = 15, onInput: (UnsafeRawBufferPointer) -> Void = { _ in },
-                        output: (UnsafeRawBufferPointer) throws -> Void) throws {
+    static func deflate(
+        _ input: SystemFile, offset: Int64, length: Int64, parameters: DeflateParameters,
+        windowBits: Int32 = 15, onInput: (UnsafeRawBufferPointer) -> Void = { _ in },
+        output: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         var stream = z_stream()
-        guard deflateInit2_(&stream, parameters.level, Z_DEFLATED, -windowBits, parameters.memLevel, parameters.strategy,
-                            ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        guard
+            deflateInit2_(
+                &stream, parameters.level, Z_DEFLATED, -windowBits, parameters.memLevel, parameters.strategy,
+                ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else {
             throw PatchError.codec(path: input.path, message: "zlib refuses deflate parameters \(parameters)")
         }
         defer { deflateEnd(&stream) }
@@ -302,7 +316,8 @@ package struct DeflateParameters: Sendable, Equatable, Hashable, CustomStringCon
             DeflateParameters(level: 9, memLevel: 9, strategy: filtered), DeflateParameters(level: 9, memLevel: 8, strategy: filtered),
             DeflateParameters(level: 1, memLevel: 9, strategy: filtered),
         ]
-        let rest = [1, 5, 4, 3, 2, 7, 8].map { DeflateParameters(level: $0) }
+        let rest =
+            [1, 5, 4, 3, 2, 7, 8].map { DeflateParameters(level: $0) }
             + [6, 9, 1, 5, 4, 3, 2, 7, 8].map { DeflateParameters(level: $0, memLevel: 9) }
             + [1, 5, 4, 3, 2, 7, 8].flatMap { level in
                 [8, 9].map { DeflateParameters(level: level, memLevel: $0, strategy: filtered) }

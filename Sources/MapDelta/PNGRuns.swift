@@ -48,7 +48,8 @@ extension DeflateStreams {
             if Array(head[4..<8]) == Array("IDAT".utf8) {
                 if var current = run {
                     guard current.end == offset, current.lastSize == current.chunkSize, length <= current.chunkSize,
-                          length > 0 else { return [] }  // irregular chunks: byte-level
+                        length > 0
+                    else { return [] }  // irregular chunks: byte-level
                     current.end = end
                     current.lastSize = length
                     current.count += 1
@@ -63,9 +64,13 @@ extension DeflateStreams {
             offset = end
         }
         guard let run, run.end - run.start <= PNGRun.maxRunLength,
-              let first = try? read(file, at: run.start + 8, count: 2), PNGRun.isValidHeader(first) else { return [] }
-        return [Stream(offset: run.start, length: run.end - run.start,
-                       png: PNGRun(chunkSize: run.chunkSize, header: first))]
+            let first = try? read(file, at: run.start + 8, count: 2), PNGRun.isValidHeader(first)
+        else { return [] }
+        return [
+            Stream(
+                offset: run.start, length: run.end - run.start,
+                png: PNGRun(chunkSize: run.chunkSize, header: first))
+        ]
     }
 
     /// The zlib stream a run of IDAT chunks holds: their data, concatenated.
@@ -103,12 +108,16 @@ extension DeflateStreams {
     /// The run of IDAT chunks that `length` bytes of `content` at `offset` make with
     /// `parameters`: deflated with the run's window, zlib header and Adler-32 added, cut
     /// into chunks of the run's size, each framed with its length, type and CRC-32.
-    static func framePNG(_ content: SystemFile, offset: Int64, length: Int64, run: PNGRun,
-                         parameters: DeflateParameters) throws -> [UInt8] {
+    static func framePNG(
+        _ content: SystemFile, offset: Int64, length: Int64, run: PNGRun,
+        parameters: DeflateParameters
+    ) throws -> [UInt8] {
         var zlib = run.header
         var adler = CZlib.adler32(0, nil, 0)
-        try deflate(content, offset: offset, length: length, parameters: parameters, windowBits: run.windowBits,
-                    onInput: { adler = CZlib.adler32(adler, $0.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt($0.count)) }) {
+        try deflate(
+            content, offset: offset, length: length, parameters: parameters, windowBits: run.windowBits,
+            onInput: { adler = CZlib.adler32(adler, $0.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt($0.count)) }
+        ) {
             zlib += $0
             guard Int64(zlib.count) <= PNGRun.maxRunLength else {
                 throw PatchError.corrupt(detail: "a PNG image stream grows past \(PNGRun.maxRunLength) bytes")

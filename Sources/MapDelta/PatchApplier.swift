@@ -22,8 +22,10 @@ package enum PatchApplier {
     /// Returns the new tree's files (path, size, SHA-256), each one verified, in the
     /// patch's order (sorted by path). Throws ``PatchError``; after a throw, discard `newTree`.
     @discardableResult
-    public static func apply(patch: URL, oldTree: URL, into newTree: URL,
-                             progress: ((Int64) -> Void)? = nil) throws -> [FileEntry] {
+    public static func apply(
+        patch: URL, oldTree: URL, into newTree: URL,
+        progress: ((Int64) -> Void)? = nil
+    ) throws -> [FileEntry] {
         try apply(patch: patch, oldTree: oldTree, into: newTree, resumeIn: nil, progress: progress).files
     }
 
@@ -31,13 +33,16 @@ package enum PatchApplier {
     /// `resumeIn` with a checkpoint per segment, so that a run killed in the middle of one
     /// continues there next time; returns the files and the bytes taken over from such an
     /// earlier run.
-    public static func apply(patch: URL, oldTree: URL, into newTree: URL, resumeIn: URL?,
-                             progress: ((Int64) -> Void)? = nil) throws -> (files: [FileEntry], resumedBytes: Int64) {
+    public static func apply(
+        patch: URL, oldTree: URL, into newTree: URL, resumeIn: URL?,
+        progress: ((Int64) -> Void)? = nil
+    ) throws -> (files: [FileEntry], resumedBytes: Int64) {
         let opened = try OpenedPatch(url: patch)
         try prepareEmptyDirectory(newTree)
         if let resumeIn { try FileSystem.makeDirectories(resumeIn) }
-        var run = PatchRun(patch: opened, oldRoot: oldTree.path, newRoot: newTree.path, resume: resumeIn?.path,
-                           progress: progress)
+        var run = PatchRun(
+            patch: opened, oldRoot: oldTree.path, newRoot: newTree.path, resume: resumeIn?.path,
+            progress: progress)
         for target in opened.manifest.targets {
             try run.produce(target)
         }
@@ -70,8 +75,9 @@ package enum PatchApplier {
         guard extra.isEmpty else { throw PatchError.unexpectedFiles(extra) }
         let foundPaths = Set(found.map { PathKey($0.path) })
         if let missing = manifest.targets.first(where: { !foundPaths.contains(PathKey($0.path)) }) {
-            throw PatchError.outputMismatch(path: missing.path, expectedSHA256: missing.sha256.hex,
-                                            foundSHA256: "missing", expectedSize: missing.size, foundSize: 0)
+            throw PatchError.outputMismatch(
+                path: missing.path, expectedSHA256: missing.sha256.hex,
+                foundSHA256: "missing", expectedSize: missing.size, foundSize: 0)
         }
     }
 }

@@ -37,7 +37,8 @@ package final class OpenedPatch {
         let compressedLength = Int(Self.u32(header, at: 8))
         let rawLength = Int(Self.u32(header, at: 12))
         guard rawLength <= PatchFormat.maxManifestSize,
-              compressedLength <= ZSTD_compressBound(PatchFormat.maxManifestSize) else {
+            compressedLength <= ZSTD_compressBound(PatchFormat.maxManifestSize)
+        else {
             throw PatchError.corrupt(detail: "manifest lengths \(compressedLength)/\(rawLength) out of range")
         }
         let payloadStart = Int64(PatchFormat.headerSize + compressedLength)

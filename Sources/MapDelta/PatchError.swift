@@ -20,8 +20,9 @@ package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
     /// An old file the patch reads has other bytes than the patch was built against.
     case sourceMismatch(path: String, expectedSHA256: String, foundSHA256: String)
     /// A file the patch produced does not have the target's SHA-256 and size.
-    case outputMismatch(path: String, expectedSHA256: String, foundSHA256: String,
-                        expectedSize: Int64, foundSize: Int64)
+    case outputMismatch(
+        path: String, expectedSHA256: String, foundSHA256: String,
+        expectedSize: Int64, foundSize: Int64)
     /// zstd refused a payload while decoding it.
     case codec(path: String, message: String)
     /// The directory the new tree should be written into already holds entries.
@@ -39,20 +40,26 @@ package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
         case .corrupt(let detail):
             return "patch is corrupt (\(detail)): download it again or fall back to a full download"
         case .unsafePath(let path):
-            return "patch names an unsafe path \(Self.quoted(path)) (absolute, '..', '.', empty segment or NUL): refusing it; fall back to a full download"
+            return
+                "patch names an unsafe path \(Self.quoted(path)) (absolute, '..', '.', empty segment or NUL): refusing it; fall back to a full download"
         case .sourceMissing(let path):
-            return "patch expects old file \(path), which is missing or not a regular file: the installed files were changed; repair the installation or fall back to a full download"
+            return
+                "patch expects old file \(path), which is missing or not a regular file: the installed files were changed; repair the installation or fall back to a full download"
         case .sourceMismatch(let path, let expected, let found):
-            return "patch expects old file \(path) with sha256 \(Self.short(expected)), found \(Self.short(found)): the installed files were changed; fall back to a full download"
+            return
+                "patch expects old file \(path) with sha256 \(Self.short(expected)), found \(Self.short(found)): the installed files were changed; fall back to a full download"
         case .outputMismatch(let path, let expected, let found, let expectedSize, let foundSize):
-            return "patched file \(path) came out as sha256 \(Self.short(found)) (\(foundSize) bytes), expected \(Self.short(expected)) (\(expectedSize) bytes): the patch is damaged; download it again or fall back to a full download"
+            return
+                "patched file \(path) came out as sha256 \(Self.short(found)) (\(foundSize) bytes), expected \(Self.short(expected)) (\(expectedSize) bytes): the patch is damaged; download it again or fall back to a full download"
         case .codec(let path, let message):
-            return "cannot decode the patch payload for \(path) (zstd: \(message)): the patch is damaged; download it again or fall back to a full download"
+            return
+                "cannot decode the patch payload for \(path) (zstd: \(message)): the patch is damaged; download it again or fall back to a full download"
         case .destinationNotEmpty(let path):
             return "destination \(path) is not empty: apply a patch into a new, empty staging directory"
         case .unexpectedFiles(let paths):
             let shown = paths.prefix(3).joined(separator: ", ")
-            return "the patched tree has \(paths.count) file(s) the target does not list (\(shown)\(paths.count > 3 ? ", …" : "")): discard the staging directory and retry"
+            return
+                "the patched tree has \(paths.count) file(s) the target does not list (\(shown)\(paths.count > 3 ? ", …" : "")): discard the staging directory and retry"
         }
     }
 
@@ -63,7 +70,8 @@ package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
 
     /// A path quoted for a message, with control characters (such as NUL) made visible.
     private static func quoted(_ path: String) -> String {
-        "\"" + path.unicodeScalars.map { $0.value < 0x20 ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
+        "\""
+            + path.unicodeScalars.map { $0.value < 0x20 ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
             .joined() + "\""
     }
 }

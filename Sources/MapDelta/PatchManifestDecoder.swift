@@ -77,8 +77,10 @@ package enum PatchManifestDecoder {
 
     /// Reads an encoding and a length and places the payload at `cursor`, which must stay
     /// within the container.
-    private static func readPayload(_ reader: inout ByteReader, cursor: inout Int64,
-                                    end: Int64) throws -> PatchManifest.Payload {
+    private static func readPayload(
+        _ reader: inout ByteReader, cursor: inout Int64,
+        end: Int64
+    ) throws -> PatchManifest.Payload {
         guard let encoding = PatchEncoding(rawValue: try reader.byte()) else {
             throw PatchError.corrupt(detail: "unknown payload encoding")
         }

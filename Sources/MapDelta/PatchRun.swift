@@ -26,8 +26,10 @@ package struct PatchRun {
     /// Bytes done at the last progress report.
     private var reported: Int64 = -1
 
-    package init(patch: OpenedPatch, oldRoot: String, newRoot: String, resume: String? = nil,
-                 progress: ((Int64) -> Void)?) {
+    package init(
+        patch: OpenedPatch, oldRoot: String, newRoot: String, resume: String? = nil,
+        progress: ((Int64) -> Void)?
+    ) {
         self.resume = resume
         self.patch = patch
         self.oldRoot = oldRoot
@@ -75,10 +77,13 @@ package struct PatchRun {
     /// temporary prefix beside the new tree (mapped, not read into memory), and the frame is
     /// decoded against it. The output's SHA-256 is checked as for any payload; when it
     /// fails, the old files read are checked to say which was wrong.
-    private mutating func decodeCross(_ payload: PatchManifest.Payload, source: PatchManifest.Source,
-                                      target: PatchManifest.Target, destination: String) throws {
-        let (references, headerLength) = try CrossReferences.decode(from: patch.file, at: payload.offset,
-                                                                    within: payload.length, displayPath: target.path)
+    private mutating func decodeCross(
+        _ payload: PatchManifest.Payload, source: PatchManifest.Source,
+        target: PatchManifest.Target, destination: String
+    ) throws {
+        let (references, headerLength) = try CrossReferences.decode(
+            from: patch.file, at: payload.offset,
+            within: payload.length, displayPath: target.path)
         let sources = patch.manifest.sources, targets = patch.manifest.targets
         var paths: [String] = []
         for reference in references.references {
@@ -108,11 +113,13 @@ package struct PatchRun {
             try SystemFile.openForReading(path).forEachChunk { try out.writeAll($0) }
         }
         let prefix = try MappedFile.source(joined, displayPath: target.path)
-        let frame = PatchManifest.Payload(encoding: .delta, length: payload.length - headerLength,
-                                          offset: payload.offset + headerLength)
+        let frame = PatchManifest.Payload(
+            encoding: .delta, length: payload.length - headerLength,
+            offset: payload.offset + headerLength)
         do {
-            try decode(frame, prefix: prefix.bytes, windowCover: Int64(prefix.bytes.count) + target.size,
-                       target: target, destination: destination)
+            try decode(
+                frame, prefix: prefix.bytes, windowCover: Int64(prefix.bytes.count) + target.size,
+                target: target, destination: destination)
         } catch {
             for case .old(let index) in references.references {
                 if let mismatch = mismatch(of: sources[index], bytes: nil) { throw mismatch }
@@ -125,7 +132,8 @@ package struct PatchRun {
     /// from the old tree) are not the ones the patch expects, so the message says which
     /// side was wrong; `nil` when the old file is right (the payload is at fault).
     private func mismatch(of source: PatchManifest.Source, bytes: UnsafeRawBufferPointer?) -> PatchError? {
-        let found = verified[PathKey(source.path)]
+        let found =
+            verified[PathKey(source.path)]
             ?? bytes.map(SHA256Hash.of)
             ?? (try? FileHashing.hash(ofFile: oldRoot + "/" + source.path).hash)
         guard found != source.sha256 else { return nil }
@@ -148,15 +156,18 @@ package struct PatchRun {
         guard found == target.sha256, status.size == target.size else {
             throw PatchError.sourceMismatch(path: oldPath, expectedSHA256: target.sha256.hex, foundSHA256: found.hex)
         }
-        try TreeLinker.linkOrCopy(source: source, destination: destination, displayPath: target.path,
-                                  sha256: target.sha256, size: target.size)
+        try TreeLinker.linkOrCopy(
+            source: source, destination: destination, displayPath: target.path,
+            sha256: target.sha256, size: target.size)
         done += target.size
     }
 
     /// Streams a payload into a new file and checks the result.
-    private mutating func decode(_ payload: PatchManifest.Payload, prefix: UnsafeRawBufferPointer?,
-                                 windowCover: Int64? = nil,
-                                 target: PatchManifest.Target, destination: String) throws {
+    private mutating func decode(
+        _ payload: PatchManifest.Payload, prefix: UnsafeRawBufferPointer?,
+        windowCover: Int64? = nil,
+        target: PatchManifest.Target, destination: String
+    ) throws {
         let writer = try HashingFileWriter(path: destination, displayPath: target.path, limit: target.size)
         let start = done
         switch payload.encoding {
@@ -177,8 +188,10 @@ package struct PatchRun {
             }
         case .suffixDelta:
             guard let prefix else { throw PatchError.corrupt(detail: "a suffix delta for \(target.path) without its old file") }
-            try SuffixDelta.decode(from: patch.file, offset: payload.offset, length: payload.length, old: prefix,
-                                   targetSize: target.size, displayPath: target.path) {
+            try SuffixDelta.decode(
+                from: patch.file, offset: payload.offset, length: payload.length, old: prefix,
+                targetSize: target.size, displayPath: target.path
+            ) {
                 try writer.write($0)
                 done = start + writer.written
                 report(force: false)
@@ -186,9 +199,11 @@ package struct PatchRun {
         case .deflateDelta, .segmentedDelta, .crossDelta, .scannedDeflateDelta:
             throw PatchError.corrupt(detail: "a \(payload.encoding) payload for \(target.path) outside a patch operation")
         case .zstd, .delta:
-            try ZstdDelta.decodeFrame(from: patch.file, offset: payload.offset, length: payload.length,
-                                      prefix: prefix, expectedSize: target.size, windowCover: windowCover,
-                                      displayPath: target.path) {
+            try ZstdDelta.decodeFrame(
+                from: patch.file, offset: payload.offset, length: payload.length,
+                prefix: prefix, expectedSize: target.size, windowCover: windowCover,
+                displayPath: target.path
+            ) {
                 try writer.write($0)
                 done = start + writer.written
                 report(force: false)
@@ -197,8 +212,9 @@ package struct PatchRun {
         let (hash, size) = try writer.finish()
         guard hash == target.sha256, size == target.size else {
             unlink(destination)
-            throw PatchError.outputMismatch(path: target.path, expectedSHA256: target.sha256.hex,
-                                            foundSHA256: hash.hex, expectedSize: target.size, foundSize: size)
+            throw PatchError.outputMismatch(
+                path: target.path, expectedSHA256: target.sha256.hex,
+                foundSHA256: hash.hex, expectedSize: target.size, foundSize: size)
         }
         done = start + target.size
     }
@@ -208,8 +224,10 @@ package struct PatchRun {
     /// and rebuilds the compressed file from that with the recipe into the target, whose
     /// SHA-256 is checked as for any payload. Memory stays at the buffers and the mapping.
     /// Without a `source` (a new file), the expansion was compressed on its own.
-    private mutating func decodeDeflate(_ payload: PatchManifest.Payload, source: PatchManifest.Source?,
-                                        target: PatchManifest.Target, destination: String) throws {
+    private mutating func decodeDeflate(
+        _ payload: PatchManifest.Payload, source: PatchManifest.Source?,
+        target: PatchManifest.Target, destination: String
+    ) throws {
         let scanned = payload.encoding == .scannedDeflateDelta
         let scratch = newRoot + ".expand-\(UUID().uuidString)"
         defer {
@@ -228,13 +246,17 @@ package struct PatchRun {
             if scanned { layout = DeflateRecipe.layout(of: streams, lengths: lengths) }
             old = try MappedFile.source(scratch + ".old", displayPath: source.path)
         }
-        let (recipe, recipeLength) = scanned
-            ? try DeflateRecipe.decodeColumns(from: patch.file, at: payload.offset, within: payload.length, layout: layout,
-                                              displayPath: target.path)
+        let (recipe, recipeLength) =
+            scanned
+            ? try DeflateRecipe.decodeColumns(
+                from: patch.file, at: payload.offset, within: payload.length, layout: layout,
+                displayPath: target.path)
             : try DeflateRecipe.decode(from: patch.file, at: payload.offset, within: payload.length)
         let expansion = try SystemFile.createOrTruncate(scratch + ".new")
-        try ZstdDelta.decodeFrame(from: patch.file, offset: payload.offset + recipeLength, length: payload.length - recipeLength,
-                                  prefix: old?.bytes, expectedSize: recipe.expandedSize, displayPath: target.path) {
+        try ZstdDelta.decodeFrame(
+            from: patch.file, offset: payload.offset + recipeLength, length: payload.length - recipeLength,
+            prefix: old?.bytes, expectedSize: recipe.expandedSize, displayPath: target.path
+        ) {
             try expansion.writeAll($0)
         }
         let writer = try HashingFileWriter(path: destination, displayPath: target.path, limit: target.size)
@@ -247,8 +269,9 @@ package struct PatchRun {
         let (hash, size) = try writer.finish()
         guard hash == target.sha256, size == target.size else {
             FileSystem.remove(destination)
-            throw PatchError.outputMismatch(path: target.path, expectedSHA256: target.sha256.hex,
-                                            foundSHA256: hash.hex, expectedSize: target.size, foundSize: size)
+            throw PatchError.outputMismatch(
+                path: target.path, expectedSHA256: target.sha256.hex,
+                foundSHA256: hash.hex, expectedSize: target.size, foundSize: size)
         }
         done = start + target.size
     }
@@ -260,14 +283,17 @@ package struct PatchRun {
     /// A fresh run checks the whole file's SHA-256 as for any payload; a resumed one
     /// re-hashes the finished segments it takes over and checks every segment it produces
     /// against the table's SHA-256 (the table is part of the pinned patch), and the size.
-    private mutating func decodeSegmented(_ payload: PatchManifest.Payload, source: PatchManifest.Source,
-                                          target: PatchManifest.Target, destination: String) throws {
+    private mutating func decodeSegmented(
+        _ payload: PatchManifest.Payload, source: PatchManifest.Source,
+        target: PatchManifest.Target, destination: String
+    ) throws {
         let oldPath = oldRoot + "/" + source.path
         guard let status = FileStatus.of(oldPath), status.kind == .file else { throw PatchError.sourceMissing(path: source.path) }
         let mapped = try MappedFile.source(oldPath, displayPath: source.path)
-        let (table, tableLength) = try SegmentedDelta.decode(from: patch.file, at: payload.offset, within: payload.length,
-                                                             targetSize: target.size, oldSize: Int64(mapped.bytes.count),
-                                                             displayPath: target.path)
+        let (table, tableLength) = try SegmentedDelta.decode(
+            from: patch.file, at: payload.offset, within: payload.length,
+            targetSize: target.size, oldSize: Int64(mapped.bytes.count),
+            displayPath: target.path)
         // The spot is this run's while it holds its lock: another group of the same run (or
         // another process) building the same file builds in place instead.
         var spot = resume.map { "\($0)/apply-\(target.sha256.hex.prefix(24))-\(table.identity.prefix(24))" }
@@ -278,9 +304,10 @@ package struct PatchRun {
         let checkpoint = SegmentCheckpoint(identity: table.identity, source: source.sha256.hex, segments: 0)
         var first = 0
         if let spot, let saved = SegmentCheckpoint.read(spot + ".json"), saved.identity == checkpoint.identity,
-           saved.source == checkpoint.source, (1..<table.segments.count).contains(saved.segments),
-           let size = FileStatus.of(building)?.size, size >= table.newOffset(of: saved.segments),
-           Self.finishedSegmentsAreIntact(building, table: table, count: saved.segments) {
+            saved.source == checkpoint.source, (1..<table.segments.count).contains(saved.segments),
+            let size = FileStatus.of(building)?.size, size >= table.newOffset(of: saved.segments),
+            Self.finishedSegmentsAreIntact(building, table: table, count: saved.segments)
+        {
             first = saved.segments
         }
         let output: SystemFile
@@ -297,20 +324,23 @@ package struct PatchRun {
         let start = done
         done = start + written
         do {
-            try table.decode(from: patch.file, framesOffset: payload.offset + tableLength, old: mapped.bytes, from: first,
-                             displayPath: target.path, output: { chunk in
-                try output.writeAll(chunk)
-                hasher?.update(chunk)
-                written += Int64(chunk.count)
-                done = start + written
-                report(force: false)
-            }, finished: { index in
-                guard let spot else { return }
-                try output.sync()
-                var progress = checkpoint
-                progress.segments = index + 1
-                try progress.write(spot + ".json")
-            })
+            try table.decode(
+                from: patch.file, framesOffset: payload.offset + tableLength, old: mapped.bytes, from: first,
+                displayPath: target.path,
+                output: { chunk in
+                    try output.writeAll(chunk)
+                    hasher?.update(chunk)
+                    written += Int64(chunk.count)
+                    done = start + written
+                    report(force: false)
+                },
+                finished: { index in
+                    guard let spot else { return }
+                    try output.sync()
+                    var progress = checkpoint
+                    progress.segments = index + 1
+                    try progress.write(spot + ".json")
+                })
         } catch {
             throw mismatch(of: source, bytes: mapped.bytes) ?? error
         }
@@ -318,13 +348,15 @@ package struct PatchRun {
         let size = try output.size()
         if let digest = hasher?.finalize(), digest != target.sha256 || size != target.size {
             FileSystem.remove(building)
-            throw PatchError.outputMismatch(path: target.path, expectedSHA256: target.sha256.hex, foundSHA256: digest.hex,
-                                            expectedSize: target.size, foundSize: size)
+            throw PatchError.outputMismatch(
+                path: target.path, expectedSHA256: target.sha256.hex, foundSHA256: digest.hex,
+                expectedSize: target.size, foundSize: size)
         }
         guard size == target.size else {
             FileSystem.remove(building)
-            throw PatchError.outputMismatch(path: target.path, expectedSHA256: target.sha256.hex, foundSHA256: "unknown",
-                                            expectedSize: target.size, foundSize: size)
+            throw PatchError.outputMismatch(
+                path: target.path, expectedSHA256: target.sha256.hex, foundSHA256: "unknown",
+                expectedSize: target.size, foundSize: size)
         }
         if let spot {
             try FileSystem.rename(building, destination)
@@ -347,8 +379,11 @@ package struct PatchRun {
             var done: Int64 = 0
             while done < segment.newLength {
                 let want = Int(min(Int64(buffer.count), segment.newLength - done))
-                guard let got = try? file.readChunk(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]),
-                                                    at: offset + done), got == want else { return false }
+                guard
+                    let got = try? file.readChunk(
+                        into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]),
+                        at: offset + done), got == want
+                else { return false }
                 hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<want]))
                 done += Int64(want)
             }

@@ -77,8 +77,10 @@ package struct SegmentedDelta: Sendable, Equatable {
     /// Reads the table at `offset` of a payload of `length` bytes and checks it against the
     /// target size, the old file's size and the payload's length. Returns the table and
     /// its length in bytes (the first frame starts there).
-    package static func decode(from file: SystemFile, at offset: Int64, within length: Int64, targetSize: Int64,
-                               oldSize: Int64, displayPath: String) throws -> (SegmentedDelta, Int64) {
+    package static func decode(
+        from file: SystemFile, at offset: Int64, within length: Int64, targetSize: Int64,
+        oldSize: Int64, displayPath: String
+    ) throws -> (SegmentedDelta, Int64) {
         func corrupt(_ detail: String) -> PatchError { .corrupt(detail: "segment table of \(displayPath): \(detail)") }
         guard length >= 12 else { throw corrupt("too short") }
         var head = [UInt8](repeating: 0, count: 12)
@@ -99,12 +101,14 @@ package struct SegmentedDelta: Sendable, Equatable {
         var segments: [Segment] = []
         var frames: Int64 = 0
         for _ in 0..<count {
-            let segment = Segment(newLength: try reader.length(), oldOffset: try reader.length(),
-                                  oldLength: try reader.length(), frameLength: try reader.length(),
-                                  sha256: try reader.sha256())
+            let segment = Segment(
+                newLength: try reader.length(), oldOffset: try reader.length(),
+                oldLength: try reader.length(), frameLength: try reader.length(),
+                sha256: try reader.sha256())
             guard segment.newLength > 0, segment.newLength <= maxSegmentLength, segment.frameLength > 0,
-                  segment.oldOffset >= 0, segment.oldLength >= 0, segment.oldOffset <= oldSize,
-                  segment.oldLength <= oldSize - segment.oldOffset else {
+                segment.oldOffset >= 0, segment.oldLength >= 0, segment.oldOffset <= oldSize,
+                segment.oldLength <= oldSize - segment.oldOffset
+            else {
                 throw corrupt("a segment is out of range")
             }
             guard segment.frameLength <= length - tableLength - frames else { throw corrupt("lengths do not add up") }
@@ -120,27 +124,34 @@ package struct SegmentedDelta: Sendable, Equatable {
     /// each against its window of `old`, handing every decoded chunk to `output` and
     /// calling `finished` with a segment's index once its bytes matched its SHA-256.
     /// Memory: one frame's decoder (its segment's size) and the buffers.
-    package func decode(from file: SystemFile, framesOffset: Int64, old: UnsafeRawBufferPointer, from first: Int,
-                        displayPath: String, output: (UnsafeRawBufferPointer) throws -> Void,
-                        finished: (Int) throws -> Void) throws {
+    package func decode(
+        from file: SystemFile, framesOffset: Int64, old: UnsafeRawBufferPointer, from first: Int,
+        displayPath: String, output: (UnsafeRawBufferPointer) throws -> Void,
+        finished: (Int) throws -> Void
+    ) throws {
         var offset = framesOffset + segments[..<first].reduce(0) { $0 + $1.frameLength }
         for index in first..<segments.count {
             let segment = segments[index]
-            let window = segment.oldLength == 0 ? nil
+            let window =
+                segment.oldLength == 0
+                ? nil
                 : UnsafeRawBufferPointer(rebasing: old[Int(segment.oldOffset)..<Int(segment.oldOffset + segment.oldLength)])
             var hasher = SHA256()
-            try ZstdDelta.decodeFrame(from: file, offset: offset, length: segment.frameLength, prefix: window,
-                                      expectedSize: segment.newLength,
-                                      windowCover: segment.newLength + segment.oldLength,
-                                      displayPath: "\(displayPath) (segment \(index + 1) of \(segments.count))") {
+            try ZstdDelta.decodeFrame(
+                from: file, offset: offset, length: segment.frameLength, prefix: window,
+                expectedSize: segment.newLength,
+                windowCover: segment.newLength + segment.oldLength,
+                displayPath: "\(displayPath) (segment \(index + 1) of \(segments.count))"
+            ) {
                 hasher.update(bufferPointer: $0)
                 try output($0)
             }
             let found = SHA256Hash(hasher.finalize())
             guard found == segment.sha256 else {
-                throw PatchError.outputMismatch(path: "\(displayPath) (segment \(index + 1) of \(segments.count))",
-                                                expectedSHA256: segment.sha256.hex, foundSHA256: found.hex,
-                                                expectedSize: segment.newLength, foundSize: segment.newLength)
+                throw PatchError.outputMismatch(
+                    path: "\(displayPath) (segment \(index + 1) of \(segments.count))",
+                    expectedSHA256: segment.sha256.hex, foundSHA256: found.hex,
+                    expectedSize: segment.newLength, foundSize: segment.newLength)
             }
             try finished(index)
             offset += segment.frameLength

@@ -19,9 +19,11 @@ package enum SuffixDelta {
 
     /// Decodes the payload at `offset` (`length` bytes) against `old`, handing the new
     /// file's bytes to `output` in chunks; at most `targetSize` bytes.
-    package static func decode(from file: SystemFile, offset: Int64, length: Int64, old: UnsafeRawBufferPointer,
-                               targetSize: Int64, displayPath: String,
-                               output: (UnsafeRawBufferPointer) throws -> Void) throws {
+    package static func decode(
+        from file: SystemFile, offset: Int64, length: Int64, old: UnsafeRawBufferPointer,
+        targetSize: Int64, displayPath: String,
+        output: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         func corrupt(_ detail: String) -> PatchError { .corrupt(detail: "suffix delta of \(displayPath): \(detail)") }
         var head = [UInt8](repeating: 0, count: Int(headerLength))
         guard length >= headerLength, try head.withUnsafeMutableBytes({ try file.readChunk(into: $0, at: offset) }) == head.count else {
@@ -34,8 +36,9 @@ package enum SuffixDelta {
         }
         let controls = try FrameReader(file, offset: offset + headerLength, length: lengths[0], path: displayPath)
         let differences = try FrameReader(file, offset: offset + headerLength + lengths[0], length: lengths[1], path: displayPath)
-        let extra = try FrameReader(file, offset: offset + headerLength + lengths[0] + lengths[1], length: lengths[2],
-                                    path: displayPath)
+        let extra = try FrameReader(
+            file, offset: offset + headerLength + lengths[0] + lengths[1], length: lengths[2],
+            path: displayPath)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 18, alignment: 16)
         defer { buffer.deallocate() }
         var step = [UInt8](repeating: 0, count: 24)
@@ -51,7 +54,8 @@ package enum SuffixDelta {
             let add = try fields.length(), copy = try fields.length()
             let seek = Int64(bitPattern: try fields.u64())
             guard add >= 0, copy >= 0, add <= targetSize - written, copy <= targetSize - written - add,
-                  oldPosition >= 0, add <= Int64(old.count) - oldPosition else { throw corrupt("a step is out of range") }
+                oldPosition >= 0, add <= Int64(old.count) - oldPosition
+            else { throw corrupt("a step is out of range") }
             var done: Int64 = 0
             while done < add {
                 let count = Int(min(Int64(buffer.count), add - done))
@@ -124,8 +128,9 @@ package enum SuffixDelta {
                     continue
                 }
                 let count = min(available.count, target.count - filled)
-                target.baseAddress!.advanced(by: filled).copyMemory(from: output.baseAddress!.advanced(by: available.lowerBound),
-                                                                     byteCount: count)
+                target.baseAddress!.advanced(by: filled).copyMemory(
+                    from: output.baseAddress!.advanced(by: available.lowerBound),
+                    byteCount: count)
                 available = available.lowerBound + count..<available.upperBound
                 filled += count
             }

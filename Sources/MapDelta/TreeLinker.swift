@@ -10,12 +10,14 @@ package enum TreeLinker {
     /// no hard-link support, link limit). A copy is checked against `sha256` and `size`.
     /// Returns true when it linked.
     @discardableResult
-    package static func linkOrCopy(source: String, destination: String, displayPath: String,
-                           sha256: SHA256Hash, size: Int64) throws -> Bool {
+    package static func linkOrCopy(
+        source: String, destination: String, displayPath: String,
+        sha256: SHA256Hash, size: Int64
+    ) throws -> Bool {
         do {
             try FileSystem.link(source, destination)
             return true
-        } catch where error.errno == .fileExists {
+        } catch  where error.errno == .fileExists {
             throw error
         } catch {
             // Another device, no hard links, the link limit: copy below.
@@ -24,8 +26,9 @@ package enum TreeLinker {
         try SystemFile.openForReading(source).forEachChunk { try writer.write($0) }
         let (hash, written) = try writer.finish()
         guard hash == sha256, written == size else {
-            throw PatchError.outputMismatch(path: displayPath, expectedSHA256: sha256.hex, foundSHA256: hash.hex,
-                                            expectedSize: size, foundSize: written)
+            throw PatchError.outputMismatch(
+                path: displayPath, expectedSHA256: sha256.hex, foundSHA256: hash.hex,
+                expectedSize: size, foundSize: written)
         }
         return false
     }

@@ -13,8 +13,10 @@ extension ZstdDelta {
         let input = try SystemFile.openForReading(delta.path)
         let prefix = try old.map { try MappedFile.source($0.path, displayPath: $0.path) }
         let out = try SystemFile.createOrTruncate(output.path)
-        try decodeFrame(from: input, offset: 0, length: try input.size(), prefix: prefix?.bytes,
-                        expectedSize: nil, displayPath: output.path) { try out.writeAll($0) }
+        try decodeFrame(
+            from: input, offset: 0, length: try input.size(), prefix: prefix?.bytes,
+            expectedSize: nil, displayPath: output.path
+        ) { try out.writeAll($0) }
         try out.sync()
     }
 
@@ -28,9 +30,11 @@ extension ZstdDelta {
     ///
     /// `windowCover` (default: `expectedSize`) is the span the frame's window may cover: a
     /// segment's window reaches back over its old window too.
-    package static func decodeFrame(from input: SystemFile, offset: Int64, length: Int64,
-                            prefix: UnsafeRawBufferPointer?, expectedSize: Int64?, windowCover: Int64? = nil,
-                            displayPath: String, output: (UnsafeRawBufferPointer) throws -> Void) throws {
+    package static func decodeFrame(
+        from input: SystemFile, offset: Int64, length: Int64,
+        prefix: UnsafeRawBufferPointer?, expectedSize: Int64?, windowCover: Int64? = nil,
+        displayPath: String, output: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         func fail(_ message: String) -> PatchError { .codec(path: displayPath, message: message) }
         guard let dctx = ZSTD_createDCtx() else { throw fail("cannot create a decoder (out of memory)") }
         defer { ZSTD_freeDCtx(dctx) }
@@ -55,8 +59,9 @@ extension ZstdDelta {
         var frameDone = false
         while consumed < length {
             let want = Int(min(Int64(inCapacity), length - consumed))
-            let got = try input.readChunk(into: UnsafeMutableRawBufferPointer(rebasing: inBuffer[0..<want]),
-                                          at: offset + consumed)
+            let got = try input.readChunk(
+                into: UnsafeMutableRawBufferPointer(rebasing: inBuffer[0..<want]),
+                at: offset + consumed)
             guard got == want else {
                 throw PatchError.truncated(detail: "payload for \(displayPath) ends after \(consumed + Int64(got)) of \(length) bytes")
             }

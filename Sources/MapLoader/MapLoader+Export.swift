@@ -27,24 +27,35 @@ extension MapLoader {
             }
             let (catalogFile, signatureFile) = loader.keptCatalog
             guard let catalogBytes = try? Data(contentsOf: catalogFile),
-                  let catalog = try? JSONCoding.decode(Catalog.self, from: catalogBytes) else {
-                throw MapLoaderError.invalidMetadata(what: catalogFile.path, detail: "no accepted catalog is kept; run 'maploader check-update' once while the site is reachable, then export")
+                let catalog = try? JSONCoding.decode(Catalog.self, from: catalogBytes)
+            else {
+                throw MapLoaderError.invalidMetadata(
+                    what: catalogFile.path,
+                    detail: "no accepted catalog is kept; run 'maploader check-update' once while the site is reachable, then export")
             }
             guard catalog.current == version, let entry = catalog.entry(version) else {
-                throw MapLoaderError.invalidParameters("the installed maps are version \(version) but the site's current version is \(catalog.current): run 'maploader update', then export")
+                throw MapLoaderError.invalidParameters(
+                    "the installed maps are version \(version) but the site's current version is \(catalog.current): run 'maploader update', then export"
+                )
             }
             let signature = try? Data(contentsOf: signatureFile)
             let settings = try loader.store.settings()
-            let keys = settings.trustedRoot?.catalogPublicKeys(at: Date())
+            let keys =
+                settings.trustedRoot?.catalogPublicKeys(at: Date())
                 ?? (settings.trustedKeys ?? []).compactMap(PublicKey.init(base64:)) + loader.configuration.trust.keys
             if let signature, !keys.isEmpty,
-               !(((try? JSONCoding.decode(CatalogSignature.self, from: signature))?.isValid(for: catalogBytes, trusting: keys)) ?? false) {
-                throw MapLoaderError.signatureRefused("the kept catalog and its signature do not match; run 'maploader check-update' while the site is reachable, then export")
+                !(((try? JSONCoding.decode(CatalogSignature.self, from: signature))?.isValid(for: catalogBytes, trusting: keys)) ?? false)
+            {
+                throw MapLoaderError.signatureRefused(
+                    "the kept catalog and its signature do not match; run 'maploader check-update' while the site is reachable, then export")
             }
             guard let manifestBytes = try? Data(contentsOf: loader.manifestCache.appendingPathComponent(manifestSHA)),
-                  FileHashing.sha256(of: manifestBytes) == manifestSHA,
-                  let manifest = SiteClient.cachedManifest(manifestSHA, in: loader.manifestCache) else {
-                throw MapLoaderError.invalidMetadata(what: "the manifest of \(version)", detail: "it is not in the cache; run 'maploader list' while the site is reachable, then export")
+                FileHashing.sha256(of: manifestBytes) == manifestSHA,
+                let manifest = SiteClient.cachedManifest(manifestSHA, in: loader.manifestCache)
+            else {
+                throw MapLoaderError.invalidMetadata(
+                    what: "the manifest of \(version)",
+                    detail: "it is not in the cache; run 'maploader list' while the site is reachable, then export")
             }
             // A split manifest travels with all its parts: the stick is a site of its own.
             let parts = try Manifest.decode(manifestBytes).stubs.map { stub in
@@ -53,7 +64,8 @@ extension MapLoader {
             var leaves = Set<String>()
             for id in ids {
                 guard let node = manifest.root.allNodes.first(where: { $0.id == id }) else {
-                    throw MapLoaderError.unknownPackage(id, suggestion: PackageTreeBuilder.suggestion(for: id, among: manifest.root.allNodes.map(\.id)))
+                    throw MapLoaderError.unknownPackage(
+                        id, suggestion: PackageTreeBuilder.suggestion(for: id, among: manifest.root.allNodes.map(\.id)))
                 }
                 let installed = node.leaves.map(\.id).filter { state.packages[$0] != nil }
                 guard !installed.isEmpty else { throw MapLoaderError.notInstalled(id) }
@@ -65,17 +77,22 @@ extension MapLoader {
             let bytes: Int64 = try await offActor {
                 var total: Int64 = 0
                 for (index, (package, group, installed)) in groups.enumerated() {
-                    hub.emit(.progress(OperationProgress(operation: .export, phase: .extract, completedBytes: total,
-                                                         totalBytes: 0, completedItems: index, totalItems: groups.count,
-                                                         item: "\(package)/\(group)")))
+                    hub.emit(
+                        .progress(
+                            OperationProgress(
+                                operation: .export, phase: .extract, completedBytes: total,
+                                totalBytes: 0, completedItems: index, totalItems: groups.count,
+                                item: "\(package)/\(group)")))
                     let tree = destination.appendingPathComponent(SiteLayout.tree(installed.treeHash))
                     guard FileStatus.of(tree.path) == nil else { continue }  // two packages with one tree
-                    let files = try TreeCopy.copy(from: store.groupDirectory(package: package, group: group), into: tree,
-                                                  limits: .init(files: installed.files, bytes: installed.size),
-                                                  isCancelled: { Task.isCancelled })
+                    let files = try TreeCopy.copy(
+                        from: store.groupDirectory(package: package, group: group), into: tree,
+                        limits: .init(files: installed.files, bytes: installed.size),
+                        isCancelled: { Task.isCancelled })
                     guard TreeHash.of(files) == installed.treeHash else {
-                        throw MapLoaderError.integrityFailed(what: "\(package)/\(group) on this device",
-                                                             detail: "its files were changed since they were installed; run 'maploader repair', then export")
+                        throw MapLoaderError.integrityFailed(
+                            what: "\(package)/\(group) on this device",
+                            detail: "its files were changed since they were installed; run 'maploader repair', then export")
                     }
                     total += installed.size
                 }
@@ -93,8 +110,9 @@ extension MapLoader {
                 for name in (try? FileSystem.entryNames(roots.path)) ?? [] {
                     let file = String(decoding: name, as: UTF8.self)
                     try FileSystem.makeDirectories(destination.appendingPathComponent("root"))
-                    try FileSystem.write(Data(contentsOf: roots.appendingPathComponent(file)),
-                                         to: destination.appendingPathComponent("root").appendingPathComponent(file))
+                    try FileSystem.write(
+                        Data(contentsOf: roots.appendingPathComponent(file)),
+                        to: destination.appendingPathComponent("root").appendingPathComponent(file))
                 }
                 // The catalog goes last, as on any site: a reader never sees it before its files.
                 if let signature { try FileSystem.write(signature, to: destination.appendingPathComponent(SiteLayout.catalogSignature)) }

@@ -17,12 +17,14 @@ extension MapLoader {
             let context = try await loader.context(atInstalledVersion: true, operation: .install)
             let (plan, leaves) = try await loader.installPlan(ids, context)
             guard plan.changesFiles else {
-                return UpdateReport(fromVersion: context.state.version, toVersion: context.state.version, steps: plan.steps,
-                                    downloadedBytes: 0, committed: false, seconds: 0)
+                return UpdateReport(
+                    fromVersion: context.state.version, toVersion: context.state.version, steps: plan.steps,
+                    downloadedBytes: 0, committed: false, seconds: 0)
             }
-            let report = try await loader.execute(plan, from: context.state,
-                                                  manifestSHA: context.catalog.entry(context.manifest.version)?.sha256,
-                                                  operation: .install)
+            let report = try await loader.execute(
+                plan, from: context.state,
+                manifestSHA: context.catalog.entry(context.manifest.version)?.sha256,
+                operation: .install)
             loader.hub.emit(.installed(leaves.sorted()))
             return report
         }
@@ -43,10 +45,11 @@ extension MapLoader {
     private func installPlan(_ ids: [String], _ context: Context) async throws -> (plan: Plan, leaves: Set<String>) {
         let leaves = try leaves(of: ids, in: context.manifest)
         let broken = try await quickCheck(context.state)
-        let plan = Planner.plan(installed: context.state, manifest: context.manifest,
-                                packages: Set(context.state.packages.keys).union(leaves),
-                                selection: context.selection, strategy: .full, inconsistent: broken,
-                                scope: leaves)
+        let plan = Planner.plan(
+            installed: context.state, manifest: context.manifest,
+            packages: Set(context.state.packages.keys).union(leaves),
+            selection: context.selection, strategy: .full, inconsistent: broken,
+            scope: leaves)
         return (plan, leaves)
     }
 
@@ -92,8 +95,9 @@ extension MapLoader {
     private func remove(_ leaves: Set<String>, from state: InstalledState) async throws -> UpdateReport {
         let plan = Planner.removal(of: leaves, from: state)
         guard plan.changesFiles else {
-            return UpdateReport(fromVersion: state.version, toVersion: state.version, steps: plan.steps,
-                                downloadedBytes: 0, committed: false, seconds: 0)
+            return UpdateReport(
+                fromVersion: state.version, toVersion: state.version, steps: plan.steps,
+                downloadedBytes: 0, committed: false, seconds: 0)
         }
         let report = try await execute(plan, from: state, manifestSHA: state.manifest, operation: .uninstall)
         // The caller's tags go with the package.

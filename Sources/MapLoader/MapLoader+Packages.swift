@@ -41,8 +41,9 @@ extension MapLoader {
         case let .point(latitude, longitude): parts = .around(latitude: latitude, longitude: longitude)
         }
         let manifest = try await client.manifest(version, in: catalog, parts: parts)
-        return Context(catalog: catalog, manifest: manifest, state: state, settings: settings,
-                       selection: settings.selectedGroups(manifest.groups))
+        return Context(
+            catalog: catalog, manifest: manifest, state: state, settings: settings,
+            selection: settings.selectedGroups(manifest.groups))
     }
 
     /// Fetches the catalog under the trust policy (configured keys plus saved ones), then
@@ -53,14 +54,17 @@ extension MapLoader {
         let unknown = configuration.trust.keys.filter { !saved.contains($0) }
         if let first = saved.first, let added = unknown.first, !configuration.trust.addKeys {
             let others = saved.count > 1 ? " and \(saved.count - 1) more" : ""
-            throw MapLoaderError.signatureRefused("this data directory trusts publisher key \(first.base64.prefix(12))…\(others), and \(added.base64.prefix(12))… is another key: nothing was changed; to trust it beside them pass --add-trust-key (TrustPolicy.addKeys), to replace them run 'maploader forget-keys' first")
+            throw MapLoaderError.signatureRefused(
+                "this data directory trusts publisher key \(first.base64.prefix(12))…\(others), and \(added.base64.prefix(12))… is another key: nothing was changed; to trust it beside them pass --add-trust-key (TrustPolicy.addKeys), to replace them run 'maploader forget-keys' first"
+            )
         }
         let keys = Array(Set(saved + configuration.trust.keys))
         let store = self.store
         let kept = keptCatalog.catalog.deletingLastPathComponent()
         let accepted = try await client.signedCatalog(
             trust: TrustPolicy(keys: keys, allowUnsigned: configuration.trust.allowUnsigned), root: settings.trustedRoot,
-            lastSerial: settings.lastSerial) { walk in
+            lastSerial: settings.lastSerial
+        ) { walk in
             // A root is trusted as soon as it is accepted, whatever becomes of the catalog.
             _ = try? await store.updateSettings { settings in
                 guard let root = walk.root, root.version > settings.trustedRoot?.version ?? 0 else { return }
@@ -72,8 +76,10 @@ extension MapLoader {
         let catalog = accepted.catalog
         keepCatalog(catalog, bytes: accepted.bytes, signature: accepted.signature)
         let allKeys = keys.map(\.base64).sorted()
-        guard catalog.serial > settings.lastSerial ?? .min || allKeys != (settings.trustedKeys ?? []).sorted()
-                || !accepted.newRoots.isEmpty else {
+        guard
+            catalog.serial > settings.lastSerial ?? .min || allKeys != (settings.trustedKeys ?? []).sorted()
+                || !accepted.newRoots.isEmpty
+        else {
             return (catalog, settings)
         }
         let record: @Sendable (inout Settings) -> Void = { settings in
@@ -182,7 +188,8 @@ extension MapLoader {
     /// reached and something is installed, the installed version from the data directory
     /// alone (an offline map app still shows what it has).
     private func readingContext(need: PartNeed = .everything, atInstalledVersion: Bool = false) async throws
-        -> (Context, PackageTree.Offline?) {
+        -> (Context, PackageTree.Offline?)
+    {
         do {
             return (try await context(atInstalledVersion: atInstalledVersion, operation: .list, need: need), nil)
         } catch let error as MapLoaderError {
@@ -201,16 +208,22 @@ extension MapLoader {
     private func offlineContext(reason: String) throws -> (Context, PackageTree.Offline)? {
         let state = try store.state()
         guard let version = state.version, let sha256 = state.manifest,
-              let manifest = SiteClient.cachedManifest(sha256, in: manifestCache, partial: true) else { return nil }
+            let manifest = SiteClient.cachedManifest(sha256, in: manifestCache, partial: true)
+        else { return nil }
         let settings = try store.settings()
         let keptFile = keptCatalog.catalog
         let kept = (try? Data(contentsOf: keptFile)).flatMap { try? JSONCoding.decode(Catalog.self, from: $0) }
-        let catalog = kept ?? Catalog(serial: settings.lastSerial ?? 0, current: version, versions: [
-            Catalog.Entry(version: version, published: state.committed, manifest: SiteLayout.manifest(version), sha256: sha256, size: 1),
-        ])
+        let catalog =
+            kept
+            ?? Catalog(
+                serial: settings.lastSerial ?? 0, current: version,
+                versions: [
+                    Catalog.Entry(version: version, published: state.committed, manifest: SiteLayout.manifest(version), sha256: sha256, size: 1)
+                ])
         let accepted = kept == nil ? nil : FileStatus.of(keptFile.path).map { Date(timeIntervalSince1970: $0.modified) }
-        let context = Context(catalog: catalog, manifest: manifest, state: state, settings: settings,
-                              selection: settings.selectedGroups(manifest.groups))
+        let context = Context(
+            catalog: catalog, manifest: manifest, state: state, settings: settings,
+            selection: settings.selectedGroups(manifest.groups))
         return (context, PackageTree.Offline(reason: reason, catalogAccepted: accepted))
     }
 

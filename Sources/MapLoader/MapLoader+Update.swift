@@ -31,12 +31,14 @@ extension MapLoader {
         try await run(.update) { loader in
             let (check, context) = try await loader.updateCheck(strategy: strategy, operation: .update)
             guard check.updateAvailable, !dryRun else {
-                return UpdateReport(fromVersion: context.state.version, toVersion: context.state.version,
-                                    steps: check.plan.steps, downloadedBytes: 0, committed: false, seconds: 0)
+                return UpdateReport(
+                    fromVersion: context.state.version, toVersion: context.state.version,
+                    steps: check.plan.steps, downloadedBytes: 0, committed: false, seconds: 0)
             }
-            let report = try await loader.execute(check.plan, from: context.state,
-                                                  manifestSHA: context.catalog.entry(check.plan.version)?.sha256,
-                                                  operation: .update)
+            let report = try await loader.execute(
+                check.plan, from: context.state,
+                manifestSHA: context.catalog.entry(check.plan.version)?.sha256,
+                operation: .update)
             loader.hub.emit(.updated(report))
             return report
         }
@@ -51,13 +53,18 @@ extension MapLoader {
             let hub = loader.hub
             let findings = try await offActor {
                 StoreCheck.full(store, state) { checked, key in
-                    hub.emit(.progress(OperationProgress(operation: .verify, phase: .verify, completedItems: checked,
-                                                         totalItems: total, item: "\(key.package)/\(key.group)")))
+                    hub.emit(
+                        .progress(
+                            OperationProgress(
+                                operation: .verify, phase: .verify, completedItems: checked,
+                                totalItems: total, item: "\(key.package)/\(key.group)")))
                 }
             }
-            let report = VerifyReport(groupsChecked: total, problems: findings.map {
-                VerifyReport.Problem(package: $0.key.package, group: $0.key.group, detail: $0.detail)
-            })
+            let report = VerifyReport(
+                groupsChecked: total,
+                problems: findings.map {
+                    VerifyReport.Problem(package: $0.key.package, group: $0.key.group, detail: $0.detail)
+                })
             loader.hub.emit(.verified(report))
             return report
         }
@@ -78,8 +85,9 @@ extension MapLoader {
             let broken = Dictionary(findings.map { ($0.key, $0.detail) }, uniquingKeysWith: { a, _ in a })
             let plan = try Planner.repair(installed: state, manifest: context.manifest, broken: broken)
             guard plan.changesFiles else {
-                return UpdateReport(fromVersion: state.version, toVersion: state.version, steps: plan.steps,
-                                    downloadedBytes: 0, committed: false, seconds: 0)
+                return UpdateReport(
+                    fromVersion: state.version, toVersion: state.version, steps: plan.steps,
+                    downloadedBytes: 0, committed: false, seconds: 0)
             }
             return try await loader.execute(plan, from: state, manifestSHA: state.manifest, operation: .repair)
         }
@@ -101,8 +109,9 @@ extension MapLoader {
         let fm = FileManager.default
         let leaves = Set(manifest.root.leaves.map(\.id))
         let found = Set(((try? fm.contentsOfDirectory(atPath: live.path)) ?? []).filter(leaves.contains))
-        let plan = Planner.plan(installed: .empty, manifest: manifest, packages: found,
-                                selection: settings.selectedGroups(manifest.groups), strategy: .full)
+        let plan = Planner.plan(
+            installed: .empty, manifest: manifest, packages: found,
+            selection: settings.selectedGroups(manifest.groups), strategy: .full)
         let empty = InstalledState.empty
         return try await execute(plan, from: empty, manifestSHA: catalog.entry(version)?.sha256, operation: .repair)
     }
@@ -111,12 +120,14 @@ extension MapLoader {
     private func updateCheck(strategy: UpdateStrategy, operation: MapLoaderOperation) async throws -> (check: UpdateCheck, context: Context) {
         let context = try await context(atInstalledVersion: false, operation: operation, need: .installed)
         let broken = try await quickCheck(context.state)
-        let plan = Planner.plan(installed: context.state, manifest: context.manifest,
-                                packages: Set(context.state.packages.keys), selection: context.selection,
-                                strategy: strategy, inconsistent: broken)
+        let plan = Planner.plan(
+            installed: context.state, manifest: context.manifest,
+            packages: Set(context.state.packages.keys), selection: context.selection,
+            strategy: strategy, inconsistent: broken)
         let moves = context.state.version != nil && context.state.version != context.manifest.version
-        let check = UpdateCheck(installedVersion: context.state.version, currentVersion: context.catalog.current,
-                                updateAvailable: plan.changesFiles || moves, plan: plan)
+        let check = UpdateCheck(
+            installedVersion: context.state.version, currentVersion: context.catalog.current,
+            updateAvailable: plan.changesFiles || moves, plan: plan)
         return (check, context)
     }
 }

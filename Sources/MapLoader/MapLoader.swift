@@ -50,9 +50,11 @@ public actor MapLoader {
         public var maximumRate: Int64?
 
         /// A configuration.
-        public init(server: String?, dataDirectory: URL, retry: RetryPolicy = .init(),
-                    deadlines: TransferDeadlines = .init(), trust: TrustPolicy = .init(), waitForLock: Bool = true,
-                    quota: Int64? = nil, maximumRate: Int64? = nil, mirrors: [String] = []) {
+        public init(
+            server: String?, dataDirectory: URL, retry: RetryPolicy = .init(),
+            deadlines: TransferDeadlines = .init(), trust: TrustPolicy = .init(), waitForLock: Bool = true,
+            quota: Int64? = nil, maximumRate: Int64? = nil, mirrors: [String] = []
+        ) {
             self.server = server
             self.dataDirectory = dataDirectory
             self.retry = retry
@@ -109,8 +111,10 @@ public actor MapLoader {
     }
 
     /// Runs `body` after every earlier operation, reporting start, finish or failure.
-    func run<T: Sendable>(_ operation: MapLoaderOperation,
-                          _ body: @escaping @Sendable (isolated MapLoader) async throws -> T) async throws(MapLoaderError) -> T {
+    func run<T: Sendable>(
+        _ operation: MapLoaderOperation,
+        _ body: @escaping @Sendable (isolated MapLoader) async throws -> T
+    ) async throws(MapLoaderError) -> T {
         let id = UUID()
         let previous = queueTail
         let task = Task<any Sendable, any Error> {
@@ -120,7 +124,11 @@ public actor MapLoader {
         }
         tasks[id] = task
         queueTail = Task { _ = await task.result }
-        let result = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
+        let result = await withTaskCancellationHandler {
+            await task.result
+        } onCancel: {
+            task.cancel()
+        }
         tasks[id] = nil
         switch result {
         case .success(let value):
@@ -130,8 +138,10 @@ public actor MapLoader {
         }
     }
 
-    private func execute<T: Sendable>(_ id: UUID, _ operation: MapLoaderOperation,
-                                      _ body: @Sendable (isolated MapLoader) async throws -> T) async throws -> T {
+    private func execute<T: Sendable>(
+        _ id: UUID, _ operation: MapLoaderOperation,
+        _ body: @Sendable (isolated MapLoader) async throws -> T
+    ) async throws -> T {
         runningID = id
         let base = store
         defer {
@@ -184,8 +194,10 @@ public actor MapLoader {
         guard let server = configuration.server, !server.isEmpty else { throw .noServer }
         let hub = self.hub
         let sources = try ([server] + configuration.mirrors).map { (address) throws(MapLoaderError) in
-            try makeSiteSource(address, retry: configuration.retry, deadlines: configuration.deadlines,
-                               limiter: limiter) { event in
+            try makeSiteSource(
+                address, retry: configuration.retry, deadlines: configuration.deadlines,
+                limiter: limiter
+            ) { event in
                 switch event {
                 case .lost(let url, let reason, let delay): hub.emit(.connectionLost(url: url, reason: reason, retryIn: delay))
                 case .found(let url): hub.emit(.connectionFound(url: url))
@@ -201,10 +213,15 @@ public actor MapLoader {
         return SiteClient(source: source, cache: manifestCache, scratch: store.downloads)
     }
 
-    func progress(_ operation: MapLoaderOperation, _ phase: OperationPhase, bytes: Int64 = 0, total: Int64 = 0,
-                  items: Int = 0, totalItems: Int = 0, item: String? = nil) {
-        hub.emit(.progress(OperationProgress(operation: operation, phase: phase, completedBytes: bytes, totalBytes: total,
-                                             completedItems: items, totalItems: totalItems, item: item)))
+    func progress(
+        _ operation: MapLoaderOperation, _ phase: OperationPhase, bytes: Int64 = 0, total: Int64 = 0,
+        items: Int = 0, totalItems: Int = 0, item: String? = nil
+    ) {
+        hub.emit(
+            .progress(
+                OperationProgress(
+                    operation: operation, phase: phase, completedBytes: bytes, totalBytes: total,
+                    completedItems: items, totalItems: totalItems, item: item)))
     }
 }
 

@@ -56,10 +56,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .gzip:
             let file = scratch.appendingPathComponent("input.gz")
             guard (try? data.write(to: file)) != nil else { return }
-            _ = try? DeflateRecipe.expand(file.path, streams: DeflateStreams.find(in: file.path),
-                                          into: scratch.appendingPathComponent("expanded").path)
-            _ = try? DeflateRecipe.expand(file.path, streams: DeflateStreams.scan(in: file.path),
-                                          into: scratch.appendingPathComponent("expanded").path)
+            _ = try? DeflateRecipe.expand(
+                file.path, streams: DeflateStreams.find(in: file.path),
+                into: scratch.appendingPathComponent("expanded").path)
+            _ = try? DeflateRecipe.expand(
+                file.path, streams: DeflateStreams.scan(in: file.path),
+                into: scratch.appendingPathComponent("expanded").path)
             if let opened = try? SystemFile.openForReading(file.path) {
                 _ = try? DeflateRecipe.decode(from: opened, at: 0, within: Int64(data.count))
                 _ = try? DeflateRecipe.decodeColumns(from: opened, at: 0, within: Int64(data.count), layout: [], displayPath: "fuzz")
@@ -70,14 +72,18 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             guard (try? data.write(to: file)) != nil, let opened = try? SystemFile.openForReading(file.path) else { return }
             let old = Array(Self.oldFiles[0].1.utf8)
             old.withUnsafeBytes { old in
-                if let (table, length) = try? SegmentedDelta.decode(from: opened, at: 0, within: Int64(data.count),
-                                                                  targetSize: 4096, oldSize: Int64(old.count), displayPath: "fuzz") {
-                    try? table.decode(from: opened, framesOffset: length, old: old, from: 0, displayPath: "fuzz",
-                                      output: { _ in }, finished: { _ in })
+                if let (table, length) = try? SegmentedDelta.decode(
+                    from: opened, at: 0, within: Int64(data.count),
+                    targetSize: 4096, oldSize: Int64(old.count), displayPath: "fuzz")
+                {
+                    try? table.decode(
+                        from: opened, framesOffset: length, old: old, from: 0, displayPath: "fuzz",
+                        output: { _ in }, finished: { _ in })
                 }
                 _ = try? CrossReferences.decode(from: opened, at: 0, within: Int64(data.count), displayPath: "fuzz")
-                try? SuffixDelta.decode(from: opened, offset: 0, length: Int64(data.count), old: old, targetSize: 1 << 16,
-                                        displayPath: "fuzz", output: { _ in })
+                try? SuffixDelta.decode(
+                    from: opened, offset: 0, length: Int64(data.count), old: old, targetSize: 1 << 16,
+                    displayPath: "fuzz", output: { _ in })
             }
         }
     }

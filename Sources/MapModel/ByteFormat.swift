@@ -23,8 +23,10 @@ package enum ByteFormat {
         let number = trimmed.prefix { $0.isNumber || $0 == "." }
         guard !number.isEmpty, let value = Double(number), value >= 0 else { return nil }
         let unit = trimmed.dropFirst(number.count).trimmingCharacters(in: .whitespaces)
-        let factors: [String: Double] = ["": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9,
-                                         "t": 1e12, "tb": 1e12, "kib": 1024, "mib": 1_048_576, "gib": 1_073_741_824, "tib": 1_099_511_627_776]
+        let factors: [String: Double] = [
+            "": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9,
+            "t": 1e12, "tb": 1e12, "kib": 1024, "mib": 1_048_576, "gib": 1_073_741_824, "tib": 1_099_511_627_776,
+        ]
         guard let factor = factors[unit], (value * factor) < 9e18 else { return nil }
         return Int64((value * factor).rounded())
     }

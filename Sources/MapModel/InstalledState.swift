@@ -23,8 +23,10 @@ package struct InstalledState: Sendable, Hashable, Codable {
     public static let empty = InstalledState(version: nil, manifest: nil, generation: 0, committed: .distantPast, packages: [:])
 
     /// A state.
-    public init(version: String?, manifest: String?, generation: Int, committed: Date,
-                packages: [String: [String: InstalledGroup]]) {
+    public init(
+        version: String?, manifest: String?, generation: Int, committed: Date,
+        packages: [String: [String: InstalledGroup]]
+    ) {
         self.version = version
         self.manifest = manifest
         self.generation = generation

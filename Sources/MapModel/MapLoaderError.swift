@@ -70,8 +70,10 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
         case .connectionFailed(let url, let reason):
             return "cannot download \(url): \(reason); check the server address and network, then retry"
         case .httpStatus(let url, let status):
-            let hint = status == 404 ? "the site is missing this file; ask the publisher to republish"
-                                     : "the server failed; retry later"
+            let hint =
+                status == 404
+                ? "the site is missing this file; ask the publisher to republish"
+                : "the server failed; retry later"
             return "server answered HTTP \(status) for \(url): \(hint)"
         case .integrityFailed(let what, let detail):
             return "integrity check failed for \(what): \(detail); nothing was installed, retry or report it to the publisher"
@@ -84,11 +86,15 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
         case .insufficientSpace(let needed, _, let path) where needed <= 0:
             return "not enough disk space in \(path): the file system is full (no blocks, inodes or quota left); free some space and retry"
         case .insufficientSpace(let needed, let available, let path):
-            return "not enough disk space in \(path): need \(ByteFormat.string(needed)), \(ByteFormat.string(available)) free; free some space and retry"
+            return
+                "not enough disk space in \(path): need \(ByteFormat.string(needed)), \(ByteFormat.string(available)) free; free some space and retry"
         case .quotaExceeded(let quota, let needed, let largest):
-            let room = largest.isEmpty ? "raise the quota ('maploader config set quota SIZE')"
+            let room =
+                largest.isEmpty
+                ? "raise the quota ('maploader config set quota SIZE')"
                 : "uninstall one of the largest packages (\(largest.joined(separator: ", "))) or raise the quota"
-            return "refused: this change needs \(ByteFormat.string(needed)) at its peak, over the data directory's quota of \(ByteFormat.string(quota)); \(room)"
+            return
+                "refused: this change needs \(ByteFormat.string(needed)) at its peak, over the data directory's quota of \(ByteFormat.string(quota)); \(room)"
         case .storageFailed(let path, let reason):
             return "cannot write \(path): \(reason); check permissions and free space of the data directory"
         case .busy(let pid):

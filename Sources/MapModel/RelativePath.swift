@@ -8,7 +8,8 @@ package enum RelativePath {
         while path.hasPrefix("./") { path = path.dropFirst(2) }
         if path.hasSuffix("/") { path = path.dropLast() }
         guard !path.isEmpty, !path.hasPrefix("/"), path.utf8.count <= 4096,
-              !path.contains("\0"), !path.contains("\\") else { return nil }
+            !path.contains("\0"), !path.contains("\\")
+        else { return nil }
         let components = path.split(separator: "/", omittingEmptySubsequences: false)
         guard components.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." && $0.utf8.count <= 255 })
         else { return nil }

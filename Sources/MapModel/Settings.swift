@@ -22,8 +22,10 @@ package struct Settings: Sendable, Hashable, Codable {
     public var quota: Int64?
 
     /// Settings with no explicit choices.
-    public init(groups: [String: Bool] = [:], lastSerial: Int? = nil, trustedKeys: [String]? = nil,
-                tags: [String: [String: String]]? = nil) {
+    public init(
+        groups: [String: Bool] = [:], lastSerial: Int? = nil, trustedKeys: [String]? = nil,
+        tags: [String: [String: String]]? = nil
+    ) {
         self.groups = groups
         self.lastSerial = lastSerial
         self.trustedKeys = trustedKeys

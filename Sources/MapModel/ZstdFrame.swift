@@ -31,7 +31,8 @@ package enum ZstdFrame {
         try compressed.withUnsafeBytes { src in
             let declared = ZSTD_getFrameContentSize(src.baseAddress, src.count)
             guard declared != ZSTD_CONTENTSIZE_ERROR, declared != ZSTD_CONTENTSIZE_UNKNOWN, declared <= UInt64(limit),
-                  exactly.map({ UInt64($0) == declared }) ?? true else {
+                exactly.map({ UInt64($0) == declared }) ?? true
+            else {
                 throw Failure(description: "the frame does not declare an acceptable size")
             }
             var raw = [UInt8](repeating: 0, count: Int(declared))

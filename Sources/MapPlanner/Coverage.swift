@@ -28,8 +28,14 @@ public struct Coverage: Sendable, Hashable {
                     rings.enumerated().map { index, ring in Self.normalized(ring, counterclockwise: index == 0) }
                 }
             } else if let box = node.bbox ?? status.bbox {
-                polygons = [[[[box.minLon, box.minLat], [box.maxLon, box.minLat], [box.maxLon, box.maxLat],
-                              [box.minLon, box.maxLat], [box.minLon, box.minLat]]]]
+                polygons = [
+                    [
+                        [
+                            [box.minLon, box.minLat], [box.maxLon, box.minLat], [box.maxLon, box.maxLat],
+                            [box.minLon, box.maxLat], [box.minLon, box.minLat],
+                        ]
+                    ]
+                ]
             } else {
                 return nil
             }
@@ -69,11 +75,14 @@ public struct Coverage: Sendable, Hashable {
             let coordinates = { (polygon: [[[Double]]]) in
                 JSONValue.array(polygon.map { .array($0.map { .array($0.map(JSONValue.number)) }) })
             }
-            let geometry: JSONValue = area.polygons.count == 1
+            let geometry: JSONValue =
+                area.polygons.count == 1
                 ? .object(["type": .string("Polygon"), "coordinates": coordinates(area.polygons[0])])
                 : .object(["type": .string("MultiPolygon"), "coordinates": .array(area.polygons.map(coordinates))])
-            return .object(["type": .string("Feature"), "id": .string(status.id), "geometry": geometry,
-                            "properties": .object(properties)])
+            return .object([
+                "type": .string("Feature"), "id": .string(status.id), "geometry": geometry,
+                "properties": .object(properties),
+            ])
         }
         let collection = JSONValue.object(["type": .string("FeatureCollection"), "features": .array(features)])
         return (try? JSONCoding.encoder(pretty: true).encode(collection)) ?? Data()
@@ -102,14 +111,15 @@ public struct Coverage: Sendable, Hashable {
             return String(format: "%.2f,%.2f", x, y)
         }
         var svg = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))">
-        <title>MapLoader coverage</title>
-        <rect width="100%" height="100%" fill="#eef3f7"/>
+            <?xml version="1.0" encoding="UTF-8"?>
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))">
+            <title>MapLoader coverage</title>
+            <rect width="100%" height="100%" fill="#eef3f7"/>
 
-        """
+            """
         for lon in stride(from: -150.0, through: 150, by: 30) {
-            svg += "<line class=\"graticule\" x1=\"\(point([lon, 90]).split(separator: ",")[0])\" y1=\"0\" x2=\"\(point([lon, -90]).split(separator: ",")[0])\" y2=\"\(Int(height))\" stroke=\"#d5dde5\" stroke-width=\"1\"/>\n"
+            svg +=
+                "<line class=\"graticule\" x1=\"\(point([lon, 90]).split(separator: ",")[0])\" y1=\"0\" x2=\"\(point([lon, -90]).split(separator: ",")[0])\" y2=\"\(Int(height))\" stroke=\"#d5dde5\" stroke-width=\"1\"/>\n"
         }
         for lat in stride(from: -60.0, through: 60, by: 30) {
             let y = point([0, lat]).split(separator: ",")[1]
@@ -120,15 +130,18 @@ public struct Coverage: Sendable, Hashable {
             let data = area.polygons.flatMap { $0 }.map { ring in
                 "M" + ring.map(point).joined(separator: " L") + " Z"
             }.joined(separator: " ")
-            svg += "<path class=\"package\" data-id=\"\(Self.escaped(area.package.id))\" data-state=\"\(area.package.state.rawValue)\" "
+            svg +=
+                "<path class=\"package\" data-id=\"\(Self.escaped(area.package.id))\" data-state=\"\(area.package.state.rawValue)\" "
                 + "d=\"\(data)\" fill=\"\(fill)\" fill-rule=\"evenodd\" stroke=\"#3b4650\" stroke-width=\"0.5\">"
                 + "<title>\(Self.escaped(area.package.title)) (\(Self.escaped(area.package.id))): \(area.package.state.rawValue)</title></path>\n"
         }
         svg += "<g class=\"legend\" font-family=\"sans-serif\" font-size=\"12\">\n"
-        svg += "<rect x=\"8\" y=\"\(Int(height) - 20 * Self.palette.count - 12)\" width=\"170\" height=\"\(20 * Self.palette.count + 8)\" fill=\"#ffffff\" fill-opacity=\"0.85\" stroke=\"#9aa4ad\"/>\n"
+        svg +=
+            "<rect x=\"8\" y=\"\(Int(height) - 20 * Self.palette.count - 12)\" width=\"170\" height=\"\(20 * Self.palette.count + 8)\" fill=\"#ffffff\" fill-opacity=\"0.85\" stroke=\"#9aa4ad\"/>\n"
         for (index, entry) in Self.palette.enumerated() {
             let y = Int(height) - 20 * (Self.palette.count - index) - 6
-            svg += "<rect x=\"16\" y=\"\(y)\" width=\"14\" height=\"14\" fill=\"\(entry.fill)\"/>"
+            svg +=
+                "<rect x=\"16\" y=\"\(y)\" width=\"14\" height=\"14\" fill=\"\(entry.fill)\"/>"
                 + "<text x=\"38\" y=\"\(y + 12)\">\(entry.label)</text>\n"
         }
         svg += "</g>\n</svg>\n"

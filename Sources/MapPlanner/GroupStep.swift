@@ -47,9 +47,11 @@ public struct GroupStep: Sendable, Hashable, Encodable {
     public var patches: [PatchEdge]
 
     /// A step.
-    public init(package: String, group: String, action: Action, method: Method, chain: [String] = [],
-                downloadBytes: Int64 = 0, fullBytes: Int64 = 0, writeBytes: Int64 = 0, reason: String,
-                artifact: Artifact? = nil, patches: [PatchEdge] = []) {
+    public init(
+        package: String, group: String, action: Action, method: Method, chain: [String] = [],
+        downloadBytes: Int64 = 0, fullBytes: Int64 = 0, writeBytes: Int64 = 0, reason: String,
+        artifact: Artifact? = nil, patches: [PatchEdge] = []
+    ) {
         self.package = package
         self.group = group
         self.action = action

@@ -14,9 +14,11 @@ package struct PackageTreeBuilder {
     @discardableResult
     private func visit(_ node: PackageNode, depth: Int, parent: String?, into out: inout [PackageStatus]) -> PackageStatus {
         let index = out.count
-        out.append(PackageStatus(id: node.id, title: node.title, depth: depth, parent: parent, isLeaf: node.isLeaf,
-                                 state: .notInstalled, version: nil, downloadSize: 0, sizeOnDisk: 0, groups: [],
-                                 bbox: node.bbox, metadata: node.metadata))
+        out.append(
+            PackageStatus(
+                id: node.id, title: node.title, depth: depth, parent: parent, isLeaf: node.isLeaf,
+                state: .notInstalled, version: nil, downloadSize: 0, sizeOnDisk: 0, groups: [],
+                bbox: node.bbox, metadata: node.metadata))
         var status = out[index]
         if node.isLeaf {
             leafStatus(node, into: &status)
@@ -37,8 +39,9 @@ package struct PackageTreeBuilder {
         status.groups = installed.keys.sorted()
         status.offered = context.manifest.groups.compactMap { group in
             leaf.artifacts?[group.id].map {
-                GroupOffer(id: group.id, downloadSize: $0.size, unpackedSize: $0.unpackedSize,
-                           selected: context.selection.contains(group.id), installed: installed[group.id] != nil)
+                GroupOffer(
+                    id: group.id, downloadSize: $0.size, unpackedSize: $0.unpackedSize,
+                    selected: context.selection.contains(group.id), installed: installed[group.id] != nil)
             }
         }
         status.sizeOnDisk = context.state.size(of: leaf.id)
@@ -46,9 +49,10 @@ package struct PackageTreeBuilder {
         status.version = installed.isEmpty ? nil : context.state.version
         var outdated = false
         for (group, artifact) in wanted {
-            let step = Planner.step(for: .init(leaf.id, group), current: installed[group], artifact: artifact,
-                                    strategy: .delta, broken: inconsistent.contains(.init(leaf.id, group)),
-                                    installedVersion: context.state.version)
+            let step = Planner.step(
+                for: .init(leaf.id, group), current: installed[group], artifact: artifact,
+                strategy: .delta, broken: inconsistent.contains(.init(leaf.id, group)),
+                installedVersion: context.state.version)
             if installed[group] != nil, step.action != .keep { outdated = true }
             if !installed.isEmpty || step.action == .install { status.downloadSize = status.downloadSize.plusSaturating(step.downloadBytes) }
         }

@@ -6,25 +6,32 @@ package enum Planner {
     /// The plan that re-fetches, in full at the installed version, every installed group
     /// in `broken` (with what is wrong with it) and keeps the others. Throws when the
     /// manifest no longer has an archive of a broken group's installed files.
-    package static func repair(installed state: InstalledState, manifest: Manifest,
-                               broken: [GroupKey: String]) throws(MapLoaderError) -> Plan {
+    package static func repair(
+        installed state: InstalledState, manifest: Manifest,
+        broken: [GroupKey: String]
+    ) throws(MapLoaderError) -> Plan {
         let leaves = Dictionary(manifest.root.leaves.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         var steps: [GroupStep] = []
         for (package, groups) in state.packages.sorted(by: { $0.key < $1.key }) {
             for (group, installed) in groups.sorted(by: { $0.key < $1.key }) {
                 let artifact = leaves[package]?.artifacts?[group]
                 guard let detail = broken[GroupKey(package, group)] else {
-                    steps.append(GroupStep(package: package, group: group, action: .keep, method: .none,
-                                           reason: "verified", artifact: artifact))
+                    steps.append(
+                        GroupStep(
+                            package: package, group: group, action: .keep, method: .none,
+                            reason: "verified", artifact: artifact))
                     continue
                 }
                 guard let artifact, artifact.treeHash == installed.treeHash else {
-                    throw .invalidMetadata(what: "\(package)/\(group)",
-                                           detail: "the site has no archive of the installed files; run 'maploader update' instead")
+                    throw .invalidMetadata(
+                        what: "\(package)/\(group)",
+                        detail: "the site has no archive of the installed files; run 'maploader update' instead")
                 }
-                steps.append(GroupStep(package: package, group: group, action: .update, method: .full,
-                                       downloadBytes: artifact.size, fullBytes: artifact.size,
-                                       writeBytes: diskBytes(artifact), reason: "repair: \(detail)", artifact: artifact))
+                steps.append(
+                    GroupStep(
+                        package: package, group: group, action: .update, method: .full,
+                        downloadBytes: artifact.size, fullBytes: artifact.size,
+                        writeBytes: diskBytes(artifact), reason: "repair: \(detail)", artifact: artifact))
             }
         }
         return Plan(version: manifest.version, steps: steps)
@@ -36,8 +43,10 @@ package enum Planner {
         for (package, groups) in state.packages.sorted(by: { $0.key < $1.key }) {
             for group in groups.keys.sorted() {
                 let removing = leaves.contains(package)
-                steps.append(GroupStep(package: package, group: group, action: removing ? .remove : .keep,
-                                       method: .none, reason: removing ? "package uninstalled" : "unchanged"))
+                steps.append(
+                    GroupStep(
+                        package: package, group: group, action: removing ? .remove : .keep,
+                        method: .none, reason: removing ? "package uninstalled" : "unchanged"))
             }
         }
         return Plan(version: state.version ?? "", steps: steps)
@@ -53,9 +62,11 @@ package enum Planner {
     ///     are re-fetched in full (a patch would not apply).
     ///   - scope: when given, installed packages outside it keep exactly the groups they
     ///     have (an install touches only what it installs).
-    public static func plan(installed: InstalledState, manifest: Manifest, packages: Set<String>,
-                            selection: Set<String>, strategy: UpdateStrategy,
-                            inconsistent: Set<GroupKey> = [], scope: Set<String>? = nil) -> Plan {
+    public static func plan(
+        installed: InstalledState, manifest: Manifest, packages: Set<String>,
+        selection: Set<String>, strategy: UpdateStrategy,
+        inconsistent: Set<GroupKey> = [], scope: Set<String>? = nil
+    ) -> Plan {
         var steps: [GroupStep] = []
         let leaves = manifest.root.leaves
         let leafIDs = Set(leaves.map(\.id))
@@ -63,8 +74,10 @@ package enum Planner {
             let have = installed.packages[leaf.id] ?? [:]
             if let scope, !scope.contains(leaf.id) {
                 for group in have.keys {
-                    steps.append(GroupStep(package: leaf.id, group: group, action: .keep, method: .none,
-                                           reason: "not part of this operation", artifact: leaf.artifacts?[group]))
+                    steps.append(
+                        GroupStep(
+                            package: leaf.id, group: group, action: .keep, method: .none,
+                            reason: "not part of this operation", artifact: leaf.artifacts?[group]))
                 }
                 continue
             }
@@ -78,8 +91,10 @@ package enum Planner {
                     continue
                 }
                 let key = GroupKey(leaf.id, group.id)
-                steps.append(step(for: key, current: current, artifact: artifact, strategy: strategy,
-                                  broken: inconsistent.contains(key), installedVersion: installed.version))
+                steps.append(
+                    step(
+                        for: key, current: current, artifact: artifact, strategy: strategy,
+                        broken: inconsistent.contains(key), installedVersion: installed.version))
             }
         }
         for (package, groups) in installed.packages where !packages.contains(package) || !leafIDs.contains(package) {
@@ -94,17 +109,21 @@ package enum Planner {
 
     /// - Parameter installedVersion: the version installed; a chain is labelled from it to the
     ///   target (an unchanged group's patch starts at a later version's identical files).
-    package static func step(for key: GroupKey, current: InstalledGroup?, artifact: Artifact,
-                     strategy: UpdateStrategy, broken: Bool, installedVersion: String? = nil) -> GroupStep {
+    package static func step(
+        for key: GroupKey, current: InstalledGroup?, artifact: Artifact,
+        strategy: UpdateStrategy, broken: Bool, installedVersion: String? = nil
+    ) -> GroupStep {
         func full(_ action: GroupStep.Action, _ reason: String) -> GroupStep {
-            GroupStep(package: key.package, group: key.group, action: action, method: .full,
-                      downloadBytes: artifact.size, fullBytes: artifact.size, writeBytes: diskBytes(artifact),
-                      reason: reason, artifact: artifact)
+            GroupStep(
+                package: key.package, group: key.group, action: action, method: .full,
+                downloadBytes: artifact.size, fullBytes: artifact.size, writeBytes: diskBytes(artifact),
+                reason: reason, artifact: artifact)
         }
         guard let current else { return full(.install, "not installed") }
         if current.treeHash == artifact.treeHash && !broken {
-            return GroupStep(package: key.package, group: key.group, action: .keep, method: .none,
-                             reason: "unchanged", artifact: artifact)
+            return GroupStep(
+                package: key.package, group: key.group, action: .keep, method: .none,
+                reason: "unchanged", artifact: artifact)
         }
         if broken { return full(.update, "installed files were changed locally; a patch cannot apply") }
         if strategy == .full { return full(.update, "full update requested") }
@@ -119,10 +138,11 @@ package enum Planner {
         // A patch writes only the files it changes (the rest are hard links); an edge of an
         // older manifest does not say how much, so the whole tree is counted for it.
         let writes = chain.saturatingSum { $0.writeBytes ?? diskBytes(artifact) }
-        return GroupStep(package: key.package, group: key.group, action: .update, method: .delta, chain: versions,
-                         downloadBytes: cost, fullBytes: artifact.size, writeBytes: writes,
-                         reason: chain.count == 1 ? "direct patch" : "chain of \(chain.count) patches",
-                         artifact: artifact, patches: chain)
+        return GroupStep(
+            package: key.package, group: key.group, action: .update, method: .delta, chain: versions,
+            downloadBytes: cost, fullBytes: artifact.size, writeBytes: writes,
+            reason: chain.count == 1 ? "direct patch" : "chain of \(chain.count) patches",
+            artifact: artifact, patches: chain)
     }
 
     /// Disk space the unpacked files may take: their bytes plus up to one 4 KiB block per

@@ -49,5 +49,9 @@ package final class BlockingExecutor: TaskExecutor, Sendable {
 /// pool; cancelling the caller cancels the work, which polls `Task.isCancelled`.
 package func offActor<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     let task = Task(executorPreference: BlockingExecutor.shared) { try work() }
-    return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    return try await withTaskCancellationHandler {
+        try await task.value
+    } onCancel: {
+        task.cancel()
+    }
 }

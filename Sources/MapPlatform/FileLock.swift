@@ -39,8 +39,10 @@ package final class FileLock: Sendable {
     /// Takes the lock, waiting for other holders unless `wait` is false (then it throws
     /// ``Busy``).
     /// - Parameter onWait: called once, with the holder's pid when it is known, before waiting.
-    package static func acquire(_ path: String, _ mode: Mode, wait: Bool,
-                                onWait: (Int32?) -> Void) async throws -> FileLock {
+    package static func acquire(
+        _ path: String, _ mode: Mode, wait: Bool,
+        onWait: (Int32?) -> Void
+    ) async throws -> FileLock {
         var announced = false
         while true {
             if let lock = try attempt(path, mode) { return lock }

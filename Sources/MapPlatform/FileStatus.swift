@@ -1,7 +1,7 @@
 #if canImport(Darwin)
-import Darwin
+    import Darwin
 #elseif canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What `lstat(2)` says of a path: its kind, size and modification time. The one place that
@@ -45,9 +45,9 @@ package struct FileStatus: Sendable, Hashable {
         }
         size = Int64(info.st_size)
         #if canImport(Darwin)
-        modified = Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
+            modified = Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
         #else
-        modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+            modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
         #endif
         identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         links = Int(info.st_nlink)

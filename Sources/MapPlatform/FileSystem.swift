@@ -1,9 +1,9 @@
 import Foundation
 import SystemPackage
 #if canImport(Darwin)
-import Darwin
+    import Darwin
 #elseif canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The file-system calls MapLoader makes, each failing with ``SystemError`` and the system's
@@ -50,9 +50,9 @@ package enum FileSystem {
     /// `link(2)`: a second name for the file at `source`.
     package static func link(_ source: String, _ target: String) throws(SystemError) {
         #if canImport(Darwin)
-        let result = Darwin.link(source, target)
+            let result = Darwin.link(source, target)
         #else
-        let result = Glibc.link(source, target)
+            let result = Glibc.link(source, target)
         #endif
         guard result == 0 else { throw SystemError("link", target, .current) }
     }
@@ -60,9 +60,9 @@ package enum FileSystem {
     /// `rename(2)`: atomically replaces `target` with `source`.
     package static func rename(_ source: String, _ target: String) throws(SystemError) {
         #if canImport(Darwin)
-        let result = Darwin.rename(source, target)
+            let result = Darwin.rename(source, target)
         #else
-        let result = Glibc.rename(source, target)
+            let result = Glibc.rename(source, target)
         #endif
         guard result == 0 else { throw SystemError("rename", target, .current) }
     }
@@ -93,9 +93,9 @@ package enum FileSystem {
     /// where `sync` only schedules the writes, each file under `tree` is fsync'ed instead.
     package static func syncAll(under tree: String) throws(SystemError) {
         #if canImport(Darwin)
-        for file in try FileTree.files(in: tree) { try sync(tree + "/" + file.path) }
+            for file in try FileTree.files(in: tree) { try sync(tree + "/" + file.path) }
         #else
-        Glibc.sync()
+            Glibc.sync()
         #endif
     }
 

@@ -1,7 +1,7 @@
 #if canImport(Darwin)
-import Darwin
+    import Darwin
 #elseif canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A whole file mapped read-only into memory (`mmap(PROT_READ, MAP_PRIVATE)`).
@@ -22,7 +22,7 @@ package final class MappedFile {
         let file: SystemFile
         do {
             file = try SystemFile.openForReading(path)
-        } catch where [.noSuchFileOrDirectory, .tooManySymbolicLinkLevels, .notDirectory].contains(error.errno) {
+        } catch  where [.noSuchFileOrDirectory, .tooManySymbolicLinkLevels, .notDirectory].contains(error.errno) {
             return nil
         }
         let status = try file.status()

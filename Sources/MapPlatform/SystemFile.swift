@@ -1,9 +1,9 @@
 import Synchronization
 import SystemPackage
 #if canImport(Darwin)
-import Darwin
+    import Darwin
 #elseif canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An open file, closed when the object goes away: positional reads, whole writes and
@@ -68,11 +68,14 @@ package final class SystemFile: Sendable {
         try open(path, .readOnly, [.directory, .closeOnExec], operation: "open directory")
     }
 
-    private static func open(_ path: String, _ mode: FileDescriptor.AccessMode, _ options: FileDescriptor.OpenOptions,
-                             operation: String) throws(SystemError) -> SystemFile {
+    private static func open(
+        _ path: String, _ mode: FileDescriptor.AccessMode, _ options: FileDescriptor.OpenOptions,
+        operation: String
+    ) throws(SystemError) -> SystemFile {
         do {
-            let descriptor = try FileDescriptor.open(FilePath(path), mode, options: options,
-                                                     permissions: options.contains(.create) ? [.ownerReadWrite, .groupRead, .otherRead] : nil)
+            let descriptor = try FileDescriptor.open(
+                FilePath(path), mode, options: options,
+                permissions: options.contains(.create) ? [.ownerReadWrite, .groupRead, .otherRead] : nil)
             return SystemFile(descriptor: descriptor, path: path)
         } catch {
             throw SystemError(operation, path, Errno.of(error))
@@ -101,8 +104,10 @@ package final class SystemFile: Sendable {
     }
 
     /// Calls `read(part, done)` until `buffer` is full or the file ends.
-    private func fill(_ buffer: UnsafeMutableRawBufferPointer,
-                      _ read: (UnsafeMutableRawBufferPointer, Int) throws -> Int) throws(SystemError) -> Int {
+    private func fill(
+        _ buffer: UnsafeMutableRawBufferPointer,
+        _ read: (UnsafeMutableRawBufferPointer, Int) throws -> Int
+    ) throws(SystemError) -> Int {
         var done = 0
         while done < buffer.count {
             let n: Int

@@ -43,8 +43,10 @@ package struct PublishOptions: Sendable {
     package var allowHardLinks = false
 
     /// Options for publishing `version`.
-    package init(version: String, format: ArchiveFormat = .tarZstd, level: Int = 19, patchDepth: Int = 3,
-                validity: TimeInterval? = nil, keyFile: URL? = nil, rekey: Bool = false, unsigned: Bool = false) {
+    package init(
+        version: String, format: ArchiveFormat = .tarZstd, level: Int = 19, patchDepth: Int = 3,
+        validity: TimeInterval? = nil, keyFile: URL? = nil, rekey: Bool = false, unsigned: Bool = false
+    ) {
         self.rekey = rekey
         self.unsigned = unsigned
         self.version = version
@@ -63,7 +65,9 @@ extension PublishOptions {
     /// Refuses options out of range, with one line saying which and what is allowed.
     func validate() throws {
         guard Self.levels(of: format).contains(level) else {
-            throw PublishError("level \(level) is out of range: \(format.rawValue) takes \(Self.levels(of: format).lowerBound)–\(Self.levels(of: format).upperBound)")
+            throw PublishError(
+                "level \(level) is out of range: \(format.rawValue) takes \(Self.levels(of: format).lowerBound)–\(Self.levels(of: format).upperBound)"
+            )
         }
         guard (0...16).contains(patchDepth) else { throw PublishError("patch depth \(patchDepth) is out of range: use 0–16") }
         guard (1...22).contains(patchLevel) else { throw PublishError("patch level \(patchLevel) is out of range: use 1–22") }

@@ -16,15 +16,20 @@ package enum Publisher {
     /// ``PublishAssembler`` (the steps a sharded publish runs on many machines). `log`
     /// receives one line per task and per reused group.
     @discardableResult
-    package static func publish(release: URL, site siteURL: URL, options: PublishOptions, jobs: Int = defaultJobs,
-                               log: @escaping @Sendable (String) -> Void = { _ in }) throws -> PublishReport {
-        try checkSigningContinuity(site: SiteWriter(root: siteURL), keyFile: options.keyFile, rekey: options.rekey,
-                                   unsigned: options.unsigned)
+    package static func publish(
+        release: URL, site siteURL: URL, options: PublishOptions, jobs: Int = defaultJobs,
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws -> PublishReport {
+        try checkSigningContinuity(
+            site: SiteWriter(root: siteURL), keyFile: options.keyFile, rekey: options.rekey,
+            unsigned: options.unsigned)
         let plan = try PublishPlanner.plan(release: release, site: siteURL, options: options)
-        try runTasks(plan.tasks.map(\.id), of: plan, in: .init(plan: plan, release: release, site: siteURL),
-                     jobs: jobs, log: log)
-        return try PublishAssembler.assemble(plan, site: siteURL, keyFile: options.keyFile, rekey: options.rekey,
-                                             unsigned: options.unsigned, log: log)
+        try runTasks(
+            plan.tasks.map(\.id), of: plan, in: .init(plan: plan, release: release, site: siteURL),
+            jobs: jobs, log: log)
+        return try PublishAssembler.assemble(
+            plan, site: siteURL, keyFile: options.keyFile, rekey: options.rekey,
+            unsigned: options.unsigned, log: log)
     }
 
     /// Threads a local publish uses by default: one per core.
@@ -32,8 +37,10 @@ package enum Publisher {
 
     /// Runs `ids` of `plan` on `jobs` threads, each taking the next task when it finishes
     /// one; the first failure stops the others from starting new tasks and is thrown.
-    package static func runTasks(_ ids: [Int], of plan: PublishPlan, in places: PublishTaskRunner.Places, jobs: Int,
-                                 log: @escaping @Sendable (String) -> Void) throws {
+    package static func runTasks(
+        _ ids: [Int], of plan: PublishPlan, in places: PublishTaskRunner.Places, jobs: Int,
+        log: @escaping @Sendable (String) -> Void
+    ) throws {
         let queue = TaskQueue(ids)
         DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, ids.count))) { _ in
             while let id = queue.next() {
@@ -78,11 +85,15 @@ package enum Publisher {
         let signedBy = existing.signatures.map(\.keyid)
         guard let keyFile else {
             if unsigned { return }
-            throw PublishError("\(site.root.path) is signed (key \(signedBy.joined(separator: ", "))): pass --key with that key file; publishing it unsigned makes every client that trusts it refuse it (--unsigned does so anyway)")
+            throw PublishError(
+                "\(site.root.path) is signed (key \(signedBy.joined(separator: ", "))): pass --key with that key file; publishing it unsigned makes every client that trusts it refuse it (--unsigned does so anyway)"
+            )
         }
         let key = try SigningKeyFile.publicKey(of: keyFile)
         if signedBy.contains(key.id) || rekey { return }
-        throw PublishError("\(site.root.path) is signed with key \(signedBy.joined(separator: ", ")), not with \(keyFile.path) (key \(key.id)): clients that trust the old key would refuse the site; use the old key file, or pass --rekey and give clients the new public key")
+        throw PublishError(
+            "\(site.root.path) is signed with key \(signedBy.joined(separator: ", ")), not with \(keyFile.path) (key \(key.id)): clients that trust the old key would refuse the site; use the old key file, or pass --rekey and give clients the new public key"
+        )
     }
 
     /// Writes the signature first, then the catalog: a client that reads the new catalog

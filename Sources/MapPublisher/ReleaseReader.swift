@@ -68,7 +68,9 @@ struct ReleaseReader {
             throw PublishError("data/\(package)/\(group): \(error)")
         }
         if let bad = entries.first(where: { RelativePath.normalized($0.path).map { Array($0.utf8) } != Array($0.path.utf8) }) {
-            throw PublishError("data/\(package)/\(group)/\(bad.path): clients refuse this name (a backslash, a NUL, or a part longer than 255 bytes); rename the file")
+            throw PublishError(
+                "data/\(package)/\(group)/\(bad.path): clients refuse this name (a backslash, a NUL, or a part longer than 255 bytes); rename the file"
+            )
         }
         return entries
     }
@@ -94,7 +96,9 @@ struct ReleaseReader {
         }
         let outside = linked.values.filter { $0.inside < $0.links }.min { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
         if let outside {
-            throw PublishError("data/\(outside.path) has \(outside.links - outside.inside) hard link(s) outside the release: publish takes only the release's own files; copy it in (cp without -l), or pass --allow-hard-links if every link is a file you mean to publish")
+            throw PublishError(
+                "data/\(outside.path) has \(outside.links - outside.inside) hard link(s) outside the release: publish takes only the release's own files; copy it in (cp without -l), or pass --allow-hard-links if every link is a file you mean to publish"
+            )
         }
     }
 

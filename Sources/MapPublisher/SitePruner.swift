@@ -32,8 +32,10 @@ extension Publisher {
     /// unreferenced for `grace` seconds, so a client that read the previous catalog a
     /// moment ago still finds its files. The first-seen times live in `.prune.json` in the
     /// site folder (never uploaded). A dry run (`apply: false`) changes nothing.
-    package static func prune(site siteURL: URL, keep: Int, apply: Bool, grace: TimeInterval,
-                              keyFile: URL?, now: Date = Date()) throws -> PruneReport {
+    package static func prune(
+        site siteURL: URL, keep: Int, apply: Bool, grace: TimeInterval,
+        keyFile: URL?, now: Date = Date()
+    ) throws -> PruneReport {
         guard keep >= 1 else { throw PublishError("--keep must be at least 1: the current version is always kept") }
         let site = SiteWriter(root: siteURL)
         guard var catalog = try site.catalog() else { throw PublishError("\(siteURL.path) has no catalog.json: nothing to prune") }
@@ -68,11 +70,12 @@ extension Publisher {
         firstSeen = firstSeen.filter { unreferenced.contains($0.key) }
         for path in unreferenced where firstSeen[path] == nil { firstSeen[path] = now }
 
-        var report = PruneReport(kept: kept.map(\.version), dropped: dropped,
-                                 unreferenced: unreferenced.map {
-                                     .init(path: $0, bytes: present[$0] ?? 0, unreferencedFor: now.timeIntervalSince(firstSeen[$0] ?? now))
-                                 },
-                                 deleted: [], deletedBytes: 0, applied: apply)
+        var report = PruneReport(
+            kept: kept.map(\.version), dropped: dropped,
+            unreferenced: unreferenced.map {
+                .init(path: $0, bytes: present[$0] ?? 0, unreferencedFor: now.timeIntervalSince(firstSeen[$0] ?? now))
+            },
+            deleted: [], deletedBytes: 0, applied: apply)
         guard apply else { return report }
         try site.prepare()
         defer { site.cleanUp() }

@@ -56,8 +56,9 @@ package enum SiteRoots {
         let keyExpiry = changes.catalogKeyValidity.map { now.addingTimeInterval($0) }
         catalogKeys += changes.addCatalogKeys.map { RootMetadata.CatalogKey(key: $0.base64, expires: keyExpiry) }
         let threshold = changes.threshold ?? min(current?.threshold ?? rootKeys.count / 2 + 1, rootKeys.count)
-        let root = RootMetadata(version: (current?.version ?? 0) + 1, expires: changes.validity.map { now.addingTimeInterval($0) },
-                                rootKeys: rootKeys, threshold: threshold, catalogKeys: catalogKeys)
+        let root = RootMetadata(
+            version: (current?.version ?? 0) + 1, expires: changes.validity.map { now.addingTimeInterval($0) },
+            rootKeys: rootKeys, threshold: threshold, catalogKeys: catalogKeys)
         if let problem = root.problem { throw PublishError("the new root would be invalid: \(problem)") }
         guard !catalogKeys.isEmpty else {
             throw PublishError("the new root would delegate no catalog key: nothing could sign catalogs; add one with --catalog-key")
@@ -72,7 +73,8 @@ package enum SiteRoots {
         }
         let key = try SigningKeyFile.publicKey(of: keyFile)
         guard root.rootKeys.contains(key.base64) || root.version > 1 else {
-            throw PublishError("key \(key.id) is not a root key of root \(root.version): only its root keys (and those of the root before it) sign it")
+            throw PublishError(
+                "key \(key.id) is not a root key of root \(root.version): only its root keys (and those of the root before it) sign it")
         }
         return try SigningKeyFile.sign(draft, keyFile: keyFile)
     }
@@ -82,13 +84,15 @@ package enum SiteRoots {
     /// first, then the root, so a client never sees a root without its signatures.
     @discardableResult
     package static func publish(_ draft: Data, signatures: [CatalogSignature], site siteURL: URL) throws -> RootMetadata {
-        let merged = CatalogSignature(signatures: Array(Set(signatures.flatMap(\.signatures)))
-            .sorted { ($0.keyid, $0.sig) < ($1.keyid, $1.sig) })
+        let merged = CatalogSignature(
+            signatures: Array(Set(signatures.flatMap(\.signatures)))
+                .sorted { ($0.keyid, $0.sig) < ($1.keyid, $1.sig) })
         let current = try newest(in: siteURL)?.root
         let root: RootMetadata
         do {
-            root = try RootChain.accept(draft, signatures: merged, after: current,
-                                        anchors: Array((try? JSONCoding.decode(RootMetadata.self, from: draft))?.allKeys ?? []))
+            root = try RootChain.accept(
+                draft, signatures: merged, after: current,
+                anchors: Array((try? JSONCoding.decode(RootMetadata.self, from: draft))?.allKeys ?? []))
         } catch {
             throw PublishError("root draft not published: \(error)")
         }
@@ -109,7 +113,9 @@ package enum SiteRoots {
         }
         let key = try SigningKeyFile.publicKey(of: keyFile)
         guard root.catalogPublicKeys(at: now).contains(key) else {
-            throw PublishError("key \(key.id) (\(keyFile.path)) is not a catalog key of root \(root.version), or its delegation expired: clients would refuse the catalog; delegate it with 'maploader root new --catalog-key \(key.base64)', signed by the root keys")
+            throw PublishError(
+                "key \(key.id) (\(keyFile.path)) is not a catalog key of root \(root.version), or its delegation expired: clients would refuse the catalog; delegate it with 'maploader root new --catalog-key \(key.base64)', signed by the root keys"
+            )
         }
         return root.version
     }

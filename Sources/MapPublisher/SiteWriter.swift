@@ -23,7 +23,7 @@ struct SiteWriter {
         for attempt in 1...3 {
             do {
                 return try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-            } catch where attempt < 3 {
+            } catch  where attempt < 3 {
                 continue
             }
         }

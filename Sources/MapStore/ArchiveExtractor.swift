@@ -90,8 +90,9 @@ package enum ArchiveExtractor {
             if let slash = name.lastIndex(of: "/") {
                 try makeDirectories(String(name[..<slash]), in: destination)
             }
-            let file = try writeFile(reader, name: name, in: destination, written: &written, limits: limits,
-                                     progress: progress, isCancelled: isCancelled)
+            let file = try writeFile(
+                reader, name: name, in: destination, written: &written, limits: limits,
+                progress: progress, isCancelled: isCancelled)
             files.append(file)
         }
         return TreeHash.sorted(files)

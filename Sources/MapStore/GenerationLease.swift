@@ -39,7 +39,8 @@ package final class GenerationLease: Sendable {
     /// data directory's device and inode, so every process that reads it finds the same one.
     package static func fallbackFolder(for store: Store) -> URL? {
         guard let identity = FileStatus.of(store.root.path)?.identity else { return nil }
-        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+        let runtime =
+            ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? NSTemporaryDirectory()
         return URL(fileURLWithPath: runtime)
             .appendingPathComponent("maploader-leases-\(FileSystem.userID)-\(identity.device)-\(identity.inode)")
@@ -61,9 +62,10 @@ package final class GenerationLease: Sendable {
     package static func pinCurrent(of store: Store) throws -> GenerationLease? {
         do {
             return try pinCurrent(of: store, in: store.leases)
-        } catch where cannotWrite(error) {
+        } catch  where cannotWrite(error) {
             if let fallback = fallbackFolder(for: store), (try? FileSystem.makeDirectories(fallback)) != nil,
-               let lease = try? pinCurrent(of: store, in: fallback) {
+                let lease = try? pinCurrent(of: store, in: fallback)
+            {
                 return lease
             }
             guard (error as? SystemError)?.errno == .readOnlyFileSystem else { throw error }
@@ -87,8 +89,9 @@ package final class GenerationLease: Sendable {
                 FileSystem.remove(temporary)
                 throw error
             }
-            let lease = GenerationLease(generation: generation, directory: store.generationDirectory(generation),
-                                        file: final, lock: lock)
+            let lease = GenerationLease(
+                generation: generation, directory: store.generationDirectory(generation),
+                file: final, lock: lock)
             if store.currentGeneration() == generation { return lease }
         }
         throw SystemError("pin", store.current.path, .resourceTemporarilyUnavailable)
@@ -112,7 +115,8 @@ package final class GenerationLease: Sendable {
             if name.hasPrefix(".tmp-") {
                 // Being made right now, or left by a process that died making it.
                 if let status = FileStatus.of(path), Date().timeIntervalSince1970 - status.modified > 60,
-                   (try? FileLock.attempt(path, .exclusive)) != nil {
+                    (try? FileLock.attempt(path, .exclusive)) != nil
+                {
                     FileSystem.remove(path)
                 }
                 continue

@@ -57,8 +57,10 @@ package struct Store: Sendable {
 
     /// Names a MapLoader data directory may hold; a directory without the marker that holds
     /// only these (a store from before the marker existed) is adopted, anything else refused.
-    private static let ownNames: Set<String> = ["generations", "current", "staging", "downloads", "settings.json",
-                                                 "cache", "leases", "locks", ".maploader"]
+    private static let ownNames: Set<String> = [
+        "generations", "current", "staging", "downloads", "settings.json",
+        "cache", "leases", "locks", ".maploader",
+    ]
 
     /// Makes sure `root` is a MapLoader data directory of a format this build reads, creating
     /// it (and its marker) when it is new or empty. Removes nothing: cleaning happens only
@@ -75,8 +77,9 @@ package struct Store: Sendable {
                 throw .dataDirectoryRefused(path: root.path, reason: "its marker file .maploader is unreadable; restore it or choose another folder")
             }
             guard found.format <= Self.format else {
-                throw .dataDirectoryRefused(path: root.path,
-                                            reason: "it was written by a newer MapLoader (store format \(found.format), this one reads \(Self.format)); upgrade maploader")
+                throw .dataDirectoryRefused(
+                    path: root.path,
+                    reason: "it was written by a newer MapLoader (store format \(found.format), this one reads \(Self.format)); upgrade maploader")
             }
         } else {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
@@ -84,8 +87,9 @@ package struct Store: Sendable {
             if let foreign = names.sorted().first(where: { name in
                 !Self.ownNames.contains(name) && !ownPrefixes.contains { name.hasPrefix($0) }
             }) {
-                throw .dataDirectoryRefused(path: root.path,
-                                            reason: "it is not a MapLoader data directory (it holds '\(foreign)'); choose an empty or new folder")
+                throw .dataDirectoryRefused(
+                    path: root.path,
+                    reason: "it is not a MapLoader data directory (it holds '\(foreign)'); choose an empty or new folder")
             }
             if let problem = FileSystem.writeProblem(root.path) {
                 throw .storageFailed(path: root.path, reason: "the data directory is not writable (\(problem))")

@@ -28,8 +28,10 @@ package enum StoreCheck {
         }
     }
 
-    private static func check(_ store: Store, _ state: InstalledState, onGroup: (Int, GroupKey) -> Void = { _, _ in },
-                              file: (URL, FileEntry) -> String?) -> [Finding] {
+    private static func check(
+        _ store: Store, _ state: InstalledState, onGroup: (Int, GroupKey) -> Void = { _, _ in },
+        file: (URL, FileEntry) -> String?
+    ) -> [Finding] {
         var findings: [Finding] = []
         var checked = 0
         for (package, groups) in state.packages.sorted(by: { $0.key < $1.key }) {

@@ -10,8 +10,10 @@ package enum TreeCopy {
     /// Copies every regular file below `source` into the empty folder `destination` and
     /// returns their entries, sorted by path. Links, devices and more than `limits` allow
     /// are refused with ``ArchiveExtractor/Refusal``.
-    package static func copy(from source: URL, into destination: URL, limits: ArchiveExtractor.Limits,
-                             progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }) throws -> [FileEntry] {
+    package static func copy(
+        from source: URL, into destination: URL, limits: ArchiveExtractor.Limits,
+        progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
+    ) throws -> [FileEntry] {
         let files: [(path: String, size: Int64)]
         do {
             files = try FileTree.files(in: source)

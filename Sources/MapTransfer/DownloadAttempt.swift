@@ -64,9 +64,11 @@ package struct DownloadAttempt: Sendable {
     /// The server ignored a windowed `Range` and sends the whole file.
     private var windowIgnored = false
 
-    package init(url: String, host: String, limit: TransferLimit, window: Int64?, offset: Int64,
-                 validator: String?, deadlines: TransferDeadlines, giveUp: ContinuousClock.Instant?,
-                 now: ContinuousClock.Instant) {
+    package init(
+        url: String, host: String, limit: TransferLimit, window: Int64?, offset: Int64,
+        validator: String?, deadlines: TransferDeadlines, giveUp: ContinuousClock.Instant?,
+        now: ContinuousClock.Instant
+    ) {
         self.url = url
         self.host = host
         self.limit = limit
@@ -114,8 +116,10 @@ package struct DownloadAttempt: Sendable {
 
     /// Decides on the final response head (redirects and `100 Continue` are not passed in).
     /// `contentLength` is `nil` when the server announced none (a chunked or endless body).
-    package mutating func head(status: Int, contentLength: Int64?, contentRange: String?, etag: String?,
-                               now: ContinuousClock.Instant) -> HeadAction {
+    package mutating func head(
+        status: Int, contentLength: Int64?, contentRange: String?, etag: String?,
+        now: ContinuousClock.Instant
+    ) -> HeadAction {
         guard outcome == nil else { return .stop(outcome!) }
         validator = etag
         responded = true
@@ -134,20 +138,30 @@ package struct DownloadAttempt: Sendable {
             return offset > 0 ? .restart : .append
         case 206:
             guard let range = ContentRange(contentRange) else {
-                return .stop(integrity("the server answered a resume with \(contentRange.map { "Content-Range '\($0)'" } ?? "no Content-Range"), which names no byte range"))
+                return .stop(
+                    integrity(
+                        "the server answered a resume with \(contentRange.map { "Content-Range '\($0)'" } ?? "no Content-Range"), which names no byte range"
+                    ))
             }
             let asked = window.map { "bytes \(offset)–\($0)" } ?? "bytes \(offset)–"
             guard range.first == offset else {
                 return .stop(integrity("the server resumed at byte \(range.first) where \(asked) were asked for (Content-Range '\(contentRange!)')"))
             }
             if let total = range.total, let pinned, total != pinned {
-                return .stop(integrity("the server says the file has \(total) bytes (Content-Range '\(contentRange!)') where the manifest pins \(pinned)"))
+                return .stop(
+                    integrity("the server says the file has \(total) bytes (Content-Range '\(contentRange!)') where the manifest pins \(pinned)"))
             }
             if let end = expectedEnd, range.last != end - 1 {
-                return .stop(integrity("the server sends bytes \(range.first)–\(range.last) where \(asked)\(window == nil ? "\(end - 1)" : "") were asked for (Content-Range '\(contentRange!)')"))
+                return .stop(
+                    integrity(
+                        "the server sends bytes \(range.first)–\(range.last) where \(asked)\(window == nil ? "\(end - 1)" : "") were asked for (Content-Range '\(contentRange!)')"
+                    ))
             }
             if let contentLength, contentLength != range.last - range.first + 1 {
-                return .stop(integrity("the server announces \(contentLength) bytes for Content-Range '\(contentRange!)', which holds \(range.last - range.first + 1)"))
+                return .stop(
+                    integrity(
+                        "the server announces \(contentLength) bytes for Content-Range '\(contentRange!)', which holds \(range.last - range.first + 1)"
+                    ))
             }
             return .append
         case 416 where pinned == offset:
@@ -176,8 +190,10 @@ package struct DownloadAttempt: Sendable {
     package mutating func body(_ count: Int, now: ContinuousClock.Instant) -> DownloadOutcome? {
         if let outcome { return outcome }
         guard count <= limit.maximum - offset else {
-            let detail = pinned != nil ? "longer than the \(limit.maximum) bytes pinned for it"
-                                       : "longer than the \(limit.maximum) bytes allowed"
+            let detail =
+                pinned != nil
+                ? "longer than the \(limit.maximum) bytes pinned for it"
+                : "longer than the \(limit.maximum) bytes allowed"
             outcome = integrity(detail)
             return outcome
         }
@@ -204,22 +220,31 @@ package struct DownloadAttempt: Sendable {
     private mutating func deadlineBroken(now: ContinuousClock.Instant) -> DownloadOutcome? {
         let stall = Duration.seconds(deadlines.stall)
         if let giveUp, now > giveUp {
-            return .failed(.connectionFailed(url: url,
-                                             reason: "\(host) took longer than the \(Int(deadlines.total ?? 0)) s allowed for one file (\(ByteFormat.string(offset)) received)"))
+            return .failed(
+                .connectionFailed(
+                    url: url,
+                    reason: "\(host) took longer than the \(Int(deadlines.total ?? 0)) s allowed for one file (\(ByteFormat.string(offset)) received)"
+                ))
         }
         if !responded, now - started > stall {
-            return .retryable(reason: "\(host) accepted the connection but sent no answer in \(Int(deadlines.stall)) s",
-                              validator: validator, worked: false)
+            return .retryable(
+                reason: "\(host) accepted the connection but sent no answer in \(Int(deadlines.stall)) s",
+                validator: validator, worked: false)
         }
         if responded, now - lastActivity > stall {
-            return .retryable(reason: "\(host) stopped sending for \(Int(deadlines.stall)) s after \(ByteFormat.string(offset))",
-                              validator: validator, worked: true)
+            return .retryable(
+                reason: "\(host) stopped sending for \(Int(deadlines.stall)) s after \(ByteFormat.string(offset))",
+                validator: validator, worked: true)
         }
         guard deadlines.minimumRate > 0, now - windowStart >= .seconds(deadlines.rateWindow) else { return nil }
         let needed = Int64(Double(deadlines.minimumRate) * deadlines.rateWindow)
         if windowBytes < needed {
-            return .failed(.connectionFailed(url: url,
-                                             reason: "\(host) is too slow: \(ByteFormat.string(windowBytes)) in \(Int(deadlines.rateWindow)) s, below the minimum of \(ByteFormat.string(deadlines.minimumRate))/s"))
+            return .failed(
+                .connectionFailed(
+                    url: url,
+                    reason:
+                        "\(host) is too slow: \(ByteFormat.string(windowBytes)) in \(Int(deadlines.rateWindow)) s, below the minimum of \(ByteFormat.string(deadlines.minimumRate))/s"
+                ))
         }
         windowStart = now
         windowBytes = 0
@@ -241,8 +266,10 @@ package struct DownloadAttempt: Sendable {
         case .unresolved?:
             return .failed(.connectionFailed(url: url, reason: "the host name '\(host.split(separator: ":").first ?? "")' does not resolve"))
         case .tls(let detail)?:
-            return .failed(.connectionFailed(url: url,
-                                             reason: "the TLS handshake with \(host) failed (\(detail)); if the server speaks plain HTTP, use http://"))
+            return .failed(
+                .connectionFailed(
+                    url: url,
+                    reason: "the TLS handshake with \(host) failed (\(detail)); if the server speaks plain HTTP, use http://"))
         case .broken(let detail)?:
             if !responded {
                 return .retryable(reason: "the request to \(host) failed without an answer (\(detail))", validator: validator, worked: false)
@@ -279,7 +306,8 @@ package struct ContentRange: Sendable, Equatable {
         guard halves.count == 2 else { return nil }
         let bounds = halves[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]),
-              first >= 0, last >= first else { return nil }
+            first >= 0, last >= first
+        else { return nil }
         if halves[1] == "*" {
             total = nil
         } else {

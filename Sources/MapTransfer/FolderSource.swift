@@ -17,8 +17,10 @@ package struct FolderSource: SiteSource {
         return FileStatus.of(folder.path)?.kind == .directory ? folder : nil
     }
 
-    public func download(_ path: String, to file: URL, limit: TransferLimit,
-                         progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError) {
+    public func download(
+        _ path: String, to file: URL, limit: TransferLimit,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws(MapLoaderError) {
         let source = root.appendingPathComponent(path)
         guard let input = try? FileHandle(forReadingFrom: source) else {
             throw .httpStatus(url: source.path, status: 404)

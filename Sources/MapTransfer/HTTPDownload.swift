@@ -27,9 +27,11 @@ package enum HTTPDownload {
     ///   - giveUp: when the whole file's time (``TransferDeadlines/total``) runs out.
     ///   - window: the last byte offset to fetch in this attempt (a bandwidth cap fetches a
     ///     file in windows); `nil` for the rest of the file.
-    package static func run(url: URL, file: URL, limit: TransferLimit, validator: String?, deadlines: TransferDeadlines,
-                            giveUp: ContinuousClock.Instant? = nil, window: Int64? = nil, control: TransferControl? = nil,
-                            progress: @escaping @Sendable (Int64) -> Void) async -> Outcome {
+    package static func run(
+        url: URL, file: URL, limit: TransferLimit, validator: String?, deadlines: TransferDeadlines,
+        giveUp: ContinuousClock.Instant? = nil, window: Int64? = nil, control: TransferControl? = nil,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async -> Outcome {
         let output: SystemFile
         let offset: Int64
         do {
@@ -38,9 +40,10 @@ package enum HTTPDownload {
         } catch {
             return .failed(.storage(path: file.path, error))
         }
-        let attempt = DownloadAttempt(url: url.absoluteString, host: host(of: url), limit: limit, window: window,
-                                      offset: offset, validator: validator, deadlines: deadlines, giveUp: giveUp,
-                                      now: .now)
+        let attempt = DownloadAttempt(
+            url: url.absoluteString, host: host(of: url), limit: limit, window: window,
+            offset: offset, validator: validator, deadlines: deadlines, giveUp: giveUp,
+            now: .now)
         if let decided = attempt.before {
             if case .retryable = decided { try? FileManager.default.removeItem(at: file) }
             return decided
@@ -85,8 +88,10 @@ private final class Transfer: Sendable {
     let progress: @Sendable (Int64) -> Void
     private let state: Mutex<State>
 
-    init(url: URL, output: SystemFile, attempt: DownloadAttempt, control: TransferControl?,
-         progress: @escaping @Sendable (Int64) -> Void) {
+    init(
+        url: URL, output: SystemFile, attempt: DownloadAttempt, control: TransferControl?,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) {
         self.url = url
         self.output = output
         self.control = control
@@ -105,8 +110,9 @@ private final class Transfer: Sendable {
             if let validator { headers.append("If-Range: \(validator)") }
         }
         let stallSeconds = state.withLock { $0.attempt.deadlines.stall }
-        let result = CurlEasy.perform(url: url.absoluteString, headers: headers, connectTimeout: stallSeconds + 5,
-                                      context: Unmanaged.passUnretained(self).toOpaque())
+        let result = CurlEasy.perform(
+            url: url.absoluteString, headers: headers, connectTimeout: stallSeconds + 5,
+            context: Unmanaged.passUnretained(self).toOpaque())
         let outcome = state.withLock { state in
             switch result {
             case .completed: return state.attempt.end(nil)
@@ -157,8 +163,9 @@ private final class Transfer: Sendable {
     private func decide(_ state: inout State) -> DownloadAttempt.HeadAction {
         state.headDecided = true
         let head = state.head
-        return state.attempt.head(status: head.status, contentLength: head.contentLength, contentRange: head.contentRange,
-                                  etag: head.etag, now: .now)
+        return state.attempt.head(
+            status: head.status, contentLength: head.contentLength, contentRange: head.contentRange,
+            etag: head.etag, now: .now)
     }
 
     /// Carries out a head decision; `false` stops the transfer.
@@ -228,8 +235,10 @@ private enum CurlEasy {
     }
 
     /// Performs the GET with callbacks into the ``Transfer`` at `context`.
-    static func perform(url: String, headers: [String], connectTimeout: Double,
-                        context: UnsafeMutableRawPointer) -> Ending {
+    static func perform(
+        url: String, headers: [String], connectTimeout: Double,
+        context: UnsafeMutableRawPointer
+    ) -> Ending {
         guard initialised, let pooled = HandlePool.shared.take() else { return .failed(.broken("libcurl could not start a transfer")) }
         let handle = pooled.handle
         defer { HandlePool.shared.give(pooled) }
@@ -279,7 +288,7 @@ private enum CurlEasy {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return .failed(.unresolved)
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
             return .failed(.tls(detail))
         default:
             return .failed(.broken(detail))

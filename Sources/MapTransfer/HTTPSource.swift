@@ -18,8 +18,10 @@ package struct HTTPSource: SiteSource {
     package let limiter: RateLimiter?
 
     /// A source for the site at `baseURL`.
-    package init(baseURL: URL, retry: RetryPolicy = .init(), deadlines: TransferDeadlines = .init(),
-         limiter: RateLimiter? = nil, onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }) {
+    package init(
+        baseURL: URL, retry: RetryPolicy = .init(), deadlines: TransferDeadlines = .init(),
+        limiter: RateLimiter? = nil, onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }
+    ) {
         self.baseURL = baseURL
         self.retry = retry
         self.deadlines = deadlines
@@ -27,8 +29,10 @@ package struct HTTPSource: SiteSource {
         self.onConnection = onConnection
     }
 
-    public func download(_ path: String, to file: URL, limit: TransferLimit,
-                         progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError) {
+    public func download(
+        _ path: String, to file: URL, limit: TransferLimit,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws(MapLoaderError) {
         let url = baseURL.appendingPathComponent(path)
         let clock = ContinuousClock()
         let giveUp = deadlines.total.map { clock.now + .seconds($0) }
@@ -57,8 +61,10 @@ package struct HTTPSource: SiteSource {
     }
 
     /// One request (bytes up to `window`, or to the end), retried as the policy says.
-    private func fetch(_ url: URL, to file: URL, limit: TransferLimit, window: Int64?, giveUp: ContinuousClock.Instant?,
-                       progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError) {
+    private func fetch(
+        _ url: URL, to file: URL, limit: TransferLimit, window: Int64?, giveUp: ContinuousClock.Instant?,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws(MapLoaderError) {
         let clock = ContinuousClock()
         var validator: String?
         var lostOnce = false
@@ -74,8 +80,9 @@ package struct HTTPSource: SiteSource {
                 }
             }
             let run = { [validator] in
-                await HTTPDownload.run(url: url, file: file, limit: limit, validator: validator, deadlines: self.deadlines,
-                                       giveUp: giveUp, window: window, control: control, progress: progress)
+                await HTTPDownload.run(
+                    url: url, file: file, limit: limit, validator: validator, deadlines: self.deadlines,
+                    giveUp: giveUp, window: window, control: control, progress: progress)
             }
             let outcome: HTTPDownload.Outcome
             if let control { outcome = await control.counting(run) } else { outcome = await run() }
@@ -102,8 +109,9 @@ package struct HTTPSource: SiteSource {
                 }
                 let delay = retry.delay(beforeRetry: attempt)
                 if let giveUp, clock.now + .seconds(delay) > giveUp {
-                    throw .connectionFailed(url: url.absoluteString,
-                                            reason: "\(reason); gave up after the \(Int(deadlines.total ?? 0)) s allowed for one file")
+                    throw .connectionFailed(
+                        url: url.absoluteString,
+                        reason: "\(reason); gave up after the \(Int(deadlines.total ?? 0)) s allowed for one file")
                 }
                 lostOnce = true
                 onConnection(.lost(url: url.absoluteString, reason: reason, retryIn: delay))

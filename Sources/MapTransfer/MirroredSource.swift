@@ -17,8 +17,10 @@ package final class MirroredSource: SiteSource {
     private let preferred = Mutex(0)
 
     /// A site served by `mirrors` (at least one).
-    package init(_ mirrors: [any SiteSource],
-                 onFailover: @escaping @Sendable (_ failed: String, _ reason: String, _ next: String) -> Void = { _, _, _ in }) {
+    package init(
+        _ mirrors: [any SiteSource],
+        onFailover: @escaping @Sendable (_ failed: String, _ reason: String, _ next: String) -> Void = { _, _, _ in }
+    ) {
         precondition(!mirrors.isEmpty)
         self.mirrors = mirrors
         self.onFailover = onFailover
@@ -29,8 +31,10 @@ package final class MirroredSource: SiteSource {
     /// The mirror the last finished download came from (asked first next time).
     package var lastUsed: any SiteSource { mirrors[preferred.withLock { $0 }] }
 
-    package func download(_ path: String, to file: URL, limit: TransferLimit,
-                          progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError) {
+    package func download(
+        _ path: String, to file: URL, limit: TransferLimit,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws(MapLoaderError) {
         let start = preferred.withLock { $0 }
         var failure: MapLoaderError?
         for step in 0..<mirrors.count {

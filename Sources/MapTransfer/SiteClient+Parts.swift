@@ -38,9 +38,10 @@ extension SiteClient {
                 resolved.merge(try await fetchParts(stubs.filter { resolved[$0.id] == nil })) { first, _ in first }
             }
         case let .around(latitude, longitude):
-            resolved = try await fetchParts(stubs.filter {
-                $0.part!.bounds?.contains(lat: latitude, lon: longitude) ?? true
-            })
+            resolved = try await fetchParts(
+                stubs.filter {
+                    $0.part!.bounds?.contains(lat: latitude, lon: longitude) ?? true
+                })
             // The node found must be whole (its state sums its leaves): read what is below it.
             if let found = Locator.smallestNode(containing: latitude, longitude, in: index.root.replacingStubs(resolved)) {
                 resolved.merge(try await fetchParts(found.stubs)) { first, _ in first }
@@ -90,8 +91,9 @@ extension SiteClient {
             let fetched = try await source.fetchData(path, limit: .exactly(pin.size), scratch: scratch)
             let actual = FileHashing.sha256(of: fetched)
             guard actual == pin.sha256 else {
-                throw .integrityFailed(what: source.describe(path),
-                                       detail: "SHA-256 is \(actual.prefix(12))…, the manifest pins \(pin.sha256.prefix(12))…")
+                throw .integrityFailed(
+                    what: source.describe(path),
+                    detail: "SHA-256 is \(actual.prefix(12))…, the manifest pins \(pin.sha256.prefix(12))…")
             }
             try? FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
             try? fetched.write(to: cache.appendingPathComponent(pin.sha256), options: .atomic)
@@ -137,7 +139,8 @@ extension SiteClient {
         var parts: [String: PackageNode] = [:]
         for stub in manifest.stubs {
             guard let bytes = cachedData(stub.part!.sha256, in: cache), let node = try? Manifest.decodePart(bytes),
-                  node.id == stub.id else {
+                node.id == stub.id
+            else {
                 if partial { continue }
                 return nil
             }

@@ -39,8 +39,10 @@ extension SiteClient {
     /// Walks the site's roots from `trusted` (N → N+1 → … until the site has no next one),
     /// accepting each as ``RootChain`` says; with none trusted yet, from root 1, anchored by
     /// `anchors`, when the catalog `hint`s that the site has roots.
-    func walkRoots(from trusted: RootMetadata?, hint: Int?, anchors: [PublicKey],
-                   now: Date) async throws(MapLoaderError) -> RootWalk {
+    func walkRoots(
+        from trusted: RootMetadata?, hint: Int?, anchors: [PublicKey],
+        now: Date
+    ) async throws(MapLoaderError) -> RootWalk {
         guard trusted != nil || hint != nil else { return RootWalk() }
         let site = source.baseURL.absoluteString
         if trusted == nil, anchors.isEmpty {
@@ -59,10 +61,12 @@ extension SiteClient {
             }
             let signatureData: Data
             do {
-                signatureData = try await source.fetchData(RootMetadata.signaturePath(version), limit: .atMost(RootMetadata.byteLimit),
-                                                           scratch: scratch)
+                signatureData = try await source.fetchData(
+                    RootMetadata.signaturePath(version), limit: .atMost(RootMetadata.byteLimit),
+                    scratch: scratch)
             } catch .httpStatus(_, 404) {
-                throw .signatureRefused("\(source.describe(RootMetadata.path(version))) has no signature file: the site is broken or tampered with; nothing was changed")
+                throw .signatureRefused(
+                    "\(source.describe(RootMetadata.path(version))) has no signature file: the site is broken or tampered with; nothing was changed")
             }
             guard let signatures = try? JSONCoding.decode(CatalogSignature.self, from: signatureData) else {
                 throw .signatureRefused("\(source.describe(RootMetadata.signaturePath(version))) is not a signature file; nothing was changed")
@@ -77,13 +81,17 @@ extension SiteClient {
             fetched.append(RootFile(version: version, file: file, signature: signatureData))
         }
         guard let current else {
-            throw .signatureRefused("catalog.json at \(site) names root \(hint ?? 0), but the site has no \(RootMetadata.path(1)); nothing was changed")
+            throw .signatureRefused(
+                "catalog.json at \(site) names root \(hint ?? 0), but the site has no \(RootMetadata.path(1)); nothing was changed")
         }
         if let hint, hint > current.version {
-            throw .signatureRefused("catalog.json at \(site) names root \(hint), but the newest root the site has is \(current.version); nothing was changed")
+            throw .signatureRefused(
+                "catalog.json at \(site) names root \(hint), but the newest root the site has is \(current.version); nothing was changed")
         }
         if let expires = current.expires, expires < now {
-            throw .rollbackRefused("root \(current.version) of \(site) expired at \(expires.formatted(.iso8601)) and the site has no newer one: the publisher must sign a new root, or the server is withholding it; nothing was changed")
+            throw .rollbackRefused(
+                "root \(current.version) of \(site) expired at \(expires.formatted(.iso8601)) and the site has no newer one: the publisher must sign a new root, or the server is withholding it; nothing was changed"
+            )
         }
         return RootWalk(root: current, fetched: fetched, revoked: revoked)
     }

@@ -29,8 +29,10 @@ package struct SiteClient: Sendable {
     ///   the catalog is checked: a root is trusted from then on even when the catalog is
     ///   refused (a revocation holds even if the site later hides the root that made it),
     ///   and after a revocation the serial accepted before is forgotten for good.
-    package func signedCatalog(trust: TrustPolicy, root: RootMetadata?, lastSerial: Int?, now: Date = Date(),
-                               keepRoots: @escaping @Sendable (RootWalk) async -> Void) async throws(MapLoaderError) -> AcceptedCatalog {
+    package func signedCatalog(
+        trust: TrustPolicy, root: RootMetadata?, lastSerial: Int?, now: Date = Date(),
+        keepRoots: @escaping @Sendable (RootWalk) async -> Void
+    ) async throws(MapLoaderError) -> AcceptedCatalog {
         // With mirrors, each is asked in turn until one serves a catalog that passes every
         // check: a mirror that is down, stale (rollback) or tampered with is skipped.
         guard let mirrored = source as? MirroredSource, mirrored.mirrors.count > 1 else {
@@ -40,8 +42,9 @@ package struct SiteClient: Sendable {
         for mirror in mirrored.mirrors {
             let client = SiteClient(source: mirror, cache: cache, scratch: scratch)
             do {
-                return try await client.signedCatalogFromSource(trust: trust, root: root, lastSerial: lastSerial, now: now,
-                                                                keepRoots: keepRoots)
+                return try await client.signedCatalogFromSource(
+                    trust: trust, root: root, lastSerial: lastSerial, now: now,
+                    keepRoots: keepRoots)
             } catch {
                 if error == .cancelled { throw error }
                 first = first ?? error
@@ -50,8 +53,10 @@ package struct SiteClient: Sendable {
         throw first!
     }
 
-    private func signedCatalogFromSource(trust: TrustPolicy, root trusted: RootMetadata?, lastSerial: Int?, now: Date,
-                                         keepRoots: @Sendable (RootWalk) async -> Void) async throws(MapLoaderError) -> AcceptedCatalog {
+    private func signedCatalogFromSource(
+        trust: TrustPolicy, root trusted: RootMetadata?, lastSerial: Int?, now: Date,
+        keepRoots: @Sendable (RootWalk) async -> Void
+    ) async throws(MapLoaderError) -> AcceptedCatalog {
         var root = trusted
         var newRoots: [RootFile] = []
         var serialFloor = lastSerial
@@ -82,8 +87,9 @@ package struct SiteClient: Sendable {
             }
         }
         let catalog = try acceptable(data, root: root, lastSerial: serialFloor, now: now)
-        return AcceptedCatalog(catalog: catalog, bytes: data, signature: signature, root: root, newRoots: newRoots,
-                               serialReset: serialReset)
+        return AcceptedCatalog(
+            catalog: catalog, bytes: data, signature: signature, root: root, newRoots: newRoots,
+            serialReset: serialReset)
     }
 
     /// The catalog in `data`, once its content passes: format, numbers, serial, expiry.
@@ -95,53 +101,73 @@ package struct SiteClient: Sendable {
             throw .invalidMetadata(what: source.describe(SiteLayout.catalog), detail: error.description)
         }
         guard catalog.formatVersion == Manifest.currentFormat else {
-            throw .invalidMetadata(what: source.describe(SiteLayout.catalog),
-                                   detail: "format \(catalog.formatVersion) is not supported by this maploader; upgrade it")
+            throw .invalidMetadata(
+                what: source.describe(SiteLayout.catalog),
+                detail: "format \(catalog.formatVersion) is not supported by this maploader; upgrade it")
         }
         guard (0...SiteLimits.serial).contains(catalog.serial) else {
-            throw .invalidMetadata(what: source.describe(SiteLayout.catalog),
-                                   detail: "serial \(catalog.serial) is outside 0…\(SiteLimits.serial)")
+            throw .invalidMetadata(
+                what: source.describe(SiteLayout.catalog),
+                detail: "serial \(catalog.serial) is outside 0…\(SiteLimits.serial)")
         }
         if let entry = catalog.versions.first(where: { !(1...SiteLimits.metadataBytes).contains($0.size) || $0.sha256.count != 64 }) {
-            throw .invalidMetadata(what: source.describe(SiteLayout.catalog),
-                                   detail: "version \(entry.version) pins a manifest of \(entry.size) bytes (outside 1…\(SiteLimits.metadataBytes)) or a malformed hash")
+            throw .invalidMetadata(
+                what: source.describe(SiteLayout.catalog),
+                detail: "version \(entry.version) pins a manifest of \(entry.size) bytes (outside 1…\(SiteLimits.metadataBytes)) or a malformed hash")
         }
         guard catalog.entry(catalog.current) != nil else {
-            throw .invalidMetadata(what: source.describe(SiteLayout.catalog),
-                                   detail: "current version \(catalog.current) is not among its versions")
+            throw .invalidMetadata(
+                what: source.describe(SiteLayout.catalog),
+                detail: "current version \(catalog.current) is not among its versions")
         }
         if let lastSerial, catalog.serial < lastSerial {
-            throw .rollbackRefused("\(source.describe(SiteLayout.catalog)) has serial \(catalog.serial), older than serial \(lastSerial) accepted before: the server offers an outdated catalog (a stale mirror or a rollback attack); nothing was changed")
+            throw .rollbackRefused(
+                "\(source.describe(SiteLayout.catalog)) has serial \(catalog.serial), older than serial \(lastSerial) accepted before: the server offers an outdated catalog (a stale mirror or a rollback attack); nothing was changed"
+            )
         }
         if let expires = catalog.expires, expires < now {
-            throw .rollbackRefused("\(source.describe(SiteLayout.catalog)) expired at \(expires.formatted(.iso8601)): the publisher must publish or re-sign it, or the server is replaying an old one; nothing was changed")
+            throw .rollbackRefused(
+                "\(source.describe(SiteLayout.catalog)) expired at \(expires.formatted(.iso8601)): the publisher must publish or re-sign it, or the server is replaying an old one; nothing was changed"
+            )
         }
         return catalog
     }
 
     /// Checks the signature of `catalog` and returns the signature file's bytes.
-    private func checkSignature(of catalog: Data, trust: TrustPolicy, root: RootMetadata?,
-                                now: Date) async throws(MapLoaderError) -> Data {
+    private func checkSignature(
+        of catalog: Data, trust: TrustPolicy, root: RootMetadata?,
+        now: Date
+    ) async throws(MapLoaderError) -> Data {
         let site = source.baseURL.absoluteString
         guard root != nil || !trust.keys.isEmpty else {
-            throw .signatureRefused("no publisher key is trusted for \(site): pass --trust-key with the publisher's public key, or --allow-unsigned for a site you control")
+            throw .signatureRefused(
+                "no publisher key is trusted for \(site): pass --trust-key with the publisher's public key, or --allow-unsigned for a site you control"
+            )
         }
         let data: Data
         do {
             data = try await source.fetchData(SiteLayout.catalogSignature, limit: .atMost(Self.signatureLimit), scratch: scratch)
         } catch .httpStatus(_, 404) {
             if trust.allowUnsigned || root != nil {
-                throw .signatureRefused("\(site) has no catalog.json.sig, but a publisher key is trusted for this data directory: a signed site may not become unsigned, and --allow-unsigned does not change that; if the publisher really stopped signing, run 'maploader forget-keys' first")
+                throw .signatureRefused(
+                    "\(site) has no catalog.json.sig, but a publisher key is trusted for this data directory: a signed site may not become unsigned, and --allow-unsigned does not change that; if the publisher really stopped signing, run 'maploader forget-keys' first"
+                )
             }
-            throw .signatureRefused("\(site) has no catalog.json.sig: the site is unsigned; ask the publisher to sign it (publish --key), or pass --allow-unsigned for a site you control")
+            throw .signatureRefused(
+                "\(site) has no catalog.json.sig: the site is unsigned; ask the publisher to sign it (publish --key), or pass --allow-unsigned for a site you control"
+            )
         }
         let keys = root?.catalogPublicKeys(at: now) ?? trust.keys
         guard let signature = try? JSONCoding.decode(CatalogSignature.self, from: data),
-              signature.isValid(for: catalog, trusting: keys) else {
+            signature.isValid(for: catalog, trusting: keys)
+        else {
             if let root {
-                throw .signatureRefused("catalog.json at \(site) is not signed by a catalog key of root \(root.version): it was altered, or signed with a key that root revoked, let expire or never delegated; nothing was changed")
+                throw .signatureRefused(
+                    "catalog.json at \(site) is not signed by a catalog key of root \(root.version): it was altered, or signed with a key that root revoked, let expire or never delegated; nothing was changed"
+                )
             }
-            throw .signatureRefused("catalog.json at \(site) is not signed by a trusted key: it was altered, or signed with another key; nothing was changed")
+            throw .signatureRefused(
+                "catalog.json at \(site) is not signed by a trusted key: it was altered, or signed with another key; nothing was changed")
         }
         return data
     }
@@ -149,14 +175,17 @@ package struct SiteClient: Sendable {
     /// A cached manifest's bytes, when present and still matching their hash.
     package static func cachedData(_ sha256: String, in cache: URL) -> Data? {
         guard let data = try? Data(contentsOf: cache.appendingPathComponent(sha256)),
-              FileHashing.sha256(of: data) == sha256 else { return nil }
+            FileHashing.sha256(of: data) == sha256
+        else { return nil }
         return data
     }
 
     /// Fetches (or reads from cache) the manifest of `version`, checked against the catalog's
     /// pin; of a split manifest, the parts `parts` says (each pinned by the index).
-    package func manifest(_ version: String, in catalog: Catalog,
-                          parts: ManifestParts = .all) async throws(MapLoaderError) -> Manifest {
+    package func manifest(
+        _ version: String, in catalog: Catalog,
+        parts: ManifestParts = .all
+    ) async throws(MapLoaderError) -> Manifest {
         guard let entry = catalog.entry(version) else {
             throw .versionUnavailable(installed: version, current: catalog.current)
         }
@@ -165,8 +194,9 @@ package struct SiteClient: Sendable {
             let fetched = try await source.fetchData(entry.manifest, limit: .exactly(entry.size), scratch: scratch)
             let actual = FileHashing.sha256(of: fetched)
             guard actual == entry.sha256 else {
-                throw .integrityFailed(what: source.describe(entry.manifest),
-                                       detail: "SHA-256 is \(actual.prefix(12))…, the catalog pins \(entry.sha256.prefix(12))…")
+                throw .integrityFailed(
+                    what: source.describe(entry.manifest),
+                    detail: "SHA-256 is \(actual.prefix(12))…, the catalog pins \(entry.sha256.prefix(12))…")
             }
             try? FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
             try? fetched.write(to: cache.appendingPathComponent(entry.sha256), options: .atomic)

@@ -10,8 +10,9 @@ package protocol SiteSource: Sendable {
     /// Streams the file at site-relative `path` into `file`, appending to what `file`
     /// already holds (a resumed download), and never accepting more than `limit` allows.
     /// - Parameter progress: called with the bytes `file` holds so far.
-    func download(_ path: String, to file: URL, limit: TransferLimit,
-                  progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError)
+    func download(
+        _ path: String, to file: URL, limit: TransferLimit,
+        progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError)
 
     /// A folder holding the files of the tree with this ``TreeHash``, as an exported site
     /// carries them (`trees/<tree-hash>/…`, see ``SiteLayout/tree(_:)``); `nil` when the
@@ -50,7 +51,7 @@ extension SiteSource {
     public func fetchData(_ path: String, limit: TransferLimit, scratch: URL) async throws(MapLoaderError) -> Data {
         do {
             return try await fetchData(path, limit: limit, into: scratch.appendingPathComponent("fetch-\(UUID().uuidString)"))
-        } catch where error.isFullOrReadOnly(scratch.path) {
+        } catch  where error.isFullOrReadOnly(scratch.path) {
             // A reader of a full or read-only data directory still reads: the small file goes
             // to the temporary folder instead.
             let elsewhere = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("maploader-fetch-\(UUID().uuidString)")
@@ -77,9 +78,11 @@ extension SiteSource {
 /// Picks the source for a server string: `http(s)://host…`, `file://…`, or a folder given
 /// as an absolute path or one starting with `./` or `../`. Anything else (a bare
 /// `host:port`, another scheme) is refused, saying which forms work.
-package func makeSiteSource(_ server: String, retry: RetryPolicy = .init(), deadlines: TransferDeadlines = .init(),
-                    limiter: RateLimiter? = nil,
-                    onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }) throws(MapLoaderError) -> any SiteSource {
+package func makeSiteSource(
+    _ server: String, retry: RetryPolicy = .init(), deadlines: TransferDeadlines = .init(),
+    limiter: RateLimiter? = nil,
+    onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }
+) throws(MapLoaderError) -> any SiteSource {
     let forms = "use http://host:port/…, https://…, file:///path, /absolute/path or ./relative/path"
     if server.hasPrefix("http://") || server.hasPrefix("https://") {
         guard let url = URL(string: server), let host = url.host, !host.isEmpty else {

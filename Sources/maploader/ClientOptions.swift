@@ -4,22 +4,35 @@ import MapLoader
 
 /// Options every client command shares: where the site is and where maps go.
 struct ClientOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The site's URL (http://, https://, file:// or a folder); repeat it for mirrors.",
-                                             discussion: "Defaults to $MAPLOADER_SERVER, with mirrors in $MAPLOADER_MIRRORS (separated by spaces). Files come from whichever mirror answers; one that fails hands over to the next, which continues with Range.",
-                                             valueName: "url"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The site's URL (http://, https://, file:// or a folder); repeat it for mirrors.",
+            discussion:
+                "Defaults to $MAPLOADER_SERVER, with mirrors in $MAPLOADER_MIRRORS (separated by spaces). Files come from whichever mirror answers; one that fails hands over to the next, which continues with Range.",
+            valueName: "url"))
     var server: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Where installed maps live.",
-                                             discussion: "Defaults to $MAPLOADER_DATA_DIR, else $XDG_DATA_HOME/maploader, else ~/.local/share/maploader.",
-                                             valueName: "dir"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where installed maps live.",
+            discussion: "Defaults to $MAPLOADER_DATA_DIR, else $XDG_DATA_HOME/maploader, else ~/.local/share/maploader.",
+            valueName: "dir"))
     var dataDir: String?
 
-    @Option(name: .long, help: ArgumentHelp("Trust this publisher public key (base64, from 'maploader keygen'); saved in the data directory.",
-                                             discussion: "Also $MAPLOADER_TRUST_KEY.", valueName: "key"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Trust this publisher public key (base64, from 'maploader keygen'); saved in the data directory.",
+            discussion: "Also $MAPLOADER_TRUST_KEY.", valueName: "key"))
     var trustKey: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Trust this publisher public key beside those the data directory trusts already (a second key, or a rotation), and say so.",
-                                             valueName: "key"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Trust this publisher public key beside those the data directory trusts already (a second key, or a rotation), and say so.",
+            valueName: "key"))
     var addTrustKey: [String] = []
 
     @Flag(name: .long, help: "Accept catalogs without a trusted signature (only for sites you control). Also $MAPLOADER_ALLOW_UNSIGNED=1.")
@@ -28,17 +41,23 @@ struct ClientOptions: ParsableArguments {
     @Flag(name: .long, help: "Print machine-readable JSON on stdout instead of text.")
     var json = false
 
-    @Option(name: .long, help: ArgumentHelp("Give up on a server that sends nothing for this many seconds (default 30).",
-                                             discussion: "Also $MAPLOADER_TIMEOUT. A server slower than 1 kB/s over a minute fails too.",
-                                             valueName: "seconds"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Give up on a server that sends nothing for this many seconds (default 30).",
+            discussion: "Also $MAPLOADER_TIMEOUT. A server slower than 1 kB/s over a minute fails too.",
+            valueName: "seconds"))
     var timeout: Double?
 
     @Flag(name: .long, help: "Fail at once (exit 10) instead of waiting when another maploader is changing the data directory.")
     var noWait = false
 
-    @Option(name: .long, help: ArgumentHelp("Cap download bandwidth, e.g. 500k or 2MB (bytes per second).",
-                                             discussion: "Also $MAPLOADER_LIMIT_RATE. Downloads running side by side share the cap.",
-                                             valueName: "rate"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Cap download bandwidth, e.g. 500k or 2MB (bytes per second).",
+            discussion: "Also $MAPLOADER_LIMIT_RATE. Downloads running side by side share the cap.",
+            valueName: "rate"))
     var limitRate: String?
 
     func validate() throws {
@@ -75,24 +94,29 @@ struct ClientOptions: ParsableArguments {
             directory = home + "/.local/share/maploader"
         }
         let keys = (trustKey + addTrustKey + (env["MAPLOADER_TRUST_KEY"].map { [$0] } ?? [])).compactMap(PublicKey.init(base64:))
-        let trust = TrustPolicy(keys: keys, allowUnsigned: allowUnsigned || env["MAPLOADER_ALLOW_UNSIGNED"] == "1",
-                                addKeys: !addTrustKey.isEmpty)
+        let trust = TrustPolicy(
+            keys: keys, allowUnsigned: allowUnsigned || env["MAPLOADER_ALLOW_UNSIGNED"] == "1",
+            addKeys: !addTrustKey.isEmpty)
         var deadlines = TransferDeadlines()
         if let stall = timeout ?? env["MAPLOADER_TIMEOUT"].flatMap(Double.init), stall > 0 { deadlines.stall = stall }
         let rate = (limitRate ?? env["MAPLOADER_LIMIT_RATE"]).flatMap(ByteFormat.parse).flatMap { $0 > 0 ? $0 : nil }
-        let servers = server.isEmpty
+        let servers =
+            server.isEmpty
             ? [env["MAPLOADER_SERVER"]].compactMap { $0 } + (env["MAPLOADER_MIRRORS"] ?? "").split(separator: " ").map(String.init)
             : server
-        return .init(server: servers.first, dataDirectory: URL(fileURLWithPath: directory),
-                     deadlines: deadlines, trust: trust, waitForLock: !noWait, maximumRate: rate,
-                     mirrors: Array(servers.dropFirst()))
+        return .init(
+            server: servers.first, dataDirectory: URL(fileURLWithPath: directory),
+            deadlines: deadlines, trust: trust, waitForLock: !noWait, maximumRate: rate,
+            mirrors: Array(servers.dropFirst()))
     }
 
     /// Runs `body` with a loader whose events are rendered for a person (or silenced
     /// for `--json`), mapping failures to a one-line message and a documented exit code.
     /// - Parameter quiet: no progress either (errors are still printed).
-    func withLoader<T: Sendable>(quiet: Bool = false,
-                                 _ body: @escaping @Sendable (MapLoader) async throws -> T) async throws -> T {
+    func withLoader<T: Sendable>(
+        quiet: Bool = false,
+        _ body: @escaping @Sendable (MapLoader) async throws -> T
+    ) async throws -> T {
         let configuration = self.configuration
         let loader = MapLoader(configuration: configuration)
         let renderer = ProgressRenderer(quiet: json || quiet)
@@ -173,15 +197,15 @@ final class Interrupts {
         interruptPipe = (fds[0], fds[1])
         var action = sigaction()
         #if os(Linux)
-        action.__sigaction_handler.sa_handler = { _ in
-            var byte: UInt8 = 1
-            _ = write(interruptPipe.write, &byte, 1)
-        }
+            action.__sigaction_handler.sa_handler = { _ in
+                var byte: UInt8 = 1
+                _ = write(interruptPipe.write, &byte, 1)
+            }
         #else
-        action.__sigaction_u.__sa_handler = { _ in
-            var byte: UInt8 = 1
-            _ = write(interruptPipe.write, &byte, 1)
-        }
+            action.__sigaction_u.__sa_handler = { _ in
+                var byte: UInt8 = 1
+                _ = write(interruptPipe.write, &byte, 1)
+            }
         #endif
         sigemptyset(&action.sa_mask)
         action.sa_flags = SA_RESTART

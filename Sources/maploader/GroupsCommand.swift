@@ -7,9 +7,9 @@ struct GroupsCommand: AsyncParsableCommand {
         commandName: "groups",
         abstract: "Show data groups, or select and deselect them.",
         discussion: """
-        The selection applies to future installs; 'maploader update' also fetches newly \
-        selected groups and removes deselected ones for installed packages.
-        """,
+            The selection applies to future installs; 'maploader update' also fetches newly \
+            selected groups and removes deselected ones for installed packages.
+            """,
         subcommands: [Show.self, Select.self, Deselect.self],
         defaultSubcommand: Show.self)
 

@@ -19,10 +19,12 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     static func print(_ package: PackageStatus) {
-        var rows = [["id", package.id], ["title", package.title], ["state", package.state.rawValue],
-                    ["kind", package.isLeaf ? "leaf" : "inner node"], ["parent", package.parent ?? "-"],
-                    ["version", package.version ?? "-"], ["download", ByteFormat.string(package.downloadSize)],
-                    ["on disk", ByteFormat.string(package.sizeOnDisk)]]
+        var rows = [
+            ["id", package.id], ["title", package.title], ["state", package.state.rawValue],
+            ["kind", package.isLeaf ? "leaf" : "inner node"], ["parent", package.parent ?? "-"],
+            ["version", package.version ?? "-"], ["download", ByteFormat.string(package.downloadSize)],
+            ["on disk", ByteFormat.string(package.sizeOnDisk)],
+        ]
         if package.isLeaf {
             let offered = package.offered.map { offer in
                 let state = offer.installed ? "installed" : offer.selected ? "selected" : "not selected"

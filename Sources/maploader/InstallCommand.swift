@@ -7,15 +7,15 @@ struct InstallCommand: AsyncParsableCommand {
         commandName: "install",
         abstract: "Install packages with the selected data groups.",
         discussion: """
-        An inner node (a continent, a country) installs all its leaves. New packages are \
-        installed at the version already installed; all of them switch in together or not at all. \
-        --dry-run shows what would be downloaded and written, per package and group, and \
-        changes nothing.
+            An inner node (a continent, a country) installs all its leaves. New packages are \
+            installed at the version already installed; all of them switch in together or not at all. \
+            --dry-run shows what would be downloaded and written, per package and group, and \
+            changes nothing.
 
-        Examples:
-          maploader install de-berlin
-          maploader install --dry-run europe
-        """)
+            Examples:
+              maploader install de-berlin
+              maploader install --dry-run europe
+            """)
 
     @OptionGroup var client: ClientOptions
 
@@ -40,13 +40,13 @@ struct UninstallCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "uninstall", abstract: "Remove installed packages (works offline).",
         discussion: """
-        The files are gone from disk when the command returns, unless a reader (maploader \
-        pin, an app's snapshot) still holds the previous version; the next change frees them.
+            The files are gone from disk when the command returns, unless a reader (maploader \
+            pin, an app's snapshot) still holds the previous version; the next change frees them.
 
-        Examples:
-          maploader uninstall de-berlin
-          maploader uninstall --all
-        """)
+            Examples:
+              maploader uninstall de-berlin
+              maploader uninstall --all
+            """)
 
     @OptionGroup var client: ClientOptions
 
@@ -80,9 +80,10 @@ enum ReportPrinter {
             return
         }
         let packages = Set(changed.map(\.package)).sorted()
-        Output.line("\(verb) \(packages.joined(separator: ", ")) at version \(report.toVersion ?? "-"): " +
-                    "\(changed.count) group(s) changed, \(ByteFormat.string(report.downloadedBytes)) downloaded " +
-                    "in \(String(format: "%.1f", report.seconds)) s" +
-                    (report.resumedBytes > 0 ? " (continued \(ByteFormat.string(report.resumedBytes)) of patched files from an interrupted run)" : ""))
+        Output.line(
+            "\(verb) \(packages.joined(separator: ", ")) at version \(report.toVersion ?? "-"): "
+                + "\(changed.count) group(s) changed, \(ByteFormat.string(report.downloadedBytes)) downloaded "
+                + "in \(String(format: "%.1f", report.seconds)) s"
+                + (report.resumedBytes > 0 ? " (continued \(ByteFormat.string(report.resumedBytes)) of patched files from an interrupted run)" : ""))
     }
 }

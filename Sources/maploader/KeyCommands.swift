@@ -9,9 +9,9 @@ struct KeygenCommand: ParsableCommand {
         commandName: "keygen",
         abstract: "Make an Ed25519 signing key for a publisher and print its public key.",
         discussion: """
-        Keep the key file secret (it is written with mode 0600). Give the printed public key \
-        to clients: maploader <command> --trust-key KEY, or MAPLOADER_TRUST_KEY.
-        """)
+            Keep the key file secret (it is written with mode 0600). Give the printed public key \
+            to clients: maploader <command> --trust-key KEY, or MAPLOADER_TRUST_KEY.
+            """)
 
     @Argument(help: "Where to write the private key (never overwritten).")
     var keyFile: String
@@ -60,8 +60,9 @@ struct SignCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let catalog = try Publisher.resign(site: URL(fileURLWithPath: site), keyFile: URL(fileURLWithPath: key),
-                                               validity: validDays > 0 ? validDays * 86400 : nil, rekey: rekey)
+            let catalog = try Publisher.resign(
+                site: URL(fileURLWithPath: site), keyFile: URL(fileURLWithPath: key),
+                validity: validDays > 0 ? validDays * 86400 : nil, rekey: rekey)
             if json { return Output.json(catalog) }
             Output.line("signed catalog serial \(catalog.serial), current \(catalog.current), expires \(catalog.expires.map { "\($0)" } ?? "never")")
         } catch {
@@ -76,13 +77,13 @@ struct ForgetKeysCommand: AsyncParsableCommand {
         commandName: "forget-keys",
         abstract: "Stop trusting publisher keys saved in the data directory.",
         discussion: """
-        A data directory remembers every publisher key it was given, and then refuses \
-        catalogs not signed by one of them, even with --allow-unsigned. Forget a key when a \
-        publisher rotates keys or really stops signing. With no key named, all are forgotten.
+            A data directory remembers every publisher key it was given, and then refuses \
+            catalogs not signed by one of them, even with --allow-unsigned. Forget a key when a \
+            publisher rotates keys or really stops signing. With no key named, all are forgotten.
 
-        Example:
-          maploader forget-keys
-        """)
+            Example:
+              maploader forget-keys
+            """)
 
     @OptionGroup var client: ClientOptions
 

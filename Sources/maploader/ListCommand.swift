@@ -8,9 +8,9 @@ struct ListCommand: AsyncParsableCommand {
         commandName: "list",
         abstract: "Show the package tree with each package's state, version and sizes.",
         discussion: """
-        States: notInstalled, partiallyInstalled, installed, updateAvailable, inconsistent \
-        (installed files were changed: run 'maploader verify' and 'maploader repair').
-        """)
+            States: notInstalled, partiallyInstalled, installed, updateAvailable, inconsistent \
+            (installed files were changed: run 'maploader verify' and 'maploader repair').
+            """)
 
     @OptionGroup var client: ClientOptions
 
@@ -33,9 +33,11 @@ struct ListCommand: AsyncParsableCommand {
         }
         var rows = [["PACKAGE", "STATE", "VERSION", "DOWNLOAD", "ON DISK", "TITLE"]]
         for package in packages {
-            rows.append([String(repeating: "  ", count: package.depth) + package.id, package.state.rawValue,
-                         package.version ?? "-", package.downloadSize > 0 ? ByteFormat.string(package.downloadSize) : "-",
-                         package.sizeOnDisk > 0 ? ByteFormat.string(package.sizeOnDisk) : "-", package.title])
+            rows.append([
+                String(repeating: "  ", count: package.depth) + package.id, package.state.rawValue,
+                package.version ?? "-", package.downloadSize > 0 ? ByteFormat.string(package.downloadSize) : "-",
+                package.sizeOnDisk > 0 ? ByteFormat.string(package.sizeOnDisk) : "-", package.title,
+            ])
         }
         Output.table(rows)
         Output.line(Self.footer(tree))
@@ -44,7 +46,8 @@ struct ListCommand: AsyncParsableCommand {
     /// The line under the table: the site's version, or why the site was not read.
     static func footer(_ tree: PackageTree) -> String {
         guard let offline = tree.offline else { return "site version \(tree.currentVersion)" }
-        let age = offline.catalogAccepted.map { "the site's catalog was last read \(Self.age(since: $0)) ago, at version \(tree.currentVersion)" }
+        let age =
+            offline.catalogAccepted.map { "the site's catalog was last read \(Self.age(since: $0)) ago, at version \(tree.currentVersion)" }
             ?? "no catalog of the site is kept"
         return "offline: showing what is installed; \(age) (\(offline.reason))"
     }

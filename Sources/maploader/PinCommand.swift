@@ -8,15 +8,15 @@ struct PinCommand: AsyncParsableCommand {
         commandName: "pin",
         abstract: "Run a command with the installed maps pinned at one version.",
         discussion: """
-        The command gets MAPLOADER_SNAPSHOT, a folder whose <package>/<group>/<path> files \
-        stay exactly as they are until the command exits, even when an update commits \
-        meanwhile; an argument {} is replaced by that folder. maploader exits with the \
-        command's exit code. The pin ends with the command (or if maploader is killed).
+            The command gets MAPLOADER_SNAPSHOT, a folder whose <package>/<group>/<path> files \
+            stay exactly as they are until the command exits, even when an update commits \
+            meanwhile; an argument {} is replaced by that folder. maploader exits with the \
+            command's exit code. The pin ends with the command (or if maploader is killed).
 
-        Examples:
-          maploader pin -- ls {}/de-berlin/base
-          maploader pin -- sh -c 'du -sh "$MAPLOADER_SNAPSHOT"'
-        """)
+            Examples:
+              maploader pin -- ls {}/de-berlin/base
+              maploader pin -- sh -c 'du -sh "$MAPLOADER_SNAPSHOT"'
+            """)
 
     @OptionGroup var client: ClientOptions
 
@@ -46,8 +46,10 @@ struct PinCommand: AsyncParsableCommand {
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             // A command killed by a signal exits as a shell reports it: 128 + the signal.
             process.terminationHandler = {
-                continuation.resume(returning: $0.terminationReason == .uncaughtSignal ? 128 + $0.terminationStatus
-                                                                                        : $0.terminationStatus)
+                continuation.resume(
+                    returning: $0.terminationReason == .uncaughtSignal
+                        ? 128 + $0.terminationStatus
+                        : $0.terminationStatus)
             }
             do {
                 try process.run()

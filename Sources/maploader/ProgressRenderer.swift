@@ -27,12 +27,13 @@ actor ProgressRenderer {
             show(progress)
         case .planned(let step):
             clearBar()
-            let how = switch (step.action, step.method) {
-            case (.remove, _): "remove"
-            case (_, .delta): "patch \(step.chain.joined(separator: "→"))"
-            case (_, .full): "full archive"
-            default: "keep"
-            }
+            let how =
+                switch (step.action, step.method) {
+                case (.remove, _): "remove"
+                case (_, .delta): "patch \(step.chain.joined(separator: "→"))"
+                case (_, .full): "full archive"
+                default: "keep"
+                }
             let size = step.downloadBytes > 0 ? " \(ByteFormat.string(step.downloadBytes))" : ""
             Output.error("  \(step.name): \(how)\(size) (\(step.reason))")
         case .connectionLost(let url, let reason, let retryIn):
@@ -83,7 +84,8 @@ actor ProgressRenderer {
         if shown.totalBytes > 0 {
             text += "  \(ByteFormat.string(shown.completedBytes))/\(ByteFormat.string(shown.totalBytes))"
             if shown.phase == .download, let start = downloadStart, now.timeIntervalSince(start.time) > 0.3,
-               shown.completedBytes > start.bytes {
+                shown.completedBytes > start.bytes
+            {
                 let rate = Double(shown.completedBytes - start.bytes) / now.timeIntervalSince(start.time)
                 let eta = Double(shown.totalBytes - shown.completedBytes) / max(rate, 1)
                 text += "  \(ByteFormat.string(Int64(rate)))/s  ETA \(Int(eta.rounded()))s"

@@ -10,11 +10,11 @@ struct PublishCommand: ParsableCommand {
         commandName: "publish",
         abstract: "Add a release folder to a site as a new version and make it current.",
         discussion: """
-        A release folder holds tree.json (groups and the package tree) and \
-        data/<package>/<group>/… (the files of each leaf's groups). The site gets \
-        content-addressed archives under blobs/, versions/<v>/manifest.json.zst and catalog.json. \
-        Groups whose files did not change reuse their earlier archive.
-        """)
+            A release folder holds tree.json (groups and the package tree) and \
+            data/<package>/<group>/… (the files of each leaf's groups). The site gets \
+            content-addressed archives under blobs/, versions/<v>/manifest.json.zst and catalog.json. \
+            Groups whose files did not change reuse their earlier archive.
+            """)
 
     @Argument(help: "The release folder.")
     var release: String
@@ -42,9 +42,10 @@ struct PublishCommand: ParsableCommand {
         let options = flags.options(version: version)
         let quiet = json
         do {
-            let report = try Publisher.publish(release: URL(fileURLWithPath: release), site: URL(fileURLWithPath: site),
-                                               options: options, jobs: jobs ?? Publisher.defaultJobs,
-                                               log: { if !quiet { Output.error("  " + $0) } })
+            let report = try Publisher.publish(
+                release: URL(fileURLWithPath: release), site: URL(fileURLWithPath: site),
+                options: options, jobs: jobs ?? Publisher.defaultJobs,
+                log: { if !quiet { Output.error("  " + $0) } })
             if json { return Output.json(report) }
             Output.line(report.summary)
         } catch {
@@ -59,30 +60,43 @@ struct PublishFlags: ParsableArguments {
     @Option(name: .long, help: "Archive format: tar.zst or tar.gz.")
     var format: String = "tar.zst"
 
-    @Option(name: .long, parsing: .unconditional,
-            help: "Compression level: zstd 1–19 (default 19), gzip 1–9 (default 9).")
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: "Compression level: zstd 1–19 (default 19), gzip 1–9 (default 9).")
     var level: Int?
 
-    @Option(name: .long, parsing: .unconditional,
-            help: "Write patches from this many previous versions of each changed group (0–16).")
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: "Write patches from this many previous versions of each changed group (0–16).")
     var patchDepth: Int = 3
 
-    @Option(name: .long, help: ArgumentHelp("Sign the catalog with this key file (maploader keygen). Without it the site is unsigned.", valueName: "key-file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Sign the catalog with this key file (maploader keygen). Without it the site is unsigned.", valueName: "key-file"))
     var key: String?
 
-    @Option(name: .long, parsing: .unconditional,
-            help: "Days the catalog stays valid; clients refuse it afterwards (0: never expires).")
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: "Days the catalog stays valid; clients refuse it afterwards (0: never expires).")
     var validDays: Double = 30
 
-    @Option(name: .long, parsing: .unconditional,
-            help: "Publish a tree with more leaves than this as an index plus parts of at most this many leaves, so clients fetch only the parts they need (0: one manifest file).")
+    @Option(
+        name: .long, parsing: .unconditional,
+        help:
+            "Publish a tree with more leaves than this as an index plus parts of at most this many leaves, so clients fetch only the parts they need (0: one manifest file)."
+    )
     var manifestParts: Int = 256
 
-    @Option(name: .long, parsing: .unconditional,
-            help: "zstd level of patches (1–22): the time budget; 19 gives the smallest patches for the time, lower levels encode several times faster.")
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: "zstd level of patches (1–22): the time budget; 19 gives the smallest patches for the time, lower levels encode several times faster.")
     var patchLevel: Int = 19
 
-    @Option(name: .long, help: ArgumentHelp("Cut files larger than twice this into patch segments of this size: the most memory a client needs to apply a patch, besides the mapped old file (e.g. 32MB, the default).", valueName: "size"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Cut files larger than twice this into patch segments of this size: the most memory a client needs to apply a patch, besides the mapped old file (e.g. 32MB, the default).",
+            valueName: "size"))
     var segmentSize: String?
 
     @Flag(name: .long, help: "Sign a site that is signed with another key (clients must be given the new public key).")
@@ -119,9 +133,10 @@ struct PublishFlags: ParsableArguments {
     /// when set (reproducible sites), else now.
     func options(version: String) -> PublishOptions {
         let format = ArchiveFormat(rawValue: format) ?? .tarZstd
-        var options = PublishOptions(version: version, format: format, level: level ?? (format == .tarGzip ? 9 : 19),
-                                     patchDepth: patchDepth, validity: validDays > 0 ? validDays * 86400 : nil,
-                                     keyFile: key.map { URL(fileURLWithPath: $0) }, rekey: rekey, unsigned: unsigned)
+        var options = PublishOptions(
+            version: version, format: format, level: level ?? (format == .tarGzip ? 9 : 19),
+            patchDepth: patchDepth, validity: validDays > 0 ? validDays * 86400 : nil,
+            keyFile: key.map { URL(fileURLWithPath: $0) }, rekey: rekey, unsigned: unsigned)
         options.manifestPartLeaves = manifestParts
         options.patchLevel = patchLevel
         options.allowHardLinks = allowHardLinks
@@ -136,8 +151,8 @@ struct PublishFlags: ParsableArguments {
 extension PublishReport {
     /// The line `publish` and `shard assemble` print.
     var summary: String {
-        "published \(version) (serial \(serial)): \(packages) packages, \(groups) groups, \(newArchives) new archives, " +
-        "\(reusedArchives) reused, \(patches) patches, \(ByteFormat.string(bytesWritten)) written"
+        "published \(version) (serial \(serial)): \(packages) packages, \(groups) groups, \(newArchives) new archives, "
+            + "\(reusedArchives) reused, \(patches) patches, \(ByteFormat.string(bytesWritten)) written"
     }
 }
 

@@ -9,28 +9,28 @@ struct RootCommand: ParsableCommand {
         commandName: "root",
         abstract: "Keep a site's root of trust: offline root keys (with a threshold) that say which keys sign catalogs.",
         discussion: """
-        A site signed by one key cannot survive that key leaking. With roots, a few offline \
-        root keys (say 2 of 3 release managers) sign root versions, and each root names the \
-        online keys that may sign catalogs. Delegating, rotating or revoking a catalog key, \
-        or replacing root keys, is a new root version, signed by a threshold of the old \
-        root keys and of the new ones; devices walk to it version by version at their next \
-        check, untouched. Root keys never touch a build machine: each signs on its own \
-        machine ('root sign' writes a signature file), and 'root publish' merges them.
+            A site signed by one key cannot survive that key leaking. With roots, a few offline \
+            root keys (say 2 of 3 release managers) sign root versions, and each root names the \
+            online keys that may sign catalogs. Delegating, rotating or revoking a catalog key, \
+            or replacing root keys, is a new root version, signed by a threshold of the old \
+            root keys and of the new ones; devices walk to it version by version at their next \
+            check, untouched. Root keys never touch a build machine: each signs on its own \
+            machine ('root sign' writes a signature file), and 'root publish' merges them.
 
-        Devices trust the site through any one of its keys (--trust-key), root or catalog: \
-        a device that trusted the single publisher key before moves to the roots by itself. \
-        Keys are given as base64 or as a file holding one (what 'maploader keygen' prints).
+            Devices trust the site through any one of its keys (--trust-key), root or catalog: \
+            a device that trusted the single publisher key before moves to the roots by itself. \
+            Keys are given as base64 or as a file holding one (what 'maploader keygen' prints).
 
-        Examples:
-          maploader keygen a.key > a.pub
-          maploader keygen b.key > b.pub
-          maploader root new --site site -r a.pub -r b.pub -c publisher.pub -o r1.json
-          maploader root sign r1.json --key a.key -o r1.a.sig
-          maploader root sign r1.json --key b.key -o r1.b.sig
-          maploader root publish r1.json r1.a.sig r1.b.sig --site site
-          maploader sign --site ./site --key publisher.key
-          maploader root show --site ./site
-        """,
+            Examples:
+              maploader keygen a.key > a.pub
+              maploader keygen b.key > b.pub
+              maploader root new --site site -r a.pub -r b.pub -c publisher.pub -o r1.json
+              maploader root sign r1.json --key a.key -o r1.a.sig
+              maploader root sign r1.json --key b.key -o r1.b.sig
+              maploader root publish r1.json r1.a.sig r1.b.sig --site site
+              maploader sign --site ./site --key publisher.key
+              maploader root show --site ./site
+            """,
         subcommands: [RootNewCommand.self, RootSignCommand.self, RootPublishCommand.self, RootShowCommand.self])
 }
 
@@ -40,23 +40,27 @@ struct RootNewCommand: ParsableCommand {
         commandName: "new",
         abstract: "Write the draft of the site's next root version: root keys, threshold, catalog keys.",
         discussion: """
-        Starts from the site's newest root (root 1 needs --root-key; its threshold is a \
-        majority of its root keys unless --threshold says otherwise). To rotate the online \
-        key: --catalog-key NEW --revoke-catalog-key OLD. To replace root keys: --root-key \
-        for each new one (the old root keys must still sign this version). Then have the \
-        root keys sign the draft ('root sign') and publish it ('root publish').
-        """)
+            Starts from the site's newest root (root 1 needs --root-key; its threshold is a \
+            majority of its root keys unless --threshold says otherwise). To rotate the online \
+            key: --catalog-key NEW --revoke-catalog-key OLD. To replace root keys: --root-key \
+            for each new one (the old root keys must still sign this version). Then have the \
+            root keys sign the draft ('root sign') and publish it ('root publish').
+            """)
 
     @Option(name: .long, help: "The site folder.")
     var site: String
 
-    @Option(name: [.customShort("r"), .long], help: ArgumentHelp("A root key (base64, or a file holding it); repeat for each. Default: the current root keys.", valueName: "key"))
+    @Option(
+        name: [.customShort("r"), .long],
+        help: ArgumentHelp("A root key (base64, or a file holding it); repeat for each. Default: the current root keys.", valueName: "key"))
     var rootKey: [String] = []
 
     @Option(name: .long, parsing: .unconditional, help: "How many root keys must sign a root version. Default: the current threshold.")
     var threshold: Int?
 
-    @Option(name: [.customShort("c"), .long], help: ArgumentHelp("Delegate a catalog-signing key (base64, or a file holding it); repeat for each.", valueName: "key"))
+    @Option(
+        name: [.customShort("c"), .long],
+        help: ArgumentHelp("Delegate a catalog-signing key (base64, or a file holding it); repeat for each.", valueName: "key"))
     var catalogKey: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Revoke a catalog-signing key (base64, or a file holding it); repeat for each.", valueName: "key"))
@@ -65,7 +69,9 @@ struct RootNewCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Days the delegated catalog keys stay valid (0: until revoked).")
     var catalogKeyDays: Double = 0
 
-    @Option(name: .long, parsing: .unconditional, help: "Days the root stays valid; devices refuse the site after that until a newer root is published (0: never expires).")
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: "Days the root stays valid; devices refuse the site after that until a newer root is published (0: never expires).")
     var validDays: Double = 365
 
     @Option(name: [.short, .long], help: "Where to write the draft.")
@@ -143,9 +149,12 @@ struct RootPublishCommand: ParsableCommand {
     func run() throws {
         do {
             let files = try signatures.map { try JSONCoding.decode(CatalogSignature.self, from: Data(contentsOf: URL(fileURLWithPath: $0))) }
-            let root = try SiteRoots.publish(try Data(contentsOf: URL(fileURLWithPath: draft)), signatures: files,
-                                             site: URL(fileURLWithPath: site))
-            Output.line("published root \(root.version): \(root.rootKeys.count) root key(s), threshold \(root.threshold), \(root.catalogKeys.count) catalog key(s); sign the catalog again (maploader sign or publish) so devices move to it")
+            let root = try SiteRoots.publish(
+                try Data(contentsOf: URL(fileURLWithPath: draft)), signatures: files,
+                site: URL(fileURLWithPath: site))
+            Output.line(
+                "published root \(root.version): \(root.rootKeys.count) root key(s), threshold \(root.threshold), \(root.catalogKeys.count) catalog key(s); sign the catalog again (maploader sign or publish) so devices move to it"
+            )
         } catch {
             throw PublisherFailure(error, doing: "publish \(draft)", json: false).exit()
         }

@@ -8,14 +8,14 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve a site folder over HTTP (GET, HEAD, Range, ETag, conditional GET).",
         discussion: """
-        Any static HTTP server (nginx, a CDN, S3) serves a site just as well; this one is for \
-        laptops, CI and tests. The fault options make it misbehave on purpose, to test clients.
+            Any static HTTP server (nginx, a CDN, S3) serves a site just as well; this one is for \
+            laptops, CI and tests. The fault options make it misbehave on purpose, to test clients.
 
-        Examples:
-          maploader serve ./site --port 8080 --drop-after 65536 --drop-count 3
-          maploader serve ./site --error-rate 0.3 --error-status 503 --seed 7
-          maploader serve ./site --throttle 200000 --corrupt-offset 1000
-        """)
+            Examples:
+              maploader serve ./site --port 8080 --drop-after 65536 --drop-count 3
+              maploader serve ./site --error-rate 0.3 --error-status 503 --seed 7
+              maploader serve ./site --throttle 200000 --corrupt-offset 1000
+            """)
 
     @Argument(help: "The site folder (holding catalog.json).")
     var site: String
@@ -47,8 +47,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seed of the fault randomness (reproducible runs).")
     var seed: UInt64 = 1
 
-    @Option(name: .long, help: ArgumentHelp("Seconds a client has to send its whole request head (slower ones get 408).",
-                                             valueName: "seconds"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Seconds a client has to send its whole request head (slower ones get 408).",
+            valueName: "seconds"))
     var headTimeout: Double = 10
 
     @Flag(name: .long, help: "Print no request log.")
@@ -64,12 +67,14 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let faults = FaultPlan(dropAfterBytes: dropAfter, dropCount: dropCount, errorRate: errorRate, errorStatus: errorStatus,
-                               bytesPerSecond: throttle, corruptOffset: corruptOffset, seed: seed)
+        let faults = FaultPlan(
+            dropAfterBytes: dropAfter, dropCount: dropCount, errorRate: errorRate, errorStatus: errorStatus,
+            bytesPerSecond: throttle, corruptOffset: corruptOffset, seed: seed)
         let printLine: @Sendable (String) -> Void = { line in Output.error(line) }
         let log = quiet ? nil : printLine
-        let server = ManifestServer(root: URL(fileURLWithPath: site), host: host, port: port, faults: faults,
-                                    headTimeout: headTimeout, log: log)
+        let server = ManifestServer(
+            root: URL(fileURLWithPath: site), host: host, port: port, faults: faults,
+            headTimeout: headTimeout, log: log)
         let bound: Int
         do {
             bound = try server.start()
@@ -80,9 +85,13 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         var isFolder: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: URL(fileURLWithPath: site).appendingPathComponent("catalog.json").path,
-                                           isDirectory: &isFolder) {
-            Output.error("warning: \(site) has no catalog.json, so clients will find no site there; publish into it first (maploader publish <release> --site \(site) --version v1)")
+        if !FileManager.default.fileExists(
+            atPath: URL(fileURLWithPath: site).appendingPathComponent("catalog.json").path,
+            isDirectory: &isFolder)
+        {
+            Output.error(
+                "warning: \(site) has no catalog.json, so clients will find no site there; publish into it first (maploader publish <release> --site \(site) --version v1)"
+            )
         }
         let url = "http://\(host):\(bound)/"
         if json {

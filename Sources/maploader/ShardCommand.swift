@@ -9,19 +9,19 @@ struct ShardCommand: ParsableCommand {
         commandName: "shard",
         abstract: "Publish on many machines: plan the tasks, run them anywhere, assemble the site.",
         discussion: """
-        'maploader publish' is these steps on one machine. For a planet, run them on a batch \
-        system (GNU parallel, xargs -P, a Kubernetes indexed Job, Slurm): 'plan' lists one \
-        task per archive to write and per patch to build; 'run' does tasks, writing \
-        content-addressed files into the site (a folder every worker mounts), so a task run \
-        twice or on two machines gives the same bytes; 'assemble' checks every task's output \
-        and writes the manifest and the signed catalog. Only 'assemble' needs the signing key.
+            'maploader publish' is these steps on one machine. For a planet, run them on a batch \
+            system (GNU parallel, xargs -P, a Kubernetes indexed Job, Slurm): 'plan' lists one \
+            task per archive to write and per patch to build; 'run' does tasks, writing \
+            content-addressed files into the site (a folder every worker mounts), so a task run \
+            twice or on two machines gives the same bytes; 'assemble' checks every task's output \
+            and writes the manifest and the signed catalog. Only 'assemble' needs the signing key.
 
-        Examples:
-          maploader shard plan ./release-v2 --site ./site --version v2 -o plan.json
-          maploader shard run plan.json --worker 0 --of 2
-          maploader shard run plan.json --worker 1 --of 2
-          maploader shard assemble plan.json --key publisher.key
-        """,
+            Examples:
+              maploader shard plan ./release-v2 --site ./site --version v2 -o plan.json
+              maploader shard run plan.json --worker 0 --of 2
+              maploader shard run plan.json --worker 1 --of 2
+              maploader shard assemble plan.json --key publisher.key
+            """,
         subcommands: [ShardPlanCommand.self, ShardTasksCommand.self, ShardRunCommand.self, ShardAssembleCommand.self])
 }
 
@@ -31,14 +31,14 @@ struct ShardPlanCommand: ParsableCommand {
         commandName: "plan",
         abstract: "Write the plan of a new version: its tasks, and what earlier versions already published.",
         discussion: """
-        Reads and checks the release, hashes its files, and lists the tasks. The plan pins \
-        the site's current catalog: if another publish lands first, 'assemble' refuses and \
-        you plan again. The publication time is SOURCE_DATE_EPOCH when set, so two runs over \
-        the same releases give byte-identical sites.
+            Reads and checks the release, hashes its files, and lists the tasks. The plan pins \
+            the site's current catalog: if another publish lands first, 'assemble' refuses and \
+            you plan again. The publication time is SOURCE_DATE_EPOCH when set, so two runs over \
+            the same releases give byte-identical sites.
 
-        Examples:
-          maploader shard plan ./release-v1 --site ./site --version v3 -o n.json
-        """)
+            Examples:
+              maploader shard plan ./release-v1 --site ./site --version v3 -o n.json
+            """)
 
     @Argument(help: "The release folder.")
     var release: String
@@ -62,16 +62,19 @@ struct ShardPlanCommand: ParsableCommand {
     func run() throws {
         do {
             try FileManager.default.createDirectory(atPath: site, withIntermediateDirectories: true)
-            let plan = try PublishPlanner.plan(release: URL(fileURLWithPath: release), site: URL(fileURLWithPath: site),
-                                               options: flags.options(version: version))
+            let plan = try PublishPlanner.plan(
+                release: URL(fileURLWithPath: release), site: URL(fileURLWithPath: site),
+                options: flags.options(version: version))
             try plan.write(to: URL(fileURLWithPath: output))
-            let summary = PlanSummary(plan: output, version: plan.version, tasks: plan.tasks.count,
-                                      archives: plan.tasks.filter { $0.kind == .archive }.count,
-                                      patches: plan.tasks.filter { $0.kind == .patch }.count,
-                                      reused: plan.units.filter { $0.reused != nil }.count)
+            let summary = PlanSummary(
+                plan: output, version: plan.version, tasks: plan.tasks.count,
+                archives: plan.tasks.filter { $0.kind == .archive }.count,
+                patches: plan.tasks.filter { $0.kind == .patch }.count,
+                reused: plan.units.filter { $0.reused != nil }.count)
             if json { return Output.json(summary) }
-            Output.line("planned \(plan.version) in \(output): \(summary.tasks) tasks (\(summary.archives) archives, " +
-                        "\(summary.patches) patches), \(summary.reused) groups reuse an earlier archive")
+            Output.line(
+                "planned \(plan.version) in \(output): \(summary.tasks) tasks (\(summary.archives) archives, "
+                    + "\(summary.patches) patches), \(summary.reused) groups reuse an earlier archive")
         } catch {
             throw PublisherFailure(error, doing: "plan \(release) for \(site)", json: json).exit()
         }
@@ -93,9 +96,9 @@ struct ShardTasksCommand: ParsableCommand {
         commandName: "tasks",
         abstract: "Print the plan's task numbers, one per line (for xargs or GNU parallel).",
         discussion: """
-        Examples:
-          maploader shard tasks n.json | xargs -n 1 maploader shard run n.json --task
-        """)
+            Examples:
+              maploader shard tasks n.json | xargs -n 1 maploader shard run n.json --task
+            """)
 
     @Argument(help: "The plan file.")
     var plan: String
@@ -116,14 +119,14 @@ struct ShardRunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Run tasks of a plan: all of them, the ones given, or one worker's share.",
         discussion: """
-        Each task writes a content-addressed file into the site and records its result; a \
-        task already done is checked and skipped, so a retried worker resumes. With \
-        --worker I --of N a worker runs the tasks whose number is I modulo N (a Kubernetes \
-        indexed Job passes I as $JOB_COMPLETION_INDEX).
+            Each task writes a content-addressed file into the site and records its result; a \
+            task already done is checked and skipped, so a retried worker resumes. With \
+            --worker I --of N a worker runs the tasks whose number is I modulo N (a Kubernetes \
+            indexed Job passes I as $JOB_COMPLETION_INDEX).
 
-        Examples:
-          maploader shard run n.json --task 0 --task 1
-        """)
+            Examples:
+              maploader shard run n.json --task 0 --task 1
+            """)
 
     @Argument(help: "The plan file.")
     var plan: String
@@ -173,13 +176,15 @@ struct ShardRunCommand: ParsableCommand {
             } else if let worker, let of {
                 ids = ids.filter { $0 % of == worker }
             }
-            let places = PublishTaskRunner.Places(plan: plan, release: release.map(URL.init(fileURLWithPath:)),
-                                                  site: site.map(URL.init(fileURLWithPath:)),
-                                                  scratch: scratch.map(URL.init(fileURLWithPath:)))
+            let places = PublishTaskRunner.Places(
+                plan: plan, release: release.map(URL.init(fileURLWithPath:)),
+                site: site.map(URL.init(fileURLWithPath:)),
+                scratch: scratch.map(URL.init(fileURLWithPath:)))
             if let scratch { try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true) }
             let quiet = json
-            try Publisher.runTasks(ids, of: plan, in: places, jobs: jobs ?? Publisher.defaultJobs,
-                                   log: { if !quiet { Output.error("  " + $0) } })
+            try Publisher.runTasks(
+                ids, of: plan, in: places, jobs: jobs ?? Publisher.defaultJobs,
+                log: { if !quiet { Output.error("  " + $0) } })
             if json { return Output.json(["version": plan.version, "tasks": "\(ids.count)"]) }
             Output.line("ran \(ids.count) of the \(plan.tasks.count) tasks of \(plan.version)")
         } catch {
@@ -194,12 +199,12 @@ struct ShardAssembleCommand: ParsableCommand {
         commandName: "assemble",
         abstract: "Check every task's output, then write the manifest and the signed catalog.",
         discussion: """
-        Refuses, listing them, while tasks have not finished, and refuses a site whose \
-        catalog changed since the plan. The new version becomes current only at the end.
+            Refuses, listing them, while tasks have not finished, and refuses a site whose \
+            catalog changed since the plan. The new version becomes current only at the end.
 
-        Examples:
-          maploader shard assemble n.json --key publisher.key
-        """)
+            Examples:
+              maploader shard assemble n.json --key publisher.key
+            """)
 
     @Argument(help: "The plan file.")
     var plan: String
@@ -223,9 +228,10 @@ struct ShardAssembleCommand: ParsableCommand {
         do {
             let plan = try PublishPlan.read(URL(fileURLWithPath: self.plan))
             let quiet = json
-            let report = try PublishAssembler.assemble(plan, site: site.map(URL.init(fileURLWithPath:)),
-                                                       keyFile: key.map(URL.init(fileURLWithPath:)), rekey: rekey,
-                                                       unsigned: unsigned, log: { if !quiet { Output.error("  " + $0) } })
+            let report = try PublishAssembler.assemble(
+                plan, site: site.map(URL.init(fileURLWithPath:)),
+                keyFile: key.map(URL.init(fileURLWithPath:)), rekey: rekey,
+                unsigned: unsigned, log: { if !quiet { Output.error("  " + $0) } })
             if json { return Output.json(report) }
             Output.line(report.summary)
         } catch {

@@ -7,15 +7,15 @@ struct DiskUsageCommand: AsyncParsableCommand {
         commandName: "du",
         abstract: "Show what each installed package and data group takes on disk.",
         discussion: """
-        Sizes are file lengths (as du --apparent-size counts them); a file shared by two \\
-        versions through a hard link is counted once. "other" is everything else in the data \\
-        directory: partial downloads, the manifest cache, versions a reader still holds; \\
-        maploader gc frees what of it is unused. Works offline.
+            Sizes are file lengths (as du --apparent-size counts them); a file shared by two \\
+            versions through a hard link is counted once. "other" is everything else in the data \\
+            directory: partial downloads, the manifest cache, versions a reader still holds; \\
+            maploader gc frees what of it is unused. Works offline.
 
-        Examples:
-          maploader du
-          maploader du --json
-        """)
+            Examples:
+              maploader du
+              maploader du --json
+            """)
 
     @OptionGroup var client: ClientOptions
 
@@ -33,8 +33,9 @@ struct DiskUsageCommand: AsyncParsableCommand {
         } else {
             Output.table(rows)
         }
-        Output.line("installed \(ByteFormat.string(usage.installedBytes)), other \(ByteFormat.string(usage.otherBytes)), " +
-                    "total \(ByteFormat.string(usage.totalBytes))")
+        Output.line(
+            "installed \(ByteFormat.string(usage.installedBytes)), other \(ByteFormat.string(usage.otherBytes)), "
+                + "total \(ByteFormat.string(usage.totalBytes))")
     }
 }
 
@@ -44,14 +45,14 @@ struct CollectGarbageCommand: AsyncParsableCommand {
         commandName: "gc",
         abstract: "Free disk space that no installed map needs.",
         discussion: """
-        Removes versions no reader holds any more, leftovers of interrupted operations, \\
-        partial downloads untouched for five minutes (a newer one may be resumed) and cached \\
-        manifests of versions no longer installed. Installed maps are never touched. Works \\
-        offline.
+            Removes versions no reader holds any more, leftovers of interrupted operations, \\
+            partial downloads untouched for five minutes (a newer one may be resumed) and cached \\
+            manifests of versions no longer installed. Installed maps are never touched. Works \\
+            offline.
 
-        Examples:
-          maploader gc
-        """)
+            Examples:
+              maploader gc
+            """)
 
     @OptionGroup var client: ClientOptions
 

@@ -7,15 +7,15 @@ struct TagCommand: AsyncParsableCommand {
         commandName: "tag",
         abstract: "Attach your own key=value metadata to an installed package, or show it.",
         discussion: """
-        Tags are kept across updates and removed with the package; info and list --json \\
-        show them. With no key=value and no --remove, prints the package's tags. Works \\
-        offline.
+            Tags are kept across updates and removed with the package; info and list --json \\
+            show them. With no key=value and no --remove, prints the package's tags. Works \\
+            offline.
 
-        Examples:
-          maploader tag de-berlin trip=2026-summer owner=fleet-7
-          maploader tag de-berlin --remove owner
-          maploader tag de-berlin
-        """)
+            Examples:
+              maploader tag de-berlin trip=2026-summer owner=fleet-7
+              maploader tag de-berlin --remove owner
+              maploader tag de-berlin
+            """)
 
     @OptionGroup var client: ClientOptions
 

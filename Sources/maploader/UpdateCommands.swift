@@ -41,21 +41,21 @@ struct UpdateCommand: AsyncParsableCommand {
         commandName: "update",
         abstract: "Update installed packages to the newest version.",
         discussion: """
-        --delta (the default) takes the cheapest verified patch chain per group and falls \
-        back to the full archive where no chain exists, it costs more, a patch is missing \
-        or fails its check, or installed files were changed. --full always downloads full \
-        archives. Selection changes (maploader groups) are applied too. All packages switch \
-        to the new version together.
+            --delta (the default) takes the cheapest verified patch chain per group and falls \
+            back to the full archive where no chain exists, it costs more, a patch is missing \
+            or fails its check, or installed files were changed. --full always downloads full \
+            archives. Selection changes (maploader groups) are applied too. All packages switch \
+            to the new version together.
 
-        For timers (scripts/systemd): --if-available first checks as a reader, without \
-        waiting for the data directory's write lock, and does nothing when there is no \
-        update; --quiet prints one line when something was updated and nothing otherwise. \
-        Both exit 0 when up to date or updated.
+            For timers (scripts/systemd): --if-available first checks as a reader, without \
+            waiting for the data directory's write lock, and does nothing when there is no \
+            update; --quiet prints one line when something was updated and nothing otherwise. \
+            Both exit 0 when up to date or updated.
 
-        Examples:
-          maploader update --dry-run
-          maploader update --if-available --quiet
-        """)
+            Examples:
+              maploader update --dry-run
+              maploader update --if-available --quiet
+            """)
 
     @OptionGroup var client: ClientOptions
 
@@ -109,7 +109,9 @@ struct VerifyCommand: AsyncParsableCommand {
             Output.json(report)
         } else {
             for problem in report.problems { Output.line("\(problem.package)/\(problem.group): \(problem.detail)") }
-            Output.line(report.ok ? "ok: \(report.groupsChecked) group(s) verified" : "\(report.problems.count) of \(report.groupsChecked) group(s) inconsistent")
+            Output.line(
+                report.ok
+                    ? "ok: \(report.groupsChecked) group(s) verified" : "\(report.problems.count) of \(report.groupsChecked) group(s) inconsistent")
         }
         if !report.ok { throw ExitCode(6) }
     }
@@ -139,13 +141,16 @@ extension UpdateStrategy: EnumerableFlag {}
 enum PlanPrinter {
     static func print(_ plan: Plan) {
         let rows = plan.steps.filter { $0.action != .keep }.map { step in
-            [step.name, step.action.rawValue,
-             step.method == .delta ? "patch " + step.chain.joined(separator: "→") : step.method.rawValue,
-             ByteFormat.string(step.downloadBytes), step.action == .remove ? "-" : ByteFormat.string(step.writeBytes), step.reason]
+            [
+                step.name, step.action.rawValue,
+                step.method == .delta ? "patch " + step.chain.joined(separator: "→") : step.method.rawValue,
+                ByteFormat.string(step.downloadBytes), step.action == .remove ? "-" : ByteFormat.string(step.writeBytes), step.reason,
+            ]
         }
         if !rows.isEmpty { Output.table([["GROUP", "ACTION", "HOW", "DOWNLOAD", "ON DISK", "WHY"]] + rows) }
-        Output.line("download \(ByteFormat.string(plan.downloadBytes)) (full archives: \(ByteFormat.string(plan.fullBytes))), " +
-                    "peak disk \(ByteFormat.string(plan.peakBytes))")
+        Output.line(
+            "download \(ByteFormat.string(plan.downloadBytes)) (full archives: \(ByteFormat.string(plan.fullBytes))), "
+                + "peak disk \(ByteFormat.string(plan.peakBytes))")
     }
 }
 

@@ -42,9 +42,11 @@ struct ParsingTests {
         #expect(request.header("range") == "bytes=0-1")
         #expect(request.header("HOST") == "h")
 
-        for garbage in ["hello\r\n\r\n", "GET /\r\n\r\n", "GET / HTTP/2.0\r\n\r\n", "GET  / HTTP/1.1\r\n\r\n",
-                        "GET / HTTP/1.1\r\nNo colon here\r\n\r\n", "GET / HTTP/1.1\r\n folded: x\r\n\r\n",
-                        "G\u{1}T / HTTP/1.1\r\n\r\n"] {
+        for garbage in [
+            "hello\r\n\r\n", "GET /\r\n\r\n", "GET / HTTP/2.0\r\n\r\n", "GET  / HTTP/1.1\r\n\r\n",
+            "GET / HTTP/1.1\r\nNo colon here\r\n\r\n", "GET / HTTP/1.1\r\n folded: x\r\n\r\n",
+            "G\u{1}T / HTTP/1.1\r\n\r\n",
+        ] {
             #expect(throws: HTTPRequest.ReadError.malformed) { try HTTPRequest.parse(Array(garbage.utf8)[...]) }
         }
         #expect(HTTPRequest.headEnd(in: Array("GET / HTTP/1.1\n\nrest".utf8), from: 0) == 16)

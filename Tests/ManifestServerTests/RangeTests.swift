@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import ManifestServer
 import Testing
@@ -87,20 +87,23 @@ struct RangeTests {
             #expect(matching.status == 206)
             #expect(matching.body == Array(bytes[0...9]))
 
-            let byDate = try await RawHTTP.request(port, "/a.bin",
-                                                   headers: ["Range": "bytes=0-9", "If-Range": lastModified])
+            let byDate = try await RawHTTP.request(
+                port, "/a.bin",
+                headers: ["Range": "bytes=0-9", "If-Range": lastModified])
             #expect(byDate.status == 206)
 
-            let stale = try await RawHTTP.request(port, "/a.bin",
-                                                  headers: ["Range": "bytes=0-9", "If-Range": "\"0-0\""])
+            let stale = try await RawHTTP.request(
+                port, "/a.bin",
+                headers: ["Range": "bytes=0-9", "If-Range": "\"0-0\""])
             #expect(stale.status == 200)
             #expect(stale.body == bytes)
 
             let weak = try await RawHTTP.request(port, "/a.bin", headers: ["Range": "bytes=0-9", "If-Range": "W/\(etag)"])
             #expect(weak.status == 200)
 
-            let oldDate = try await RawHTTP.request(port, "/a.bin",
-                                                    headers: ["Range": "bytes=0-9", "If-Range": "Sun, 06 Nov 1994 08:49:37 GMT"])
+            let oldDate = try await RawHTTP.request(
+                port, "/a.bin",
+                headers: ["Range": "bytes=0-9", "If-Range": "Sun, 06 Nov 1994 08:49:37 GMT"])
             #expect(oldDate.status == 200)
         }
     }

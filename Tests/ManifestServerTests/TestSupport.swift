@@ -82,8 +82,10 @@ enum RawHTTP {
     }
 
     /// Sends `method` (GET, HEAD, POST...) for `target` with extra header lines.
-    static func request(_ port: Int, _ method: String, _ target: String,
-                        headers: [String: String] = [:]) async throws -> RawResponse {
+    static func request(
+        _ port: Int, _ method: String, _ target: String,
+        headers: [String: String] = [:]
+    ) async throws -> RawResponse {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
         return try await send(port, text + "\r\n")
@@ -211,8 +213,9 @@ func streamAndCompare(port: Int, path: String, with file: URL) async throws -> S
 /// Resident set size of this process, from /proc/self/status, in bytes.
 func residentBytes() -> Int {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-          let kilobytes = Int(line.split(separator: " ")[1]) else { return 0 }
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let kilobytes = Int(line.split(separator: " ")[1])
+    else { return 0 }
     return kilobytes * 1024
 }
 

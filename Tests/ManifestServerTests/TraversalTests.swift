@@ -13,10 +13,13 @@ struct TraversalTests {
         return (site, secret)
     }
 
-    @Test("Dot-dot in any spelling is 404 and never returns the outside file",
-          arguments: ["/../secret.txt", "/inside/../../secret.txt", "/%2e%2e/secret.txt", "/%2E%2E/secret.txt",
-                      "/inside/..%2f..%2fsecret.txt", "/..%2fsecret.txt", "/../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd",
-                      "http://127.0.0.1/../secret.txt"])
+    @Test(
+        "Dot-dot in any spelling is 404 and never returns the outside file",
+        arguments: [
+            "/../secret.txt", "/inside/../../secret.txt", "/%2e%2e/secret.txt", "/%2E%2E/secret.txt",
+            "/inside/..%2f..%2fsecret.txt", "/..%2fsecret.txt", "/../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd",
+            "http://127.0.0.1/../secret.txt",
+        ])
     func dotDot(target: String) async throws {
         let (site, secret) = try siteWithSecret()
         try await withServer(site) { _, port async throws in
@@ -34,11 +37,13 @@ struct TraversalTests {
     func symlinks() async throws {
         let (site, _) = try siteWithSecret()
         let manager = FileManager.default
-        try manager.createSymbolicLink(at: site.root.appendingPathComponent("escape.txt"),
-                                       withDestinationURL: site.parent.appendingPathComponent("secret.txt"))
+        try manager.createSymbolicLink(
+            at: site.root.appendingPathComponent("escape.txt"),
+            withDestinationURL: site.parent.appendingPathComponent("secret.txt"))
         try manager.createSymbolicLink(at: site.root.appendingPathComponent("up"), withDestinationURL: site.parent)
-        try manager.createSymbolicLink(at: site.root.appendingPathComponent("alias.bin"),
-                                       withDestinationURL: site.root.appendingPathComponent("inside/ok.bin"))
+        try manager.createSymbolicLink(
+            at: site.root.appendingPathComponent("alias.bin"),
+            withDestinationURL: site.root.appendingPathComponent("inside/ok.bin"))
         try await withServer(site) { _, port async throws in
             #expect(try await RawHTTP.request(port, "/escape.txt").status == 404)
             #expect(try await RawHTTP.request(port, "/up/secret.txt").status == 404)

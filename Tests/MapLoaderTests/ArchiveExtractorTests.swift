@@ -7,14 +7,14 @@ import Testing
     /// Runs a Python snippet that writes `out.tar.gz` with tarfile `t` open.
     static func makeArchive(_ body: String, in dir: TemporaryDirectory) throws -> URL {
         let script = """
-        import tarfile, io
-        t = tarfile.open('\(dir.path("out.tar.gz").path)', 'w:gz')
-        def add(name, data=b'x', type=tarfile.REGTYPE, link=''):
-            info = tarfile.TarInfo(name); info.type = type; info.linkname = link; info.size = len(data) if type == tarfile.REGTYPE else 0
-            t.addfile(info, io.BytesIO(data) if type == tarfile.REGTYPE else None)
-        \(body.replacingOccurrences(of: "\n", with: "\n"))
-        t.close()
-        """
+            import tarfile, io
+            t = tarfile.open('\(dir.path("out.tar.gz").path)', 'w:gz')
+            def add(name, data=b'x', type=tarfile.REGTYPE, link=''):
+                info = tarfile.TarInfo(name); info.type = type; info.linkname = link; info.size = len(data) if type == tarfile.REGTYPE else 0
+                t.addfile(info, io.BytesIO(data) if type == tarfile.REGTYPE else None)
+            \(body.replacingOccurrences(of: "\n", with: "\n"))
+            t.close()
+            """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", script]
@@ -24,7 +24,9 @@ import Testing
         return dir.path("out.tar.gz")
     }
 
-    static func extract(_ body: String, limits: ArchiveExtractor.Limits = .init(files: 100, bytes: 1 << 20)) throws -> (Result<[FileEntry], any Error>, TemporaryDirectory) {
+    static func extract(_ body: String, limits: ArchiveExtractor.Limits = .init(files: 100, bytes: 1 << 20)) throws -> (
+        Result<[FileEntry], any Error>, TemporaryDirectory
+    ) {
         let dir = TemporaryDirectory()
         let archive = try makeArchive(body, in: dir)
         let destination = dir.path("dest")

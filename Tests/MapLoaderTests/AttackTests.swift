@@ -24,15 +24,19 @@ import MapPublisher
             let installed = try await CLI.run(["install", "de-berlin"], site: site, data: data)
             #expect(installed.status == 0, "\(installed.stderr)")
             before = try snapshot(data.appendingPathComponent("current"))
-            oldCatalog = (try Data(contentsOf: site.site.appendingPathComponent(SiteLayout.catalog)),
-                          try Data(contentsOf: site.site.appendingPathComponent(SiteLayout.catalogSignature)))
+            oldCatalog = (
+                try Data(contentsOf: site.site.appendingPathComponent(SiteLayout.catalog)),
+                try Data(contentsOf: site.site.appendingPathComponent(SiteLayout.catalogSignature))
+            )
             try site.publish(2)
         }
 
         /// Runs `command` against the site (or `server`) and expects it refused: `status`,
         /// one error line holding every one of `words`, the installed maps unchanged.
-        func expectRefused(_ command: [String], status: Int32, _ words: [String],
-                           against server: ManifestServer? = nil, fresh: Bool = false) async throws {
+        func expectRefused(
+            _ command: [String], status: Int32, _ words: [String],
+            against server: ManifestServer? = nil, fresh: Bool = false
+        ) async throws {
             let (result, _) = try await run(command, against: server ?? ManifestServer(root: site.site), fresh: fresh)
             #expect(result.status == status, "\(result.stderr)")
             let lines = result.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
@@ -49,14 +53,17 @@ import MapPublisher
 
         /// Runs a client command against `server` (the attacker), measuring peak memory;
         /// on the device, or on a new device (`fresh`) that reads the newest version.
-        func run(_ arguments: [String], against server: ManifestServer,
-                 fresh: Bool = false) async throws -> (result: CLI.Result, peakBytes: Int64) {
+        func run(
+            _ arguments: [String], against server: ManifestServer,
+            fresh: Bool = false
+        ) async throws -> (result: CLI.Result, peakBytes: Int64) {
             let port = try server.start()
             defer { server.stop() }
             let folder = fresh ? site.dir.path("fresh-\(UUID().uuidString)") : data
-            return try await CLI.runMeasuringMemory(arguments + [
-                "--server", "http://127.0.0.1:\(port)", "--data-dir", folder.path, "--trust-key", site.publicKey.base64,
-            ])
+            return try await CLI.runMeasuringMemory(
+                arguments + [
+                    "--server", "http://127.0.0.1:\(port)", "--data-dir", folder.path, "--trust-key", site.publicKey.base64,
+                ])
         }
 
         /// The installed maps are as they were before the attack.
@@ -91,8 +98,10 @@ import MapPublisher
 
     /// Rewrites the manifest of `version` (and the catalog that pins it) with `edit`, and
     /// signs the catalog with the publisher's own key: a compromised or buggy publisher.
-    static func publishSigned(_ site: TestSite, version: String, manifest edit: (inout Manifest) -> Void = { _ in },
-                              catalog editCatalog: (inout Catalog) -> Void = { _ in }) throws {
+    static func publishSigned(
+        _ site: TestSite, version: String, manifest edit: (inout Manifest) -> Void = { _ in },
+        catalog editCatalog: (inout Catalog) -> Void = { _ in }
+    ) throws {
         var manifest = try site.manifest(version)
         edit(&manifest)
         let bytes = try manifest.encoded()
@@ -170,8 +179,11 @@ import MapPublisher
             case .sizeOf5e18: artifact.size = 5_000_000_000_000_000_000
             case .negativeSize: artifact.size = -1
             case .patchOfMaxSize:
-                artifact.patches = [PatchEdge(from: "v0", to: "v1", sha256: artifact.sha256, size: .max,
-                                              fromTreeHash: artifact.treeHash, toTreeHash: artifact.treeHash)]
+                artifact.patches = [
+                    PatchEdge(
+                        from: "v0", to: "v1", sha256: artifact.sha256, size: .max,
+                        fromTreeHash: artifact.treeHash, toTreeHash: artifact.treeHash)
+                ]
             }
         }
     }
@@ -187,12 +199,14 @@ import MapPublisher
         // A new device reads v2 for everything; the device with v1 installed reads it to update.
         let commands = [["list"], ["info", "de-hamburg"], ["install", "--dry-run", "de-hamburg"], ["install", "de-hamburg"]]
         for command in commands + [["update"]] {
-            let (result, _) = try await device.run(command, against: ManifestServer(root: device.site.site),
-                                                   fresh: command != ["update"])
+            let (result, _) = try await device.run(
+                command, against: ManifestServer(root: device.site.site),
+                fresh: command != ["update"])
             #expect(result.status == 6, "\(command): \(result.stderr)")
             let lines = result.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
-            #expect(lines.count == 1 && lines[0].contains(number.field) && lines[0].contains("de-hamburg"),
-                    "\(command): \(result.stderr)")
+            #expect(
+                lines.count == 1 && lines[0].contains(number.field) && lines[0].contains("de-hamburg"),
+                "\(command): \(result.stderr)")
         }
         try device.expectUnchanged()
     }
@@ -202,9 +216,11 @@ import MapPublisher
     @Test(arguments: ["manifest size", "serial"])
     func signedCatalogNumbersOutOfRangeAreRefused(field: String) async throws {
         let device = try await Device()
-        try Self.publishSigned(device.site, version: "v2", catalog: { catalog in
-            if field == "serial" { catalog.serial = .max } else { catalog.versions[catalog.versions.count - 1].size = 1 << 62 }
-        })
+        try Self.publishSigned(
+            device.site, version: "v2",
+            catalog: { catalog in
+                if field == "serial" { catalog.serial = .max } else { catalog.versions[catalog.versions.count - 1].size = 1 << 62 }
+            })
         let (result, _) = try await device.run(["update"], against: ManifestServer(root: device.site.site))
         #expect(result.status == 6, "\(result.stderr)")
         let lines = result.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
@@ -280,11 +296,12 @@ import MapPublisher
         let badPort = try bad.start()
         let goodPort = try good.start()
         defer { bad.stop(); good.stop() }
-        let result = try await CLI.run(["install", "de-hamburg", "--server", "http://127.0.0.1:\(badPort)", "--server",
-                                        "http://127.0.0.1:\(goodPort)", "--data-dir", device.data.path])
+        let result = try await CLI.run([
+            "install", "de-hamburg", "--server", "http://127.0.0.1:\(badPort)", "--server",
+            "http://127.0.0.1:\(goodPort)", "--data-dir", device.data.path,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(try snapshot(device.data.appendingPathComponent("current/de-hamburg/base")) ==
-                snapshot(device.site.release(1, "de-hamburg", "base")))
+        #expect(try snapshot(device.data.appendingPathComponent("current/de-hamburg/base")) == snapshot(device.site.release(1, "de-hamburg", "base")))
     }
 
     /// Fast-forward: a leaked online key signs a catalog with a serial far ahead, which the
@@ -322,11 +339,11 @@ import MapPublisher
         catalog.serial = 2
         try catalog.jsonData().write(to: catalogURL)
         try ReleaseBuilder.make(at: key("r3"), revision: 3)
-        try Publisher.publish(release: key("r3"), site: device.site.site,
-                              options: PublishOptions(version: "v3", level: 3, validity: 3600, keyFile: key("online-2.key")))
+        try Publisher.publish(
+            release: key("r3"), site: device.site.site,
+            options: PublishOptions(version: "v3", level: 3, validity: 3600, keyFile: key("online-2.key")))
         let (updated, _) = try await device.run(["update"], against: ManifestServer(root: device.site.site))
         #expect(updated.status == 0, "\(updated.stderr)")
-        #expect(try snapshot(device.data.appendingPathComponent("current/de-berlin/base")) ==
-                snapshot(device.site.release(3, "de-berlin", "base")))
+        #expect(try snapshot(device.data.appendingPathComponent("current/de-berlin/base")) == snapshot(device.site.release(3, "de-berlin", "base")))
     }
 }

@@ -16,8 +16,10 @@ import MapPublisher
     @Test func negativeCoordinatesAndLatLonPairsLocate() throws {
         let site = try TestSite()
         let data = site.dir.path("data")
-        for (arguments, expected) in [(["37.77", "-122.42"], nil), (["52.52,13.40"], "de-berlin"),
-                                      (["52.5", "13.4"], "de-berlin")] as [([String], String?)] {
+        for (arguments, expected) in [
+            (["37.77", "-122.42"], nil), (["52.52,13.40"], "de-berlin"),
+            (["52.5", "13.4"], "de-berlin"),
+        ] as [([String], String?)] {
             let result = try CLI.run(["locate"] + arguments + ["--json"] + CLI.client(site, data))
             let object = try Self.json(result)
             if let expected {
@@ -110,8 +112,11 @@ import MapPublisher
         let site = try TestSite(revisions: [1])
         let data = site.dir.path("data")
         func run(_ arguments: [String], server: String? = nil) throws -> CLI.Result {
-            try CLI.run(arguments + ["--server", server ?? site.url, "--data-dir", data.path,
-                                     "--trust-key", site.publicKey.base64])
+            try CLI.run(
+                arguments + [
+                    "--server", server ?? site.url, "--data-dir", data.path,
+                    "--trust-key", site.publicKey.base64,
+                ])
         }
         #expect(try run(["install", "de-berlin"]).status == 0)
         #expect(try run(["check-update"]).status == 0)
@@ -131,12 +136,21 @@ import MapPublisher
         #expect(try run(["list"], server: "127.0.0.1:8080").status == 64)
         #expect(try await CLI.run(["list", "--data-dir", "", "--server", site.url]).status == 64)
         #expect(try await CLI.run(["keygen", site.dir.path("publisher.key").path]).status == 64)
-        #expect(try await CLI.run(["publish", site.dir.path("r1").path, "--site", site.site.path, "--version", "v9",
-                             "--level", "99"]).status == 64)
-        #expect(try await CLI.run(["publish", site.dir.path("r1").path, "--site", site.site.path, "--version", "v9",
-                             "--patch-depth", "-1"]).status == 64)
-        #expect(try await CLI.run(["publish", site.dir.path("r1").path, "--site", site.site.path, "--version", "v9",
-                             "--valid-days", "-5"]).status == 64)
+        #expect(
+            try await CLI.run([
+                "publish", site.dir.path("r1").path, "--site", site.site.path, "--version", "v9",
+                "--level", "99",
+            ]).status == 64)
+        #expect(
+            try await CLI.run([
+                "publish", site.dir.path("r1").path, "--site", site.site.path, "--version", "v9",
+                "--patch-depth", "-1",
+            ]).status == 64)
+        #expect(
+            try await CLI.run([
+                "publish", site.dir.path("r1").path, "--site", site.site.path, "--version", "v9",
+                "--valid-days", "-5",
+            ]).status == 64)
         // 3: update available; 6: verify finds a change.
         try site.publish(2)
         #expect(try run(["check-update"]).status == 3)
@@ -167,9 +181,11 @@ import MapPublisher
         #expect(try CrashTests.installed(data) == before)
         // 9: the installed version is gone from the site (a new site holding only v2).
         let fresh = TemporaryDirectory("maploader-fresh")
-        try Publisher.publish(release: site.dir.path("r2"), site: fresh.path("site"),
-                              options: PublishOptions(version: "v2", level: 3, validity: 3600,
-                                                      keyFile: site.dir.path("publisher.key")))
+        try Publisher.publish(
+            release: site.dir.path("r2"), site: fresh.path("site"),
+            options: PublishOptions(
+                version: "v2", level: 3, validity: 3600,
+                keyFile: site.dir.path("publisher.key")))
         // Its serial must not be older than the one this device accepted (2).
         for _ in 0..<2 { try Publisher.resign(site: fresh.path("site"), keyFile: site.dir.path("publisher.key"), validity: 3600) }
         let other = ManifestServer(root: fresh.path("site"))
@@ -191,13 +207,15 @@ import MapPublisher
         let home = site.dir.path("home")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         let data = site.dir.path("data")
-        let result = try CLI.run(["install", "de-berlin"] + CLI.client(site, data),
-                                 environment: ["HOME": home.path, "XDG_CACHE_HOME": "", "XDG_DATA_HOME": ""])
+        let result = try CLI.run(
+            ["install", "de-berlin"] + CLI.client(site, data),
+            environment: ["HOME": home.path, "XDG_CACHE_HOME": "", "XDG_DATA_HOME": ""])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: home.path).isEmpty)
         // With no data directory named, maps go below $HOME (not the password database's home).
-        let defaulted = try CLI.run(["install", "ch", "--server", site.url, "--trust-key", site.publicKey.base64],
-                                    environment: ["HOME": home.path, "XDG_CACHE_HOME": "", "XDG_DATA_HOME": ""])
+        let defaulted = try CLI.run(
+            ["install", "ch", "--server", site.url, "--trust-key", site.publicKey.base64],
+            environment: ["HOME": home.path, "XDG_CACHE_HOME": "", "XDG_DATA_HOME": ""])
         #expect(defaulted.status == 0, "\(defaulted.stderr)")
         #expect(FileManager.default.fileExists(atPath: home.path + "/.local/share/maploader/current/ch/base"))
     }
@@ -271,8 +289,9 @@ import MapPublisher
         let data = site.dir.path("data")
         let transcript = site.dir.path("pty.out")
         // `script` gives the CLI a real terminal, 40 columns wide.
-        let command = "stty cols 40; \(CLI.binary.path) install germany --server http://127.0.0.1:\(port) " +
-            "--data-dir \(data.path) --trust-key \(site.publicKey.base64)"
+        let command =
+            "stty cols 40; \(CLI.binary.path) install germany --server http://127.0.0.1:\(port) "
+            + "--data-dir \(data.path) --trust-key \(site.publicKey.base64)"
         let script = Process()
         script.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         script.arguments = ["-qfec", command, transcript.path]

@@ -58,8 +58,10 @@ import MapPublisher
     /// Kills `arguments` at random instants, `trials` times, each from the state `prepare`
     /// makes; `new` is what an uninterrupted run leaves. The site is served slowly so the
     /// operation, not the process start, fills most of the run.
-    func trial(_ name: String, site: TestSite, arguments: [String], bytesPerSecond: Int,
-               prepare: (URL) throws -> Void) throws {
+    func trial(
+        _ name: String, site: TestSite, arguments: [String], bytesPerSecond: Int,
+        prepare: (URL) throws -> Void
+    ) throws {
         let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: bytesPerSecond))
         let server = TestSiteView(url: "http://127.0.0.1:\(try slow.start())", publicKey: site.publicKey)
         defer { slow.stop() }
@@ -102,7 +104,9 @@ import MapPublisher
         }
         // The trials prove something only if kills landed while the operation was at work.
         #expect(midOperation >= Self.trials / 3, "only \(midOperation) of \(Self.trials) kills landed mid-operation")
-        print("crash trials \(name): \(Self.trials) runs, kills spread over \(String(format: "%.2f", duration)) s; \(midOperation) landed mid-operation (work in progress on disk); killed before exit \(killedOld + killedNew) (old state kept \(killedOld), new state \(killedNew))")
+        print(
+            "crash trials \(name): \(Self.trials) runs, kills spread over \(String(format: "%.2f", duration)) s; \(midOperation) landed mid-operation (work in progress on disk); killed before exit \(killedOld + killedNew) (old state kept \(killedOld), new state \(killedNew))"
+        )
     }
 
     /// Whether an operation left work in progress: a generation being built or a download.
@@ -123,10 +127,12 @@ import MapPublisher
         let template = site.dir.path("template")
         #expect(try Self.run(["install", "germany"], site: site, data: template).status == 0)
         try site.publish(2)
-        try trial("update", site: site, arguments: ["update"], bytesPerSecond: 20_000, prepare: { data in
-            try? FileManager.default.removeItem(at: data)
-            try FileManager.default.copyItem(at: template, to: data)
-        })
+        try trial(
+            "update", site: site, arguments: ["update"], bytesPerSecond: 20_000,
+            prepare: { data in
+                try? FileManager.default.removeItem(at: data)
+                try FileManager.default.copyItem(at: template, to: data)
+            })
     }
 
     @Test func downloadCutByDeathResumesFromItsPartialFile() throws {
@@ -135,10 +141,12 @@ import MapPublisher
         let release = site.dir.path("big")
         try ReleaseBuilder.make(at: release, revision: 1)
         var rng = SeededGenerator(seed: 9)
-        try ReleaseBuilder(root: release).write(Data((0..<1_500_000).map { _ in UInt8.random(in: 0...255, using: &rng) }),
-                                                "de-hamburg/base/big.bin")
-        try Publisher.publish(release: release, site: site.site,
-                              options: PublishOptions(version: "v2", level: 3, validity: 3600, keyFile: site.dir.path("publisher.key")))
+        try ReleaseBuilder(root: release).write(
+            Data((0..<1_500_000).map { _ in UInt8.random(in: 0...255, using: &rng) }),
+            "de-hamburg/base/big.bin")
+        try Publisher.publish(
+            release: release, site: site.site,
+            options: PublishOptions(version: "v2", level: 3, validity: 3600, keyFile: site.dir.path("publisher.key")))
         let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: 600_000))
         let port = try slow.start()
         defer { slow.stop() }

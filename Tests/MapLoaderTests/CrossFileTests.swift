@@ -21,7 +21,8 @@ import MapPublisher
                 name += " (renamed)"
                 shown += 1000
             }
-            let line = "\(id)\t\(name)\t\(Double(rng.next() % 180_000) / 1000 - 90)\t\(Double(rng.next() % 360_000) / 1000 - 180)\t\(shown)\tEurope/Berlin\n"
+            let line =
+                "\(id)\t\(name)\t\(Double(rng.next() % 180_000) / 1000 - 90)\t\(Double(rng.next() % 360_000) / 1000 - 180)\t\(shown)\tEurope/Berlin\n"
             rows.append((name, population, line))
         }
         for threshold in [500, 1000, 5000, 15000] {
@@ -43,22 +44,26 @@ import MapPublisher
             try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("alone"), options: perFile)
         }
         let together = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("together"),
-                                   options: PatchOptions(level: 9))
+            try PatchBuilder.build(
+                from: dir.path("old"), to: dir.path("new"), output: dir.path("together"),
+                options: PatchOptions(level: 9))
         }
         #expect(together.files.contains { $0.encoding == .crossDelta })
         // cities500 holds every city the other cuts hold: with the new cuts produced before it
         // as references, its renames are mostly paid for already (3.0 kB here, against 5.0 kB
         // for its best encoding alone, a suffix-array delta, and 10.2 kB for a zstd delta).
         let superset = try #require(together.file("cities500.csv")), single = try #require(alone.file("cities500.csv"))
-        #expect(superset.encoding == .crossDelta && superset.payloadBytes * 3 < single.payloadBytes * 2,
-                "cities500.csv: \(superset.payloadBytes) B with references, \(single.payloadBytes) B alone")
-        #expect(together.patchBytes < alone.patchBytes,
-                "with references \(together.patchBytes) B, file by file \(alone.patchBytes) B")
+        #expect(
+            superset.encoding == .crossDelta && superset.payloadBytes * 3 < single.payloadBytes * 2,
+            "cities500.csv: \(superset.payloadBytes) B with references, \(single.payloadBytes) B alone")
+        #expect(
+            together.patchBytes < alone.patchBytes,
+            "with references \(together.patchBytes) B, file by file \(alone.patchBytes) B")
         let out = dir.path("out")
         _ = try PatchApplier.apply(patch: dir.path("together"), oldTree: dir.path("old"), into: out)
         for threshold in [500, 1000, 5000, 15000] {
-            #expect(try Data(contentsOf: out.appendingPathComponent("cities\(threshold).csv"))
+            #expect(
+                try Data(contentsOf: out.appendingPathComponent("cities\(threshold).csv"))
                     == Data(contentsOf: dir.path("new/cities\(threshold).csv")))
         }
     }

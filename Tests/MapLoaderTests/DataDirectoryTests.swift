@@ -109,7 +109,9 @@ import Testing
         /// Waits, off Swift's pool, until the operation reached the gate.
         func waitUntilReached() async {
             await withCheckedContinuation { continuation in
-                DispatchQueue.global().async { self.reached.wait(); continuation.resume() }
+                DispatchQueue.global().async {
+                    self.reached.wait(); continuation.resume()
+                }
             }
         }
     }
@@ -167,8 +169,9 @@ import Testing
 
         // Two updates later the pinned files are still v1, byte for byte; current is v3.
         #expect(try MapLoaderTests.snapshot(snapshot.url(package: "de-berlin", group: "base")) == v1)
-        #expect(try MapLoaderTests.snapshot(loader.currentFolder.appendingPathComponent("de-berlin/base")) ==
-                MapLoaderTests.snapshot(site.release(3, "de-berlin", "base")))
+        #expect(
+            try MapLoaderTests.snapshot(loader.currentFolder.appendingPathComponent("de-berlin/base"))
+                == MapLoaderTests.snapshot(site.release(3, "de-berlin", "base")))
         let generations = loader.configuration.dataDirectory.appendingPathComponent("generations")
         #expect(try FileManager.default.contentsOfDirectory(atPath: generations.path).count == 2)
 
@@ -283,7 +286,8 @@ import Testing
         // below then fails.)
         var polls = 0
         while waiting.0.isRunning, polls < 3_000,
-              !((try? String(contentsOf: waiting.errors, encoding: .utf8)) ?? "").contains("waiting for another maploader") {
+            !((try? String(contentsOf: waiting.errors, encoding: .utf8)) ?? "").contains("waiting for another maploader")
+        {
             try await Task.sleep(for: .milliseconds(20))
             polls += 1
         }

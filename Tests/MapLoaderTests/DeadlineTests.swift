@@ -8,9 +8,11 @@ import Testing
 @Suite struct DeadlineTests {
     /// A loader with fast deadlines and plenty of retries, and the events it reports.
     static func loader(server: String, data: URL, deadlines: TransferDeadlines) -> (MapLoader, EventLog, Task<Void, Never>) {
-        let loader = MapLoader(configuration: .init(server: server, dataDirectory: data,
-                                                    retry: RetryPolicy(attempts: 6, initialDelay: 0.01, maxDelay: 0.02),
-                                                    deadlines: deadlines, trust: TrustPolicy(allowUnsigned: true)))
+        let loader = MapLoader(
+            configuration: .init(
+                server: server, dataDirectory: data,
+                retry: RetryPolicy(attempts: 6, initialDelay: 0.01, maxDelay: 0.02),
+                deadlines: deadlines, trust: TrustPolicy(allowUnsigned: true)))
         let log = EventLog()
         let events = loader.events()
         let collector = Task { for await event in events { await log.append(event) } }
@@ -42,8 +44,9 @@ import Testing
         let listener = try SilentListener()
         defer { listener.close() }
         let dir = TemporaryDirectory()
-        let (loader, log, collector) = Self.loader(server: "http://127.0.0.1:\(listener.port)", data: dir.path("data"),
-                                                   deadlines: TransferDeadlines(stall: 0.5))
+        let (loader, log, collector) = Self.loader(
+            server: "http://127.0.0.1:\(listener.port)", data: dir.path("data"),
+            deadlines: TransferDeadlines(stall: 0.5))
         await #expect {
             try await loader.install(["de-berlin"])
         } throws: { error in
@@ -58,8 +61,10 @@ import Testing
     /// Installs through the test site served at `bytesPerSecond` with `deadlines`; the install
     /// must fail with a network error whose reason contains `expected` (given the port), and
     /// leave nothing installed.
-    func expectSlowServerFails(bytesPerSecond: Int, deadlines: TransferDeadlines,
-                               _ expected: (Int) -> String) async throws {
+    func expectSlowServerFails(
+        bytesPerSecond: Int, deadlines: TransferDeadlines,
+        _ expected: (Int) -> String
+    ) async throws {
         let site = try TestSite()
         let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: bytesPerSecond))
         let port = try slow.start()
@@ -79,8 +84,10 @@ import Testing
 
     @Test func dribblingServerFailsBelowTheMinimumRate() async throws {
         // 200 bytes a second: the catalog arrives, slowly, far below 5 kB/s.
-        try await expectSlowServerFails(bytesPerSecond: 200,
-                                        deadlines: TransferDeadlines(stall: 30, minimumRate: 5_000, rateWindow: 0.5)) {
+        try await expectSlowServerFails(
+            bytesPerSecond: 200,
+            deadlines: TransferDeadlines(stall: 30, minimumRate: 5_000, rateWindow: 0.5)
+        ) {
             "127.0.0.1:\($0) is too slow"
         }
     }

@@ -61,7 +61,7 @@ extension DeltaTests {
             let huge = dir.path("huge.bin")
             #expect(FileManager.default.createFile(atPath: huge.path, contents: nil))
             let handle = try FileHandle(forWritingTo: huge)
-            try handle.truncate(atOffset: UInt64(ZstdDelta.maxFileSize) + 1)   // sparse: no disk used
+            try handle.truncate(atOffset: UInt64(ZstdDelta.maxFileSize) + 1)  // sparse: no disk used
             try handle.close()
             Trees.write(Array("small".utf8), "small.bin", in: dir.url)
             #expect(throws: PatchBuildError.self) {
@@ -74,7 +74,7 @@ extension DeltaTests {
             let huge = dir.path("huge.bin")
             #expect(FileManager.default.createFile(atPath: huge.path, contents: nil))
             let handle = try FileHandle(forWritingTo: huge)
-            try handle.truncate(atOffset: UInt64(ZstdDelta.maxFileSize) + 1)   // sparse: no disk used
+            try handle.truncate(atOffset: UInt64(ZstdDelta.maxFileSize) + 1)  // sparse: no disk used
             try handle.close()
             Trees.write(Array(String(repeating: "compressible ", count: 500).utf8), "small.bin", in: dir.url)
             let chooser = PayloadChooser(compressor: try ZstdCompressor(), level: 3, workDirectory: dir.url.path)
@@ -89,8 +89,12 @@ extension DeltaTests {
             let dir = TemporaryDirectory()
             let (old, new) = pair(in: dir)
             _ = try ZstdDelta.encode(new: new, old: old, to: dir.path("ours.zst"), level: 3)
-            try run("/usr/bin/zstd", ["-q", "-d", "-f", "--patch-from=\(old.path)", dir.path("ours.zst").path,
-                                      "-o", dir.path("cli-out").path])
+            try run(
+                "/usr/bin/zstd",
+                [
+                    "-q", "-d", "-f", "--patch-from=\(old.path)", dir.path("ours.zst").path,
+                    "-o", dir.path("cli-out").path,
+                ])
             #expect(try Data(contentsOf: dir.path("cli-out")) == Data(contentsOf: new))
             try run("/usr/bin/zstd", ["-q", "-f", "-3", "--patch-from=\(old.path)", new.path, "-o", dir.path("cli.zst").path])
             try ZstdDelta.decode(delta: dir.path("cli.zst"), old: old, to: dir.path("our-out"))

@@ -11,9 +11,10 @@ extension DeltaTests {
             let raw = PatchManifestEncoder.encode(manifest)
             let spool = url.path + ".payloads"
             try Data(payloads).write(to: URL(fileURLWithPath: spool))
-            try PatchContainerWriter.write(rawManifestCount: raw.count,
-                                           compressedManifest: try PatchContainerWriter.compressManifest(raw, level: 3),
-                                           payloads: spool, to: url)
+            try PatchContainerWriter.write(
+                rawManifestCount: raw.count,
+                compressedManifest: try PatchContainerWriter.compressManifest(raw, level: 3),
+                payloads: spool, to: url)
         }
 
         private let someHash = SHA256Hash(bytes: [UInt8](repeating: 7, count: 32))!
@@ -22,9 +23,11 @@ extension DeltaTests {
         func unsafeTargetPathIsRejected(path: String) throws {
             let dir = TemporaryDirectory()
             let patch = dir.path("p")
-            let manifest = PatchManifest(sources: [], targets: [
-                .init(path: path, size: 4, sha256: someHash, origin: .add(.init(encoding: .stored, length: 4))),
-            ], deletions: [])
+            let manifest = PatchManifest(
+                sources: [],
+                targets: [
+                    .init(path: path, size: 4, sha256: someHash, origin: .add(.init(encoding: .stored, length: 4)))
+                ], deletions: [])
             try craft(manifest, payloads: Array("evil".utf8), to: patch)
             let out = dir.path("inner/out")
             try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
@@ -38,9 +41,11 @@ extension DeltaTests {
         func unsafeSourcePathIsRejected(path: String) throws {
             let dir = TemporaryDirectory()
             let patch = dir.path("p")
-            let manifest = PatchManifest(sources: [.init(path: path, sha256: someHash)], targets: [
-                .init(path: "x", size: 0, sha256: someHash, origin: .copy(source: 0)),
-            ], deletions: [])
+            let manifest = PatchManifest(
+                sources: [.init(path: path, sha256: someHash)],
+                targets: [
+                    .init(path: "x", size: 0, sha256: someHash, origin: .copy(source: 0))
+                ], deletions: [])
             try craft(manifest, to: patch)
             let error = patchError { try PatchApplier.apply(patch: patch, oldTree: dir.path("old"), into: dir.path("out")) }
             #expect(error == .unsafePath(path))
@@ -50,10 +55,13 @@ extension DeltaTests {
             let dir = TemporaryDirectory()
             let patch = dir.path("p")
             let add = PatchManifest.Origin.add(.init(encoding: .stored, length: 0))
-            try craft(PatchManifest(sources: [], targets: [
-                .init(path: "a", size: 0, sha256: someHash, origin: add),
-                .init(path: "a/b", size: 0, sha256: someHash, origin: add),
-            ], deletions: []), to: patch)
+            try craft(
+                PatchManifest(
+                    sources: [],
+                    targets: [
+                        .init(path: "a", size: 0, sha256: someHash, origin: add),
+                        .init(path: "a/b", size: 0, sha256: someHash, origin: add),
+                    ], deletions: []), to: patch)
             guard case .corrupt? = patchError({ _ = try PatchContainer.manifest(at: patch) }) else {
                 Issue.record("nested target accepted"); return
             }
@@ -106,8 +114,10 @@ extension DeltaTests {
             var thrown = 0
             for i in 0..<60 {
                 var damaged = bytes
-                let position = i < 20 ? Int.random(in: 0..<min(400, bytes.count), using: &rng)
-                                      : Int.random(in: 0..<bytes.count, using: &rng)
+                let position =
+                    i < 20
+                    ? Int.random(in: 0..<min(400, bytes.count), using: &rng)
+                    : Int.random(in: 0..<bytes.count, using: &rng)
                 damaged[position] ^= UInt8.random(in: 1...255, using: &rng)
                 let url = release.directory.path("f\(i)")
                 try Data(damaged).write(to: url)

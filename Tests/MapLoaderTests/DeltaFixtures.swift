@@ -2,7 +2,7 @@ import Foundation
 @testable import MapLoader
 import MapPublisher
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SeededGenerator {
@@ -15,8 +15,10 @@ extension SeededGenerator {
 /// Map-like test data: fixed-size records (id, coordinates, type, flags, name).
 enum Records {
     static let size = 44
-    private static let words = ["Main", "High", "Church", "Station", "Park", "Mill", "Bridge", "Lake", "River",
-                                "North", "South", "Market", "School", "Road", "Street", "Lane", "Hill"]
+    private static let words = [
+        "Main", "High", "Church", "Station", "Park", "Mill", "Bridge", "Lake", "River",
+        "North", "South", "Market", "School", "Road", "Street", "Lane", "Hill",
+    ]
 
     /// One record.
     static func record(id: UInt32, lat: Int32, lon: Int32, using rng: inout SeededGenerator) -> [UInt8] {
@@ -116,8 +118,10 @@ struct SampleRelease {
     /// Paths the fixture leaves unchanged.
     static let unchanged = ["docs/readme.txt", "meta/empty.dat", "tiles/0/0/0.mvt", "tiles/2/5/5.mvt"]
     /// New path → the old path with the same bytes (a move and a duplicate).
-    static let copies = ["tiles/moved/0-1-1.mvt": "tiles/0/1/1.mvt", "tiles/dup.mvt": "tiles/0/0/0.mvt",
-                         "meta/new-empty.dat": "meta/empty.dat"]
+    static let copies = [
+        "tiles/moved/0-1-1.mvt": "tiles/0/1/1.mvt", "tiles/dup.mvt": "tiles/0/0/0.mvt",
+        "meta/new-empty.dat": "meta/empty.dat",
+    ]
 
     init() {
         var rng = SeededGenerator(seed: 1)
@@ -153,17 +157,17 @@ struct SampleRelease {
                         .flatMap { $0 }
                     Trees.write(tile, path, in: old)
                     if path == "tiles/0/1/1.mvt" {
-                        Trees.write(tile, "tiles/moved/0-1-1.mvt", in: new)             // moved
+                        Trees.write(tile, "tiles/moved/0-1-1.mvt", in: new)  // moved
                         continue
                     }
                     switch (z * 36 + x * 6 + y) % 9 {
-                    case 0 where path != "tiles/0/0/0.mvt": continue                   // deleted
+                    case 0 where path != "tiles/0/0/0.mvt": continue  // deleted
                     case 2, 3:
                         var changed = tile
-                        changed[changed.count / 2] &+= 1                                // edited
+                        changed[changed.count / 2] &+= 1  // edited
                         Trees.write(changed, path, in: new)
                     default:
-                        Trees.write(tile, path, in: new)                                // unchanged
+                        Trees.write(tile, path, in: new)  // unchanged
                     }
                 }
             }

@@ -36,11 +36,13 @@ extension DeltaTests {
             let oldTree = dir.path("old"), newTree = dir.path("new")
             try FileManager.default.createDirectory(at: oldTree, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: newTree, withIntermediateDirectories: true)
-            let expected = try writePair(old: oldTree.appendingPathComponent("planet.bin"),
-                                         new: newTree.appendingPathComponent("planet.bin"))
+            let expected = try writePair(
+                old: oldTree.appendingPathComponent("planet.bin"),
+                new: newTree.appendingPathComponent("planet.bin"))
 
-            let stats = try PatchBuilder.build(from: oldTree, to: newTree, output: dir.path("p"),
-                                               options: PatchOptions(level: 3))
+            let stats = try PatchBuilder.build(
+                from: oldTree, to: newTree, output: dir.path("p"),
+                options: PatchOptions(level: 3))
             check(stats.file("planet.bin")?.encoding == .segmentedDelta, "planet.bin is not a segmented delta")
             check(stats.patchBytes < 64 << 10, "patch is \(stats.patchBytes) bytes")
             let files: [FileEntry]

@@ -9,8 +9,9 @@ extension DeltaTests {
         @Test func resultTreeEqualsTargetByteForByte() throws {
             let release = SampleRelease()
             let patch = release.directory.path("p.mlpatch")
-            let stats = try PatchBuilder.build(from: release.old, to: release.new, output: patch,
-                                               options: PatchOptions(level: 3))
+            let stats = try PatchBuilder.build(
+                from: release.old, to: release.new, output: patch,
+                options: PatchOptions(level: 3))
             let out = release.directory.path("out")
             let files = try PatchApplier.apply(patch: patch, oldTree: release.old, into: out)
 

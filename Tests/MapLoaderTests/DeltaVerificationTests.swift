@@ -92,13 +92,15 @@ extension DeltaTests {
             let bytes = Array("same bytes on another device\n".utf8)
             try Data(bytes).write(to: shm)
             let hash = SHA256Hash.of(bytes.withUnsafeBytes { UnsafeRawBufferPointer($0) })
-            let linked = try TreeLinker.linkOrCopy(source: shm.path, destination: dir.path("copy").path,
-                                                   displayPath: "copy", sha256: hash, size: Int64(bytes.count))
+            let linked = try TreeLinker.linkOrCopy(
+                source: shm.path, destination: dir.path("copy").path,
+                displayPath: "copy", sha256: hash, size: Int64(bytes.count))
             #expect(!linked)
             #expect(try Data(contentsOf: dir.path("copy")) == Data(bytes))
             let wrong = patchError {
-                try TreeLinker.linkOrCopy(source: shm.path, destination: dir.path("copy2").path, displayPath: "copy2",
-                                          sha256: SHA256Hash(bytes: [UInt8](repeating: 0, count: 32))!, size: Int64(bytes.count))
+                try TreeLinker.linkOrCopy(
+                    source: shm.path, destination: dir.path("copy2").path, displayPath: "copy2",
+                    sha256: SHA256Hash(bytes: [UInt8](repeating: 0, count: 32))!, size: Int64(bytes.count))
             }
             guard case .outputMismatch? = wrong else { Issue.record("copy was not verified"); return }
         }

@@ -95,8 +95,9 @@ struct DiskSpaceTests {
     /// each patch writes), and the update lands.
     @Test func aDeltaUpdateNeedsRoomForTheChangedFilesOnly() async throws {
         let dir = TemporaryDirectory()
-        let tree = ReleaseTree(groups: [DataGroup(id: "base", title: "Base", required: true, default: true)],
-                               root: PackageNode(id: "world", title: "World", children: [PackageNode(id: "region", title: "Region")]))
+        let tree = ReleaseTree(
+            groups: [DataGroup(id: "base", title: "Base", required: true, default: true)],
+            root: PackageNode(id: "world", title: "World", children: [PackageNode(id: "region", title: "Region")]))
         var rng = SeededGenerator(seed: 23)
         let files = (0..<40).map { _ in (0..<240_000).map { _ in UInt8.random(in: 0...255, using: &rng) } }
         let key = try SigningKeyFile.generate(at: dir.path("publisher.key"))
@@ -109,8 +110,9 @@ struct DiskSpaceTests {
                 if revision == 2, index == 7 { for offset in stride(from: 0, to: 2_000, by: 100) { bytes[offset] ^= 0xFF } }
                 try builder.write(Data(bytes), "region/base/tile-\(index).bin")
             }
-            try Publisher.publish(release: release, site: dir.path("site"),
-                                  options: PublishOptions(version: "v\(revision)", level: 3, validity: 3600, keyFile: dir.path("publisher.key")))
+            try Publisher.publish(
+                release: release, site: dir.path("site"),
+                options: PublishOptions(version: "v\(revision)", level: 3, validity: 3600, keyFile: dir.path("publisher.key")))
         }
         try publish(1)
         let mount = try ReadOnlyMount(size: "20m")
@@ -129,7 +131,8 @@ struct DiskSpaceTests {
         #expect(step.method == .delta)
         #expect(check.plan.peakBytes < 1_000_000, "the plan needs \(check.plan.peakBytes) B for one changed 240 kB file")
         _ = try await loader.performUpdate()
-        #expect(try Data(contentsOf: loader.currentFolder.appendingPathComponent("region/base/tile-7.bin")) ==
-                Data(contentsOf: dir.path("r2/data/region/base/tile-7.bin")))
+        #expect(
+            try Data(contentsOf: loader.currentFolder.appendingPathComponent("region/base/tile-7.bin"))
+                == Data(contentsOf: dir.path("r2/data/region/base/tile-7.bin")))
     }
 }

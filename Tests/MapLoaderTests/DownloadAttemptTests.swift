@@ -9,10 +9,13 @@ import MapTransfer
     static let t0 = ContinuousClock.now
     static let url = "http://maps.example:8080/blobs/sha256/ab/ab12"
 
-    static func attempt(_ limit: TransferLimit = .exactly(16_395), offset: Int64 = 0, window: Int64? = nil,
-                        deadlines: TransferDeadlines = .init(), giveUp: ContinuousClock.Instant? = nil) -> DownloadAttempt {
-        DownloadAttempt(url: url, host: "maps.example:8080", limit: limit, window: window, offset: offset, validator: "\"v1\"",
-                        deadlines: deadlines, giveUp: giveUp, now: t0)
+    static func attempt(
+        _ limit: TransferLimit = .exactly(16_395), offset: Int64 = 0, window: Int64? = nil,
+        deadlines: TransferDeadlines = .init(), giveUp: ContinuousClock.Instant? = nil
+    ) -> DownloadAttempt {
+        DownloadAttempt(
+            url: url, host: "maps.example:8080", limit: limit, window: window, offset: offset, validator: "\"v1\"",
+            deadlines: deadlines, giveUp: giveUp, now: t0)
     }
 
     static func detail(_ action: DownloadAttempt.HeadAction) -> String? {
@@ -34,46 +37,78 @@ import MapTransfer
     }
 
     static let heads: [HeadRow] = [
-        HeadRow(name: "a whole file as pinned", limit: .exactly(16_395), offset: 0, window: nil, status: 200, length: 16_395,
-                range: nil) { $0 == .append },
-        HeadRow(name: "a body of unknown length is taken (and bounded as it comes)", limit: .exactly(16_395), offset: 0,
-                window: nil, status: 200, length: nil, range: nil) { $0 == .append },
-        HeadRow(name: "a server that ignores Range sends the whole file: start over", limit: .exactly(16_395), offset: 8_197,
-                window: nil, status: 200, length: 16_395, range: nil) { $0 == .restart },
-        HeadRow(name: "a resume as asked", limit: .exactly(16_395), offset: 8_197, window: nil, status: 206, length: 8_198,
-                range: "bytes 8197-16394/16395") { $0 == .append },
-        HeadRow(name: "a resume at the wrong byte names the byte, not the length", limit: .exactly(16_395), offset: 8_197,
-                window: nil, status: 206, length: 16_395, range: "bytes 0-16394/16395") {
+        HeadRow(
+            name: "a whole file as pinned", limit: .exactly(16_395), offset: 0, window: nil, status: 200, length: 16_395,
+            range: nil
+        ) { $0 == .append },
+        HeadRow(
+            name: "a body of unknown length is taken (and bounded as it comes)", limit: .exactly(16_395), offset: 0,
+            window: nil, status: 200, length: nil, range: nil
+        ) { $0 == .append },
+        HeadRow(
+            name: "a server that ignores Range sends the whole file: start over", limit: .exactly(16_395), offset: 8_197,
+            window: nil, status: 200, length: 16_395, range: nil
+        ) { $0 == .restart },
+        HeadRow(
+            name: "a resume as asked", limit: .exactly(16_395), offset: 8_197, window: nil, status: 206, length: 8_198,
+            range: "bytes 8197-16394/16395"
+        ) { $0 == .append },
+        HeadRow(
+            name: "a resume at the wrong byte names the byte, not the length", limit: .exactly(16_395), offset: 8_197,
+            window: nil, status: 206, length: 16_395, range: "bytes 0-16394/16395"
+        ) {
             detail($0) == "the server resumed at byte 0 where bytes 8197– were asked for (Content-Range 'bytes 0-16394/16395')"
         },
-        HeadRow(name: "a resume of another file (its total differs from the pin)", limit: .exactly(16_395), offset: 100,
-                window: nil, status: 206, length: 900, range: "bytes 100-999/1000") {
+        HeadRow(
+            name: "a resume of another file (its total differs from the pin)", limit: .exactly(16_395), offset: 100,
+            window: nil, status: 206, length: 900, range: "bytes 100-999/1000"
+        ) {
             detail($0)?.contains("says the file has 1000 bytes") == true
         },
-        HeadRow(name: "a resume that ends early", limit: .exactly(16_395), offset: 100, window: nil, status: 206, length: 900,
-                range: "bytes 100-999/*") { detail($0)?.contains("sends bytes 100–999 where bytes 100–16394 were asked for") == true },
-        HeadRow(name: "a Content-Length that contradicts the Content-Range", limit: .exactly(16_395), offset: 100,
-                window: nil, status: 206, length: 5, range: "bytes 100-16394/16395") {
+        HeadRow(
+            name: "a resume that ends early", limit: .exactly(16_395), offset: 100, window: nil, status: 206, length: 900,
+            range: "bytes 100-999/*"
+        ) { detail($0)?.contains("sends bytes 100–999 where bytes 100–16394 were asked for") == true },
+        HeadRow(
+            name: "a Content-Length that contradicts the Content-Range", limit: .exactly(16_395), offset: 100,
+            window: nil, status: 206, length: 5, range: "bytes 100-16394/16395"
+        ) {
             detail($0)?.contains("announces 5 bytes for Content-Range") == true
         },
-        HeadRow(name: "a 206 without a Content-Range", limit: .exactly(16_395), offset: 100, window: nil, status: 206,
-                length: 16_295, range: nil) { detail($0)?.contains("no Content-Range") == true },
-        HeadRow(name: "a whole file longer than pinned, announced", limit: .exactly(16_395), offset: 0, window: nil,
-                status: 200, length: 5_016_395, range: nil) {
+        HeadRow(
+            name: "a 206 without a Content-Range", limit: .exactly(16_395), offset: 100, window: nil, status: 206,
+            length: 16_295, range: nil
+        ) { detail($0)?.contains("no Content-Range") == true },
+        HeadRow(
+            name: "a whole file longer than pinned, announced", limit: .exactly(16_395), offset: 0, window: nil,
+            status: 200, length: 5_016_395, range: nil
+        ) {
             detail($0) == "the server announces 5016395 bytes where the manifest pins 16395"
         },
-        HeadRow(name: "a catalog announced over its cap", limit: .atMost(4 << 20), offset: 0, window: nil, status: 200,
-                length: 1 << 40, range: nil) { detail($0)?.contains("more than the 4194304 allowed") == true },
-        HeadRow(name: "a window as asked", limit: .exactly(16_395), offset: 4_096, window: 8_191, status: 206, length: 4_096,
-                range: "bytes 4096-8191/16395") { $0 == .append },
-        HeadRow(name: "a window answered with the whole file", limit: .exactly(16_395), offset: 4_096, window: 8_191,
-                status: 200, length: 16_395, range: nil) { $0 == .restart },
-        HeadRow(name: "416 for a file already whole", limit: .exactly(16_395), offset: 16_395, window: nil, status: 416,
-                length: nil, range: "bytes */16395") { $0 == .stop(.finished) },
-        HeadRow(name: "416 for a partial file", limit: .exactly(16_395), offset: 100, window: nil, status: 416, length: nil,
-                range: "bytes */16395") { $0 == .stop(.failed(.httpStatus(url: url, status: 416))) },
-        HeadRow(name: "503 is worth a retry", limit: .exactly(16_395), offset: 0, window: nil, status: 503, length: 10,
-                range: nil) { $0 == .stop(.retryable(reason: "HTTP 503", validator: nil, worked: true)) },
+        HeadRow(
+            name: "a catalog announced over its cap", limit: .atMost(4 << 20), offset: 0, window: nil, status: 200,
+            length: 1 << 40, range: nil
+        ) { detail($0)?.contains("more than the 4194304 allowed") == true },
+        HeadRow(
+            name: "a window as asked", limit: .exactly(16_395), offset: 4_096, window: 8_191, status: 206, length: 4_096,
+            range: "bytes 4096-8191/16395"
+        ) { $0 == .append },
+        HeadRow(
+            name: "a window answered with the whole file", limit: .exactly(16_395), offset: 4_096, window: 8_191,
+            status: 200, length: 16_395, range: nil
+        ) { $0 == .restart },
+        HeadRow(
+            name: "416 for a file already whole", limit: .exactly(16_395), offset: 16_395, window: nil, status: 416,
+            length: nil, range: "bytes */16395"
+        ) { $0 == .stop(.finished) },
+        HeadRow(
+            name: "416 for a partial file", limit: .exactly(16_395), offset: 100, window: nil, status: 416, length: nil,
+            range: "bytes */16395"
+        ) { $0 == .stop(.failed(.httpStatus(url: url, status: 416))) },
+        HeadRow(
+            name: "503 is worth a retry", limit: .exactly(16_395), offset: 0, window: nil, status: 503, length: 10,
+            range: nil
+        ) { $0 == .stop(.retryable(reason: "HTTP 503", validator: nil, worked: true)) },
         HeadRow(name: "404 is final", limit: .exactly(16_395), offset: 0, window: nil, status: 404, length: 10, range: nil) {
             $0 == .stop(.failed(.httpStatus(url: url, status: 404)))
         },
@@ -103,8 +138,9 @@ import MapTransfer
         #expect(attempt.body(395, now: Self.t0) == nil)
         #expect(attempt.body(1, now: Self.t0) == .failed(.integrityFailed(what: Self.url, detail: "longer than the 16395 bytes pinned for it")))
         #expect(attempt.offset == 16_395, "the refused byte is not counted")
-        #expect(attempt.end(nil) == .failed(.integrityFailed(what: Self.url, detail: "longer than the 16395 bytes pinned for it")),
-                "the first outcome stays")
+        #expect(
+            attempt.end(nil) == .failed(.integrityFailed(what: Self.url, detail: "longer than the 16395 bytes pinned for it")),
+            "the first outcome stays")
         var endless = Self.attempt(.atMost(1_000))
         _ = endless.head(status: 200, contentLength: nil, contentRange: nil, etag: nil, now: Self.t0)
         #expect(endless.body(Int.max, now: Self.t0) != nil, "no overflow on a huge piece")
@@ -130,9 +166,11 @@ import MapTransfer
         guard case .failed(.connectionFailed(_, let tlsReason)) = tls.end(.tls("wrong version number")) else { Issue.record("not failed"); return }
         #expect(tlsReason.contains("use http://"))
         var silent = Self.attempt()
-        #expect(silent.end(.broken("Empty reply from server")) ==
-                .retryable(reason: "the request to maps.example:8080 failed without an answer (Empty reply from server)",
-                           validator: "\"v1\"", worked: false))
+        #expect(
+            silent.end(.broken("Empty reply from server"))
+                == .retryable(
+                    reason: "the request to maps.example:8080 failed without an answer (Empty reply from server)",
+                    validator: "\"v1\"", worked: false))
     }
 
     @Test func deadlinesAtChosenInstants() {
@@ -140,8 +178,11 @@ import MapTransfer
         let deadlines = TransferDeadlines(stall: 30, minimumRate: 1_000, rateWindow: 60, total: 600)
         var mute = Self.attempt(deadlines: deadlines)
         #expect(mute.tick(now: t0 + .seconds(29)) == nil)
-        #expect(mute.tick(now: t0 + .seconds(31)) == .retryable(reason: "maps.example:8080 accepted the connection but sent no answer in 30 s",
-                                                               validator: "\"v1\"", worked: false))
+        #expect(
+            mute.tick(now: t0 + .seconds(31))
+                == .retryable(
+                    reason: "maps.example:8080 accepted the connection but sent no answer in 30 s",
+                    validator: "\"v1\"", worked: false))
         var stalled = Self.attempt(deadlines: deadlines)
         _ = stalled.head(status: 200, contentLength: nil, contentRange: nil, etag: nil, now: t0)
         _ = stalled.body(7_000, now: t0 + .seconds(10))
@@ -160,12 +201,13 @@ import MapTransfer
         #expect(lateReason.contains("took longer than the 600 s allowed for one file"))
     }
 
-    @Test(arguments: [
-        ("bytes 0-99/100", ContentRange(first: 0, last: 99, total: 100)),
-        ("bytes 5-9/*", ContentRange(first: 5, last: 9, total: nil)),
-        ("bytes 9-5/100", nil), ("bytes 0-99/50", nil), ("bytes */100", nil), ("items 0-1/2", nil),
-        ("bytes -1-5/10", nil), ("bytes 0-99999999999999999999/1", nil), ("", nil),
-    ] as [(String, ContentRange?)])
+    @Test(
+        arguments: [
+            ("bytes 0-99/100", ContentRange(first: 0, last: 99, total: 100)),
+            ("bytes 5-9/*", ContentRange(first: 5, last: 9, total: nil)),
+            ("bytes 9-5/100", nil), ("bytes 0-99/50", nil), ("bytes */100", nil), ("items 0-1/2", nil),
+            ("bytes -1-5/10", nil), ("bytes 0-99999999999999999999/1", nil), ("", nil),
+        ] as [(String, ContentRange?)])
     func contentRangeHeaders(_ header: String, _ expected: ContentRange?) {
         #expect(ContentRange(header) == expected)
     }

@@ -7,8 +7,10 @@ import Testing
 @Suite struct FailureTests {
     /// Installs de-berlin, breaks something, tries to install de-hamburg, and checks the
     /// error and that `current/` did not change.
-    func expectRefusal(_ site: TestSite, attempts: Int = 2, break: () throws -> Void,
-                       matches: (MapLoaderError) -> Bool) async throws {
+    func expectRefusal(
+        _ site: TestSite, attempts: Int = 2, break: () throws -> Void,
+        matches: (MapLoaderError) -> Bool
+    ) async throws {
         let loader = site.loader(attempts: attempts)
         try await loader.install(["de-berlin"])
         let before = try snapshot(loader.currentFolder)
@@ -43,23 +45,29 @@ import Testing
 
     @Test func blobWithWrongBytesFailsItsHash() async throws {
         let site = try TestSite()
-        try await expectRefusal(site, break: {
-            let blob = try site.blob("de-hamburg", "base")
-            var data = try Data(contentsOf: blob)
-            data[data.count / 2] ^= 0xFF
-            try data.write(to: blob)
-        }) {
+        try await expectRefusal(
+            site,
+            break: {
+                let blob = try site.blob("de-hamburg", "base")
+                var data = try Data(contentsOf: blob)
+                data[data.count / 2] ^= 0xFF
+                try data.write(to: blob)
+            }
+        ) {
             if case .integrityFailed(_, let detail) = $0 { return detail.contains("SHA-256") } else { return false }
         }
     }
 
     @Test func truncatedBlobOnTheServerIsRefused() async throws {
         let site = try TestSite()
-        try await expectRefusal(site, break: {
-            let blob = try site.blob("de-hamburg", "base")
-            let data = try Data(contentsOf: blob)
-            try data.prefix(data.count / 2).write(to: blob)
-        }) {
+        try await expectRefusal(
+            site,
+            break: {
+                let blob = try site.blob("de-hamburg", "base")
+                let data = try Data(contentsOf: blob)
+                try data.prefix(data.count / 2).write(to: blob)
+            }
+        ) {
             if case .integrityFailed = $0 { return true } else { return false }
         }
     }
@@ -145,9 +153,11 @@ import Testing
     @Test func serverDownIsAConnectionError() async throws {
         let dir = TemporaryDirectory()
         let port = closedPort()
-        let loader = MapLoader(configuration: .init(server: "http://127.0.0.1:\(port)", dataDirectory: dir.path("data"),
-                                                    retry: RetryPolicy(attempts: 2, initialDelay: 0.01),
-                                                    trust: TrustPolicy(allowUnsigned: true)))
+        let loader = MapLoader(
+            configuration: .init(
+                server: "http://127.0.0.1:\(port)", dataDirectory: dir.path("data"),
+                retry: RetryPolicy(attempts: 2, initialDelay: 0.01),
+                trust: TrustPolicy(allowUnsigned: true)))
         do {
             try await loader.install(["de-berlin"])
             Issue.record("install without a server succeeded")
@@ -198,8 +208,9 @@ extension FailureTests {
     /// Readers never need to write: on a read-only remount of the data directory, and on
     /// one whose file system is full, every reader command works (leases go to the runtime
     /// folder, small fetches to the temporary one) and a writer fails at once with one line.
-    @Test(.enabled(if: ReadOnlyMount.available, "needs mount(2) for a read-only or full file system (root ignores chmod)"),
-          arguments: ["read-only", "full"])
+    @Test(
+        .enabled(if: ReadOnlyMount.available, "needs mount(2) for a read-only or full file system (root ignores chmod)"),
+        arguments: ["read-only", "full"])
     func everyReaderWorksOnAReadOnlyOrFullDataDirectory(_ storage: String) async throws {
         let site = try TestSite()
         let mount = try ReadOnlyMount(size: "8m")
@@ -214,8 +225,10 @@ extension FailureTests {
             ReadOnlyMount.shell("dd", "if=/dev/zero", "of=\(mount.url.path)/fill", "bs=1M")
             #expect(FileSystem.availableSpace(at: mount.url.path) == 0)
         }
-        let readers = [["list"], ["list", "--installed"], ["info", "de-berlin"], ["locate", "52.52", "13.40"], ["verify"],
-                       ["check-update"], ["du"], ["groups"]]
+        let readers = [
+            ["list"], ["list", "--installed"], ["info", "de-berlin"], ["locate", "52.52", "13.40"], ["verify"],
+            ["check-update"], ["du"], ["groups"],
+        ]
         for command in readers {
             let result = try await CLI.run(command, site: site, data: data)
             #expect(result.status == (command == ["check-update"] ? 3 : 0), "\(command) on a \(storage) data directory: \(result.stderr)")

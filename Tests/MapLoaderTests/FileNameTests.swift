@@ -22,9 +22,11 @@ import MapPublisher
             try builder.write(Data("日本 \(revision)\n".utf8), "de-berlin/base/日本/東京.txt")
             try builder.write(Data(String(repeating: "composed \(revision) ", count: 200).utf8), "de-berlin/base/\(nfc)")
             try builder.write(Data(String(repeating: "decomposed ", count: 200).utf8), "de-berlin/base/\(nfd)")
-            try Publisher.publish(release: release, site: dir.path("site"),
-                                  options: PublishOptions(version: "v\(revision)", level: 3, validity: 3600,
-                                                          keyFile: dir.path("publisher.key")))
+            try Publisher.publish(
+                release: release, site: dir.path("site"),
+                options: PublishOptions(
+                    version: "v\(revision)", level: 3, validity: 3600,
+                    keyFile: dir.path("publisher.key")))
         }
         let server = ManifestServer(root: dir.path("site"))
         return (dir, server, "http://127.0.0.1:\(try server.start())", key)
@@ -56,12 +58,12 @@ import MapPublisher
         try builder.write(Data("日本 2\n".utf8), "de-berlin/base/日本/東京.txt")
         try builder.write(Data(String(repeating: "composed 2 ", count: 200).utf8), "de-berlin/base/\(Self.nfc)")
         try builder.write(Data(String(repeating: "decomposed ", count: 200).utf8), "de-berlin/base/\(Self.nfd)")
-        try Publisher.publish(release: dir.path("r2"), site: dir.path("site"),
-                              options: PublishOptions(version: "v2", level: 3, validity: 3600, keyFile: dir.path("publisher.key")))
+        try Publisher.publish(
+            release: dir.path("r2"), site: dir.path("site"),
+            options: PublishOptions(version: "v2", level: 3, validity: 3600, keyFile: dir.path("publisher.key")))
         let report = try await loader.performUpdate(strategy: .delta)
         #expect(report.steps.contains { $0.package == "de-berlin" && $0.group == "base" && $0.method == .delta })
-        #expect(try Self.files(loader.currentFolder.appendingPathComponent("de-berlin/base")) ==
-                Self.files(dir.path("r2/data/de-berlin/base")))
+        #expect(try Self.files(loader.currentFolder.appendingPathComponent("de-berlin/base")) == Self.files(dir.path("r2/data/de-berlin/base")))
         #expect(try await loader.verify().problems.isEmpty)
     }
 
@@ -88,8 +90,9 @@ import MapPublisher
             try builder.write(Data("x".utf8), "ch/base/win\\dows.txt")
             expected = "clients refuse this name"
         case "hard link to a file outside":
-            try FileManager.default.linkItem(at: outside.appendingPathComponent("secret.txt"),
-                                             to: data.appendingPathComponent("ch/base/secret.txt"))
+            try FileManager.default.linkItem(
+                at: outside.appendingPathComponent("secret.txt"),
+                to: data.appendingPathComponent("ch/base/secret.txt"))
             expected = "data/ch/base/secret.txt has 1 hard link(s) outside the release"
         default:
             let folder = data.appendingPathComponent("ch/base").path
@@ -116,14 +119,16 @@ import MapPublisher
         let release = dir.path("release")
         try ReleaseBuilder.make(at: release)
         let data = release.appendingPathComponent("data")
-        try FileManager.default.linkItem(at: data.appendingPathComponent("ch/base/meta.json"),
-                                         to: data.appendingPathComponent("ch/poi/meta.json"))
+        try FileManager.default.linkItem(
+            at: data.appendingPathComponent("ch/base/meta.json"),
+            to: data.appendingPathComponent("ch/poi/meta.json"))
         try Publisher.publish(release: release, site: dir.path("site"), options: PublishOptions(version: "v1", level: 3))
         let copy = dir.path("release-v2")
         try FileManager.default.copyItem(at: release, to: copy)
         try FileManager.default.removeItem(at: copy.appendingPathComponent("data/ch/base/roads.bin"))
-        try FileManager.default.linkItem(at: data.appendingPathComponent("ch/base/roads.bin"),
-                                         to: copy.appendingPathComponent("data/ch/base/roads.bin"))
+        try FileManager.default.linkItem(
+            at: data.appendingPathComponent("ch/base/roads.bin"),
+            to: copy.appendingPathComponent("data/ch/base/roads.bin"))
         #expect(throws: PublishError.self) {
             try Publisher.publish(release: copy, site: dir.path("site"), options: PublishOptions(version: "v2", level: 3))
         }

@@ -15,8 +15,7 @@ import Testing
         #expect(report.committed)
         #expect(report.downloadedBytes > 0)
         for group in ["base", "poi"] {
-            #expect(try snapshot(loader.currentFolder.appendingPathComponent("de-berlin/\(group)")) ==
-                    snapshot(site.release(1, "de-berlin", group)))
+            #expect(try snapshot(loader.currentFolder.appendingPathComponent("de-berlin/\(group)")) == snapshot(site.release(1, "de-berlin", group)))
         }
         // transit is not selected by default.
         #expect(!FileManager.default.fileExists(atPath: loader.currentFolder.appendingPathComponent("de-berlin/transit").path))

@@ -3,15 +3,20 @@ import Testing
 @testable import MapLoader
 
 @Suite struct LocatorTests {
-    let root = PackageNode(id: "world", title: "World", children: [
-        PackageNode(id: "de", title: "Germany", bbox: BoundingBox(minLon: 5.87, minLat: 47.27, maxLon: 15.04, maxLat: 55.06)),
-        PackageNode(id: "de-berlin", title: "Berlin", bbox: BoundingBox(minLon: 13.08, minLat: 52.33, maxLon: 13.76, maxLat: 52.68),
-                    boundary: Boundary(polygons: [[[[13.08, 52.33], [13.76, 52.33], [13.76, 52.68], [13.08, 52.33]]]])),
-        PackageNode(id: "islands", title: "Islands", boundary: Boundary(polygons: [
-            [[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]], [[0.4, 0.4], [0.6, 0.4], [0.6, 0.6], [0.4, 0.6], [0.4, 0.4]]],
-            [[[2, 2], [3, 2], [3, 3], [2, 3], [2, 2]]],
-        ])),
-    ])
+    let root = PackageNode(
+        id: "world", title: "World",
+        children: [
+            PackageNode(id: "de", title: "Germany", bbox: BoundingBox(minLon: 5.87, minLat: 47.27, maxLon: 15.04, maxLat: 55.06)),
+            PackageNode(
+                id: "de-berlin", title: "Berlin", bbox: BoundingBox(minLon: 13.08, minLat: 52.33, maxLon: 13.76, maxLat: 52.68),
+                boundary: Boundary(polygons: [[[[13.08, 52.33], [13.76, 52.33], [13.76, 52.68], [13.08, 52.33]]]])),
+            PackageNode(
+                id: "islands", title: "Islands",
+                boundary: Boundary(polygons: [
+                    [[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]], [[0.4, 0.4], [0.6, 0.4], [0.6, 0.6], [0.4, 0.6], [0.4, 0.4]]],
+                    [[[2, 2], [3, 2], [3, 3], [2, 3], [2, 2]]],
+                ])),
+        ])
 
     @Test func smallestContainingOutlineWins() {
         // Inside Berlin's triangle (south-east half of its box).

@@ -12,8 +12,10 @@ import Testing
         try await site.loader(dataDirectory: data).install(["de-berlin"])
         _ = try await site.loader(dataDirectory: data).checkForUpdate()
         site.server.stop()
-        let loader = MapLoader(configuration: .init(server: how == "server stopped" ? site.url : nil, dataDirectory: data,
-                                                    retry: RetryPolicy(attempts: 1), trust: TrustPolicy(keys: [site.publicKey])))
+        let loader = MapLoader(
+            configuration: .init(
+                server: how == "server stopped" ? site.url : nil, dataDirectory: data,
+                retry: RetryPolicy(attempts: 1), trust: TrustPolicy(keys: [site.publicKey])))
         let tree = try await loader.packageTree()
         let offline = try #require(tree.offline)
         #expect(offline.catalogAccepted != nil)
@@ -27,8 +29,10 @@ import Testing
 
     @Test func withNothingInstalledTheNetworkErrorStands() async throws {
         let dir = TemporaryDirectory()
-        let loader = MapLoader(configuration: .init(server: "http://127.0.0.1:\(closedPort())", dataDirectory: dir.path("data"),
-                                                    trust: TrustPolicy(allowUnsigned: true)))
+        let loader = MapLoader(
+            configuration: .init(
+                server: "http://127.0.0.1:\(closedPort())", dataDirectory: dir.path("data"),
+                trust: TrustPolicy(allowUnsigned: true)))
         await #expect(throws: MapLoaderError.self) { _ = try await loader.packageTree() }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 import Synchronization
 import Testing
@@ -56,8 +56,9 @@ import ManifestServer
         let copy = data.appendingPathComponent("generations/999")
         let live = try FileManager.default.destinationOfSymbolicLink(atPath: data.appendingPathComponent("current").path)
         for file in try FileTree.files(in: data.appendingPathComponent(live)) {
-            try GenerationBuilder.link(data.appendingPathComponent(live).appendingPathComponent(file.path),
-                                       to: copy.appendingPathComponent(file.path))
+            try GenerationBuilder.link(
+                data.appendingPathComponent(live).appendingPathComponent(file.path),
+                to: copy.appendingPathComponent(file.path))
         }
         let after = try await loader.diskUsage()
         #expect(after.totalBytes == usage.totalBytes)
@@ -105,9 +106,10 @@ import ManifestServer
         // Only the one (empty) live generation is left on disk.
         let generations = try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("generations").path)
         #expect(generations.count == 1)
-        #expect(try FileTree.files(in: data.appendingPathComponent("generations/\(generations[0])")).allSatisfy {
-            !$0.path.hasPrefix("ch/") && !$0.path.hasPrefix("de-")
-        })
+        #expect(
+            try FileTree.files(in: data.appendingPathComponent("generations/\(generations[0])")).allSatisfy {
+                !$0.path.hasPrefix("ch/") && !$0.path.hasPrefix("de-")
+            })
         #expect(try await loader.uninstallAll().committed == false)
     }
 
@@ -157,7 +159,6 @@ import ManifestServer
     }
 }
 
-
 /// A quota on the data directory: refused up front, nothing changed, the error says what to do.
 @Suite struct QuotaTests {
     @Test func aChangePastTheQuotaIsRefusedUpFront() async throws {
@@ -168,8 +169,10 @@ import ManifestServer
         let installed = try Store(root: data).state().size(of: "de-berlin")
         let plan = try await loader.planInstall(["de-hamburg"])
         // A quota one byte short of the install's peak.
-        let limited = MapLoader(configuration: .init(server: site.url, dataDirectory: data, trust: TrustPolicy(keys: [site.publicKey]),
-                                                     quota: installed + plan.peakBytes - 1))
+        let limited = MapLoader(
+            configuration: .init(
+                server: site.url, dataDirectory: data, trust: TrustPolicy(keys: [site.publicKey]),
+                quota: installed + plan.peakBytes - 1))
         do {
             try await limited.install(["de-hamburg"])
             Issue.record("an install past the quota was carried out")
@@ -181,8 +184,10 @@ import ManifestServer
         }
         #expect(try Store(root: data).state().packages.keys.sorted() == ["de-berlin"])
         // Exactly at the quota is allowed.
-        let enough = MapLoader(configuration: .init(server: site.url, dataDirectory: data, trust: TrustPolicy(keys: [site.publicKey]),
-                                                    quota: installed + plan.peakBytes))
+        let enough = MapLoader(
+            configuration: .init(
+                server: site.url, dataDirectory: data, trust: TrustPolicy(keys: [site.publicKey]),
+                quota: installed + plan.peakBytes))
         try await enough.install(["de-hamburg"])
     }
 
@@ -231,8 +236,8 @@ import ManifestServer
         try await loader.install(["de-berlin", "ch"])
         await #expect(throws: MapLoaderError.notInstalled("de-hamburg")) { try await loader.setTags(["a": "b"], on: "de-hamburg") }
         await #expect(throws: MapLoaderError.self) { try await loader.setTags(["a=b": "c"], on: "de-berlin") }
-        #expect(try await loader.setTags(["trip": "2026-summer", "owner": "fleet-7"], on: "de-berlin") ==
-                ["trip": "2026-summer", "owner": "fleet-7"])
+        #expect(
+            try await loader.setTags(["trip": "2026-summer", "owner": "fleet-7"], on: "de-berlin") == ["trip": "2026-summer", "owner": "fleet-7"])
         #expect(try await loader.setTags(["owner": nil], on: "de-berlin") == ["trip": "2026-summer"])
         try site.publish(2)
         #expect(try await loader.performUpdate().committed)
@@ -331,8 +336,10 @@ private final class ShapeCounter: NSObject, XMLParserDelegate {
     var legend: [String] = []
     private var inText = false
 
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                attributes: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
         if root == nil { root = name }
         if name == "path", attributes["class"] == "package", let id = attributes["data-id"] {
             packages.append(id)
@@ -370,8 +377,10 @@ private func duApparentBytes(_ folder: URL) throws -> Int {
         let site = try TestSite()
         let data = site.dir.path("data")
         let plan = try await site.loader().planInstall(["de-berlin"])
-        let capped = MapLoader(configuration: .init(server: site.url, dataDirectory: data,
-                                                    trust: TrustPolicy(keys: [site.publicKey]), maximumRate: 40_000))
+        let capped = MapLoader(
+            configuration: .init(
+                server: site.url, dataDirectory: data,
+                trust: TrustPolicy(keys: [site.publicKey]), maximumRate: 40_000))
         site.server.resetStatistics()
         try await capped.install(["de-berlin"])
         #expect(try await capped.verify().ok)
@@ -495,7 +504,8 @@ func waitUntil(_ condition: () -> Bool) throws {
         let probe = FileManager.default.temporaryDirectory.appendingPathComponent("maploader-mount-probe-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: probe) }
         guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil,
-              run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe.path]) == 0 else { return false }
+            run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe.path]) == 0
+        else { return false }
         _ = run("/bin/umount", [probe.path])
         return true
     }()

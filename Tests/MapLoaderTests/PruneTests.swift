@@ -29,8 +29,9 @@ import MapPublisher
         #expect(try await site.loader().checkForUpdate().currentVersion == "v3")  // the signature still verifies
 
         // Two hours later: they go, and nothing a kept version needs went with them.
-        let second = try Publisher.prune(site: site.site, keep: 2, apply: true, grace: 3600, keyFile: key,
-                                         now: now.addingTimeInterval(7200))
+        let second = try Publisher.prune(
+            site: site.site, keep: 2, apply: true, grace: 3600, keyFile: key,
+            now: now.addingTimeInterval(7200))
         #expect(Set(second.deleted) == Set(dry.unreferenced.map(\.path)))
         #expect(second.deletedBytes > 0)
         for path in second.deleted { #expect(!FileManager.default.fileExists(atPath: site.site.appendingPathComponent(path).path)) }

@@ -39,9 +39,11 @@ import Testing
         let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: 2_000))
         let port = try slow.start()
         defer { slow.stop() }
-        let throttled = MapLoader(configuration: .init(server: "http://127.0.0.1:\(port)",
-                                                       dataDirectory: loader.configuration.dataDirectory,
-                                                       trust: TrustPolicy(keys: [site.publicKey])))
+        let throttled = MapLoader(
+            configuration: .init(
+                server: "http://127.0.0.1:\(port)",
+                dataDirectory: loader.configuration.dataDirectory,
+                trust: TrustPolicy(keys: [site.publicKey])))
         let events = throttled.events()
         let install = Task { try await throttled.install(["de-hamburg"]) }
         for await event in events {

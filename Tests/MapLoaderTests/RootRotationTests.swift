@@ -35,8 +35,9 @@ import MapStore
         /// Publishes release `revision` as `v<revision>`, the catalog signed with `online`.
         func publish(_ revision: Int, signedWith online: String) throws {
             try ReleaseBuilder.make(at: site.dir.path("r\(revision)"), revision: revision)
-            try Publisher.publish(release: site.dir.path("r\(revision)"), site: site.site,
-                                  options: PublishOptions(version: "v\(revision)", level: 3, validity: 3600, keyFile: keyFile(online)))
+            try Publisher.publish(
+                release: site.dir.path("r\(revision)"), site: site.site,
+                options: PublishOptions(version: "v\(revision)", level: 3, validity: 3600, keyFile: keyFile(online)))
         }
     }
 
@@ -45,8 +46,10 @@ import MapStore
         try Store(root: loader.configuration.dataDirectory).settings()
     }
 
-    static func changes(rootKeys: [PublicKey]? = nil, threshold: Int? = nil, add: [PublicKey] = [],
-                        revoke: [PublicKey] = []) -> RootChanges {
+    static func changes(
+        rootKeys: [PublicKey]? = nil, threshold: Int? = nil, add: [PublicKey] = [],
+        revoke: [PublicKey] = []
+    ) -> RootChanges {
         var changes = RootChanges()
         changes.rootKeys = rootKeys
         changes.threshold = threshold
@@ -81,8 +84,7 @@ import MapStore
         let settings = try Self.settings(device)
         #expect(settings.trustedRoot?.version == 3)
         #expect(settings.trustedRoot?.rootKeys == [k["d"]!, k["e"]!, k["f"]!].map(\.base64))
-        #expect(try snapshot(device.currentFolder.appendingPathComponent("de-berlin/base")) ==
-                snapshot(fleet.site.release(4, "de-berlin", "base")))
+        #expect(try snapshot(device.currentFolder.appendingPathComponent("de-berlin/base")) == snapshot(fleet.site.release(4, "de-berlin", "base")))
     }
 
     @Test func brokenLinksOfTheChainAreRefusedAndChangeNothing() async throws {
@@ -147,8 +149,10 @@ import MapStore
         _ = try await first.export(["de-berlin"], to: stick)
         #expect(FileManager.default.fileExists(atPath: stick.appendingPathComponent(RootMetadata.path(1)).path))
         let data = fleet.site.dir.path("second")
-        let second = MapLoader(configuration: .init(server: stick.path, dataDirectory: data,
-                                                    trust: TrustPolicy(keys: [k["online-1"]!])))
+        let second = MapLoader(
+            configuration: .init(
+                server: stick.path, dataDirectory: data,
+                trust: TrustPolicy(keys: [k["online-1"]!])))
         try await second.install(["de-berlin"])
         #expect(try Self.settings(second).trustedRoot?.version == 1)
         try fleet.root(Self.changes(add: [k["online-2"]!], revoke: [k["online-1"]!]), signedBy: ["b", "c"])
@@ -189,18 +193,20 @@ import MapStore
     }
 
     static func root(_ version: Int, keys: [Int] = [0, 1, 2], threshold: Int = 2) -> RootMetadata {
-        RootMetadata(version: version, expires: nil, rootKeys: keys.map { Self.keys[$0].base64 }, threshold: threshold,
-                     catalogKeys: [.init(key: Self.keys[0].base64)])
+        RootMetadata(
+            version: version, expires: nil, rootKeys: keys.map { Self.keys[$0].base64 }, threshold: threshold,
+            catalogKeys: [.init(key: Self.keys[0].base64)])
     }
 
-    @Test(arguments: [
-        ("version 2 after nothing", 2, [0, 1, 2], 2, [0, 1], "root 1 was asked for"),
-        ("threshold 0", 1, [0, 1, 2], 0, [0, 1], "threshold 0"),
-        ("threshold above the keys", 1, [0, 1], 3, [0, 1], "threshold 3"),
-        ("a repeated root key", 1, [0, 0, 1], 2, [0, 1], "repeated"),
-        ("signed by one of two needed", 1, [0, 1, 2], 2, [2], "signed by 1 of its own root keys"),
-        ("a signature counted twice", 1, [0, 1, 2], 2, [1, 1], "signed by 1 of its own root keys"),
-    ] as [(String, Int, [Int], Int, [Int], String)])
+    @Test(
+        arguments: [
+            ("version 2 after nothing", 2, [0, 1, 2], 2, [0, 1], "root 1 was asked for"),
+            ("threshold 0", 1, [0, 1, 2], 0, [0, 1], "threshold 0"),
+            ("threshold above the keys", 1, [0, 1], 3, [0, 1], "threshold 3"),
+            ("a repeated root key", 1, [0, 0, 1], 2, [0, 1], "repeated"),
+            ("signed by one of two needed", 1, [0, 1, 2], 2, [2], "signed by 1 of its own root keys"),
+            ("a signature counted twice", 1, [0, 1, 2], 2, [1, 1], "signed by 1 of its own root keys"),
+        ] as [(String, Int, [Int], Int, [Int], String)])
     func refusedWithNothingTrusted(_ name: String, version: Int, rootKeys: [Int], threshold: Int, signers: [Int], words: String) throws {
         let (data, signatures) = try Self.signed(Self.root(version, keys: rootKeys, threshold: threshold), by: signers)
         #expect(throws: RootRefusal.self, "\(name)") {
@@ -224,7 +230,8 @@ import MapStore
         // Anchors: root 1 must name a key the device trusts.
         let (first, signatures) = try Self.signed(Self.root(1), by: [0, 1])
         #expect(throws: RootRefusal.self) {
-            _ = try RootChain.accept(first, signatures: signatures, after: nil, anchors: [PublicKey(base64: String(repeating: "A", count: 43) + "=")!])
+            _ = try RootChain.accept(
+                first, signatures: signatures, after: nil, anchors: [PublicKey(base64: String(repeating: "A", count: 43) + "=")!])
         }
     }
 }

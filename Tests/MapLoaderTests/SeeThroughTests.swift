@@ -14,22 +14,22 @@ import MapPublisher
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try Data("unchanged\n".utf8).write(to: root.appendingPathComponent("readme.txt"))
         let script = """
-        import gzip, json, random, sys, zlib
-        random.seed(7)
-        feats = [{"type": "Feature", "properties": {"name": "place %d" % i, "pop": random.randint(1, 10**6)},
-                  "geometry": {"type": "Point", "coordinates": [round(random.uniform(-180, 180), 5), round(random.uniform(-90, 90), 5)]}}
-                 for i in range(6000)]
-        for i in range(0, \(renamed) * 97, 97): feats[i]["properties"]["name"] += " (renamed)"
-        raw = json.dumps({"type": "FeatureCollection", "features": feats}).encode()
-        flush = \(flushEvery.map(String.init) ?? "None")
-        if flush is None:
-            data = gzip.compress(raw, compresslevel=6, mtime=0)
-        else:
-            c = zlib.compressobj(6, zlib.DEFLATED, -15)
-            body = b"".join(c.compress(raw[i:i + flush]) + c.flush(zlib.Z_FULL_FLUSH) for i in range(0, len(raw), flush)) + c.flush()
-            data = b"\\x1f\\x8b\\x08\\x00\\x00\\x00\\x00\\x00\\x00\\xff" + body + (zlib.crc32(raw) & 0xffffffff).to_bytes(4, "little") + (len(raw) & 0xffffffff).to_bytes(4, "little")
-        open(sys.argv[1], "wb").write(data)
-        """
+            import gzip, json, random, sys, zlib
+            random.seed(7)
+            feats = [{"type": "Feature", "properties": {"name": "place %d" % i, "pop": random.randint(1, 10**6)},
+                      "geometry": {"type": "Point", "coordinates": [round(random.uniform(-180, 180), 5), round(random.uniform(-90, 90), 5)]}}
+                     for i in range(6000)]
+            for i in range(0, \(renamed) * 97, 97): feats[i]["properties"]["name"] += " (renamed)"
+            raw = json.dumps({"type": "FeatureCollection", "features": feats}).encode()
+            flush = \(flushEvery.map(String.init) ?? "None")
+            if flush is None:
+                data = gzip.compress(raw, compresslevel=6, mtime=0)
+            else:
+                c = zlib.compressobj(6, zlib.DEFLATED, -15)
+                body = b"".join(c.compress(raw[i:i + flush]) + c.flush(zlib.Z_FULL_FLUSH) for i in range(0, len(raw), flush)) + c.flush()
+                data = b"\\x1f\\x8b\\x08\\x00\\x00\\x00\\x00\\x00\\x00\\xff" + body + (zlib.crc32(raw) & 0xffffffff).to_bytes(4, "little") + (len(raw) & 0xffffffff).to_bytes(4, "little")
+            open(sys.argv[1], "wb").write(data)
+            """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", script, root.appendingPathComponent("places.geojson.gz").path]
@@ -43,7 +43,9 @@ import MapPublisher
         try await RawThread.run { try Self.writeRelease(dir.path("old"), renamed: 0) }
         try await RawThread.run { try Self.writeRelease(dir.path("new"), renamed: 40) }
         let patch = dir.path("p.mlpatch")
-        let stats = try await RawThread.value { try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 19)) }
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 19))
+        }
         let file = try #require(stats.file("places.geojson.gz"))
         #expect(file.encoding == .deflateDelta)
         let byteLevel = try #require(file.tried[.delta])
@@ -53,8 +55,7 @@ import MapPublisher
         #expect(file.payloadBytes * 100 < file.size)
         let out = dir.path("out")
         _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("old"), into: out) }
-        #expect(try Data(contentsOf: out.appendingPathComponent("places.geojson.gz")) ==
-                Data(contentsOf: dir.path("new/places.geojson.gz")))
+        #expect(try Data(contentsOf: out.appendingPathComponent("places.geojson.gz")) == Data(contentsOf: dir.path("new/places.geojson.gz")))
     }
 
     /// Runs a Python script with `arguments`.
@@ -71,61 +72,65 @@ import MapPublisher
     /// file (blocks framed as PBF, `zlib_data` blobs), as revision `revision`.
     static func writeContainers(_ root: URL, revision: Int) throws {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        try python("""
-        import random, struct, sys, zipfile, zlib
-        random.seed(3)
-        rows = ["%d,%s,%.5f,%.5f\\n" % (i, "road %d" % i, random.uniform(-180, 180), random.uniform(-90, 90)) for i in range(20000)]
-        for i in range(0, int(sys.argv[3]) * 211, 211): rows[i] = rows[i].replace("road", "street")
-        dbf = "".join(rows).encode()
-        with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
-            z.writestr(zipfile.ZipInfo("roads.dbf", (2026, 1, 1, 0, 0, 0)), dbf, zipfile.ZIP_DEFLATED)
-            z.writestr(zipfile.ZipInfo("roads.prj", (2026, 1, 1, 0, 0, 0)), b"GEOGCS[WGS84]", zipfile.ZIP_STORED)
-            z.writestr(zipfile.ZipInfo("roads.shp", (2026, 1, 1, 0, 0, 0)), dbf[::-1], zipfile.ZIP_DEFLATED)
-        def field(number, payload):
-            return bytes([number << 3 | 2]) + varint(len(payload)) + payload
-        def varint(n):
-            out = b""
-            while True:
-                byte, n = n & 0x7F, n >> 7
-                out += bytes([byte | (0x80 if n else 0)])
-                if not n: return out
-        with open(sys.argv[2], "wb") as f:
-            for start in range(0, len(dbf), 60000):
-                block = dbf[start:start + 60000]
-                blob = bytes([0x10]) + varint(len(block)) + field(3, zlib.compress(block, 6))
-                header = field(1, b"OSMData") + bytes([0x18]) + varint(len(blob))
-                f.write(struct.pack(">I", len(header)) + header + blob)
-        # A raster tile: 256x256 RGB, IDAT chunks of 8192 bytes as libpng writes them;
-        # each revision repaints a few squares.
-        width = height = 256
-        px = bytearray()
-        for y in range(height):
-            px.append(0)  # filter: none
-            for x in range(width):
-                px += bytes([(x + y) % 256, (x * 3) % 256, random.randrange(0, 16) + 100])
-        for k in range(int(sys.argv[3])):
-            x0, y0 = (k * 37) % 230, (k * 53) % 230
-            for y in range(y0, y0 + 8):
-                for x in range(x0, x0 + 8):
-                    px[y * (width * 3 + 1) + 1 + x * 3] = 255
-        def chunk(kind, data):
-            return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff)
-        stream = zlib.compress(bytes(px), 6)
-        png = b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-        png += b"".join(chunk(b"IDAT", stream[i:i + 8192]) for i in range(0, len(stream), 8192)) + chunk(b"IEND", b"")
-        open(sys.argv[4], "wb").write(png)
-        # The same image as real encoders write it, with filtered scanlines: Pillow
-        # (zlib level 6, memLevel 9, Z_FILTERED) and libpng through netpbm's pnmtopng
-        # (level 6, memLevel 8, Z_FILTERED, IDAT chunks of 8192 bytes).
-        import subprocess
-        from PIL import Image
-        rgb = b"".join(bytes(px[y * (width * 3 + 1) + 1:(y + 1) * (width * 3 + 1)]) for y in range(height))
-        Image.frombytes("RGB", (width, height), rgb).save(sys.argv[5], "PNG")
-        ppm = b"P6 %d %d 255\\n" % (width, height) + rgb
-        open(sys.argv[6], "wb").write(subprocess.run(["pnmtopng"], input=ppm, capture_output=True, check=True).stdout)
-        """, [root.appendingPathComponent("roads.zip").path, root.appendingPathComponent("roads.osm.pbf").path, String(revision),
-              root.appendingPathComponent("tile.png").path, root.appendingPathComponent("pillow.png").path,
-              root.appendingPathComponent("libpng.png").path])
+        try python(
+            """
+            import random, struct, sys, zipfile, zlib
+            random.seed(3)
+            rows = ["%d,%s,%.5f,%.5f\\n" % (i, "road %d" % i, random.uniform(-180, 180), random.uniform(-90, 90)) for i in range(20000)]
+            for i in range(0, int(sys.argv[3]) * 211, 211): rows[i] = rows[i].replace("road", "street")
+            dbf = "".join(rows).encode()
+            with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr(zipfile.ZipInfo("roads.dbf", (2026, 1, 1, 0, 0, 0)), dbf, zipfile.ZIP_DEFLATED)
+                z.writestr(zipfile.ZipInfo("roads.prj", (2026, 1, 1, 0, 0, 0)), b"GEOGCS[WGS84]", zipfile.ZIP_STORED)
+                z.writestr(zipfile.ZipInfo("roads.shp", (2026, 1, 1, 0, 0, 0)), dbf[::-1], zipfile.ZIP_DEFLATED)
+            def field(number, payload):
+                return bytes([number << 3 | 2]) + varint(len(payload)) + payload
+            def varint(n):
+                out = b""
+                while True:
+                    byte, n = n & 0x7F, n >> 7
+                    out += bytes([byte | (0x80 if n else 0)])
+                    if not n: return out
+            with open(sys.argv[2], "wb") as f:
+                for start in range(0, len(dbf), 60000):
+                    block = dbf[start:start + 60000]
+                    blob = bytes([0x10]) + varint(len(block)) + field(3, zlib.compress(block, 6))
+                    header = field(1, b"OSMData") + bytes([0x18]) + varint(len(blob))
+                    f.write(struct.pack(">I", len(header)) + header + blob)
+            # A raster tile: 256x256 RGB, IDAT chunks of 8192 bytes as libpng writes them;
+            # each revision repaints a few squares.
+            width = height = 256
+            px = bytearray()
+            for y in range(height):
+                px.append(0)  # filter: none
+                for x in range(width):
+                    px += bytes([(x + y) % 256, (x * 3) % 256, random.randrange(0, 16) + 100])
+            for k in range(int(sys.argv[3])):
+                x0, y0 = (k * 37) % 230, (k * 53) % 230
+                for y in range(y0, y0 + 8):
+                    for x in range(x0, x0 + 8):
+                        px[y * (width * 3 + 1) + 1 + x * 3] = 255
+            def chunk(kind, data):
+                return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff)
+            stream = zlib.compress(bytes(px), 6)
+            png = b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            png += b"".join(chunk(b"IDAT", stream[i:i + 8192]) for i in range(0, len(stream), 8192)) + chunk(b"IEND", b"")
+            open(sys.argv[4], "wb").write(png)
+            # The same image as real encoders write it, with filtered scanlines: Pillow
+            # (zlib level 6, memLevel 9, Z_FILTERED) and libpng through netpbm's pnmtopng
+            # (level 6, memLevel 8, Z_FILTERED, IDAT chunks of 8192 bytes).
+            import subprocess
+            from PIL import Image
+            rgb = b"".join(bytes(px[y * (width * 3 + 1) + 1:(y + 1) * (width * 3 + 1)]) for y in range(height))
+            Image.frombytes("RGB", (width, height), rgb).save(sys.argv[5], "PNG")
+            ppm = b"P6 %d %d 255\\n" % (width, height) + rgb
+            open(sys.argv[6], "wb").write(subprocess.run(["pnmtopng"], input=ppm, capture_output=True, check=True).stdout)
+            """,
+            [
+                root.appendingPathComponent("roads.zip").path, root.appendingPathComponent("roads.osm.pbf").path, String(revision),
+                root.appendingPathComponent("tile.png").path, root.appendingPathComponent("pillow.png").path,
+                root.appendingPathComponent("libpng.png").path,
+            ])
     }
 
     @Test(arguments: ["roads.zip", "roads.osm.pbf", "tile.png", "pillow.png", "libpng.png"])
@@ -134,7 +139,9 @@ import MapPublisher
         try await RawThread.run { try Self.writeContainers(dir.path("old"), revision: 1) }
         try await RawThread.run { try Self.writeContainers(dir.path("new"), revision: 30) }
         let patch = dir.path("p.mlpatch")
-        let stats = try await RawThread.value { try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 19)) }
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 19))
+        }
         let file = try #require(stats.file(name))
         #expect(file.encoding == .deflateDelta, "\(file.note ?? "")")
         let byteLevel = try #require(file.tried[.delta])
@@ -161,14 +168,15 @@ import MapPublisher
         try await RawThread.run { try Self.writeRelease(dir.path("old"), renamed: 0, flushEvery: 50_000) }
         try await RawThread.run { try Self.writeRelease(dir.path("new"), renamed: 40, flushEvery: 50_000) }
         let patch = dir.path("p.mlpatch")
-        let stats = try await RawThread.value { try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 3)) }
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 3))
+        }
         let file = try #require(stats.file("places.geojson.gz"))
         #expect(file.encoding != .deflateDelta)
         #expect(file.note?.contains("zlib does not reproduce its deflate streams") == true)
         let out = dir.path("out")
         _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("old"), into: out) }
-        #expect(try Data(contentsOf: out.appendingPathComponent("places.geojson.gz")) ==
-                Data(contentsOf: dir.path("new/places.geojson.gz")))
+        #expect(try Data(contentsOf: out.appendingPathComponent("places.geojson.gz")) == Data(contentsOf: dir.path("new/places.geojson.gz")))
     }
 
     @Test func aDamagedRecipeFailsTheHashAndLeavesNoFile() async throws {
@@ -176,7 +184,9 @@ import MapPublisher
         try await RawThread.run { try Self.writeRelease(dir.path("old"), renamed: 0) }
         try await RawThread.run { try Self.writeRelease(dir.path("new"), renamed: 40) }
         let patch = dir.path("p.mlpatch")
-        _ = try await RawThread.value { try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 3)) }
+        _ = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 3))
+        }
         let opened = try OpenedPatch(url: patch)
         let payload = try #require(opened.manifest.targets.first { $0.path == "places.geojson.gz" }?.origin.payload)
         #expect(payload.encoding == .deflateDelta)
@@ -224,8 +234,9 @@ extension SeeThroughTests {
     /// update plan (`check-update --json`).
     @Test func whyAStreamStaysByteLevelIsInThePlan() async throws {
         let dir = TemporaryDirectory()
-        let tree = ReleaseTree(groups: [DataGroup(id: "base", title: "Base", required: true, default: true)],
-                               root: PackageNode(id: "world", title: "World", children: [PackageNode(id: "places", title: "Places")]))
+        let tree = ReleaseTree(
+            groups: [DataGroup(id: "base", title: "Base", required: true, default: true)],
+            root: PackageNode(id: "world", title: "World", children: [PackageNode(id: "places", title: "Places")]))
         for revision in 1...2 {
             let release = dir.path("r\(revision)")
             try FileManager.default.createDirectory(at: release, withIntermediateDirectories: true)
@@ -236,15 +247,18 @@ extension SeeThroughTests {
         try await RawThread.run {
             try Publisher.publish(release: dir.path("r1"), site: dir.path("site"), options: .init(version: "v1", level: 3))
         }
-        let loader = MapLoader(configuration: .init(server: dir.path("site").path, dataDirectory: dir.path("data"),
-                                                    trust: TrustPolicy(keys: [], allowUnsigned: true)))
+        let loader = MapLoader(
+            configuration: .init(
+                server: dir.path("site").path, dataDirectory: dir.path("data"),
+                trust: TrustPolicy(keys: [], allowUnsigned: true)))
         try await loader.install(["places"])
         try await RawThread.run {
             try Publisher.publish(release: dir.path("r2"), site: dir.path("site"), options: .init(version: "v2", level: 3))
         }
         let check = try await loader.checkForUpdate()
         let notes = check.plan.steps.flatMap { $0.patches.flatMap { $0.notes ?? [] } }
-        #expect(notes.contains { $0.hasPrefix("places.geojson.gz: no see-through delta") && $0.contains("zlib does not reproduce") },
-                "\(notes)")
+        #expect(
+            notes.contains { $0.hasPrefix("places.geojson.gz: no see-through delta") && $0.contains("zlib does not reproduce") },
+            "\(notes)")
     }
 }

@@ -29,8 +29,9 @@ import MapPublisher
     static func patchedPair(in dir: TemporaryDirectory, size: Int, segment: Int64) async throws -> PatchStats {
         try writePair(old: dir.path("old/planet.bin"), new: dir.path("new/planet.bin"), size: size)
         return try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
-                                   options: PatchOptions(level: 3, segmentLength: segment))
+            try PatchBuilder.build(
+                from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
+                options: PatchOptions(level: 3, segmentLength: segment))
         }
     }
 
@@ -39,8 +40,9 @@ import MapPublisher
         let stats = try await Self.patchedPair(in: dir, size: 6 << 20, segment: 512 << 10)
         #expect(stats.file("planet.bin")?.encoding == .segmentedDelta)
         #expect(stats.patchBytes < 64 << 10, "patch is \(stats.patchBytes) bytes for a 6 MB file with three edits")
-        let applied = try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"),
-                                             resumeIn: dir.path("resume"))
+        let applied = try PatchApplier.apply(
+            patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"),
+            resumeIn: dir.path("resume"))
         #expect(applied.resumedBytes == 0)
         #expect(try Data(contentsOf: dir.path("out/planet.bin")) == Data(contentsOf: dir.path("new/planet.bin")))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path).isEmpty)
@@ -55,14 +57,16 @@ import MapPublisher
         damaged[damaged.count - 3] ^= 0xFF
         try damaged.write(to: dir.path("damaged"))
         #expect(throws: PatchError.self) {
-            try PatchApplier.apply(patch: dir.path("damaged"), oldTree: dir.path("old"), into: dir.path("out1"),
-                                   resumeIn: dir.path("resume"))
+            try PatchApplier.apply(
+                patch: dir.path("damaged"), oldTree: dir.path("old"), into: dir.path("out1"),
+                resumeIn: dir.path("resume"))
         }
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path)
         #expect(left.contains { $0.hasSuffix(".partial") } && left.contains { $0.hasSuffix(".json") })
 
-        let applied = try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out2"),
-                                             resumeIn: dir.path("resume"))
+        let applied = try PatchApplier.apply(
+            patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out2"),
+            resumeIn: dir.path("resume"))
         let size = try Data(contentsOf: dir.path("new/planet.bin")).count
         #expect(applied.resumedBytes > Int64(size) / 2, "resumed \(applied.resumedBytes) of \(size) bytes")
         #expect(try Data(contentsOf: dir.path("out2/planet.bin")) == Data(contentsOf: dir.path("new/planet.bin")))
@@ -78,17 +82,19 @@ import MapPublisher
             Issue.record("no patch operation")
             return
         }
-        let (table, _) = try SegmentedDelta.decode(from: opened.file, at: payload.offset, within: payload.length,
-                                                   targetSize: opened.manifest.targets[0].size,
-                                                   oldSize: 2 << 20, displayPath: "planet.bin")
+        let (table, _) = try SegmentedDelta.decode(
+            from: opened.file, at: payload.offset, within: payload.length,
+            targetSize: opened.manifest.targets[0].size,
+            oldSize: 2 << 20, displayPath: "planet.bin")
         let target = opened.manifest.targets[0]
         let spot = dir.path("resume").path + "/apply-\(target.sha256.hex.prefix(24))-\(table.identity.prefix(24))"
         try FileManager.default.createDirectory(at: dir.path("resume"), withIntermediateDirectories: true)
         try Data(repeating: 0, count: 1000).write(to: URL(fileURLWithPath: spot + ".partial"))
         try SegmentCheckpoint(identity: table.identity, source: opened.manifest.sources[0].sha256.hex, segments: 3)
             .write(spot + ".json")
-        let applied = try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"),
-                                             resumeIn: dir.path("resume"))
+        let applied = try PatchApplier.apply(
+            patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"),
+            resumeIn: dir.path("resume"))
         #expect(applied.resumedBytes == 0)
         #expect(try Data(contentsOf: dir.path("out/planet.bin")) == Data(contentsOf: dir.path("new/planet.bin")))
     }
@@ -100,14 +106,16 @@ import MapPublisher
     @Test func updateKilledInTheMiddleOfALargeFileResumesFromItsLastSegment() async throws {
         let dir = TemporaryDirectory("segmented-crash")
         let key = try SigningKeyFile.generate(at: dir.path("publisher.key"))
-        let tree = ReleaseTree(groups: [DataGroup(id: "base", title: "Base", required: true, default: true)],
-                               root: PackageNode(id: "world", title: "World", children: [PackageNode(id: "planet", title: "Planet")]))
+        let tree = ReleaseTree(
+            groups: [DataGroup(id: "base", title: "Base", required: true, default: true)],
+            root: PackageNode(id: "world", title: "World", children: [PackageNode(id: "planet", title: "Planet")]))
         for revision in 1...2 {
             try FileManager.default.createDirectory(at: dir.path("r\(revision)"), withIntermediateDirectories: true)
             try JSONCoding.encoder().encode(tree).write(to: dir.path("r\(revision)/tree.json"))
         }
-        try SegmentedDeltaTests.writePair(old: dir.path("r1/data/planet/base/planet.bin"),
-                                          new: dir.path("r2/data/planet/base/planet.bin"), size: 24 << 20)
+        try SegmentedDeltaTests.writePair(
+            old: dir.path("r1/data/planet/base/planet.bin"),
+            new: dir.path("r2/data/planet/base/planet.bin"), size: 24 << 20)
         func publish(_ revision: Int) async throws {
             var options = PublishOptions(version: "v\(revision)", level: 3, validity: 3600, keyFile: dir.path("publisher.key"))
             options.segmentLength = 64 << 10  // ~390 segments, each checkpointed with an fsync
@@ -161,7 +169,8 @@ import MapPublisher
         let resumed = (report?["resumedBytes"] as? NSNumber)?.int64Value ?? 0
         #expect(resumed > 0, "\(second.stdout)")
         #expect(report?["toVersion"] as? String == "v2")
-        #expect(try Data(contentsOf: data.appendingPathComponent("current/planet/base/planet.bin"))
+        #expect(
+            try Data(contentsOf: data.appendingPathComponent("current/planet/base/planet.bin"))
                 == Data(contentsOf: dir.path("r2/data/planet/base/planet.bin")))
         let verify = try await CLI.run(["verify"] + client(data))
         #expect(verify.status == 0, "\(verify.stderr)")

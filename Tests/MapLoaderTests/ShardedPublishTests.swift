@@ -28,20 +28,28 @@ import MapPublisher
             let release = dir.path("r\(revision)")
             _ = try ReleaseBuilder.make(at: release, revision: revision)
             // One machine.
-            let single = try await CLI.run(["publish", release.path, "--site", dir.path("single").path,
-                                            "--version", "v\(revision)"] + flags, environment: date)
+            let single = try await CLI.run(
+                [
+                    "publish", release.path, "--site", dir.path("single").path,
+                    "--version", "v\(revision)",
+                ] + flags, environment: date)
             #expect(single.status == 0, "\(single.stderr)")
             // Plan, two workers with their own scratch folders at once, assemble.
             let planFile = dir.path("plan-\(revision).json").path
-            let plan = try await CLI.run(["shard", "plan", release.path, "--site", dir.path("sharded").path,
-                                          "--version", "v\(revision)", "--output", planFile, "--json"] + flags,
-                                         environment: date)
+            let plan = try await CLI.run(
+                [
+                    "shard", "plan", release.path, "--site", dir.path("sharded").path,
+                    "--version", "v\(revision)", "--output", planFile, "--json",
+                ] + flags,
+                environment: date)
             #expect(plan.status == 0, "\(plan.stderr)")
             let tasks = try PublishPlan.read(URL(fileURLWithPath: planFile)).tasks
             patchTasks += tasks.filter { $0.kind == .patch }.count
             let workers = try (0..<2).map { worker in
-                try CLI.start(["shard", "run", planFile, "--worker", "\(worker)", "--of", "2", "--jobs", "1",
-                               "--scratch", dir.path("scratch-\(worker)").path])
+                try CLI.start([
+                    "shard", "run", planFile, "--worker", "\(worker)", "--of", "2", "--jobs", "1",
+                    "--scratch", dir.path("scratch-\(worker)").path,
+                ])
             }
             for worker in workers {
                 let result = try await RawThread.value { try CLI.finish(worker) }
@@ -69,8 +77,9 @@ import MapPublisher
         _ = try ReleaseBuilder.make(at: dir.path("r1"), revision: 1)
         _ = try ReleaseBuilder.make(at: dir.path("r2"), revision: 2)
         try Publisher.publish(release: dir.path("r1"), site: dir.path("site"), options: .init(version: "v1", level: 3))
-        let plan = try PublishPlanner.plan(release: dir.path("r2"), site: dir.path("site"),
-                                           options: .init(version: "v2", level: 3))
+        let plan = try PublishPlanner.plan(
+            release: dir.path("r2"), site: dir.path("site"),
+            options: .init(version: "v2", level: 3))
         let places = PublishTaskRunner.Places(plan: plan)
         let site = dir.path("site")
         for task in plan.tasks {

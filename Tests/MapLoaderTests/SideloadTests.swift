@@ -18,8 +18,9 @@ import ManifestServer
         try await loader.install(["de-berlin"])
         let viaHTTP = site.loader()
         try await viaHTTP.install(["de-berlin"])
-        #expect(try snapshot(data.appendingPathComponent("current/de-berlin")) ==
-                snapshot(URL(fileURLWithPath: viaHTTP.configuration.dataDirectory.path).appendingPathComponent("current/de-berlin")))
+        #expect(
+            try snapshot(data.appendingPathComponent("current/de-berlin"))
+                == snapshot(URL(fileURLWithPath: viaHTTP.configuration.dataDirectory.path).appendingPathComponent("current/de-berlin")))
 
         try site.publish(2)
         let report = try await loader.performUpdate()
@@ -86,15 +87,17 @@ import ManifestServer
         #expect(!FileManager.default.fileExists(atPath: usb.appendingPathComponent("blobs").path))
         let trees = try FileManager.default.contentsOfDirectory(atPath: usb.appendingPathComponent("trees").path)
         #expect(trees.count == 4)
-        #expect(try Data(contentsOf: usb.appendingPathComponent("catalog.json")) == Data(contentsOf: site.site.appendingPathComponent("catalog.json")))
+        #expect(
+            try Data(contentsOf: usb.appendingPathComponent("catalog.json")) == Data(contentsOf: site.site.appendingPathComponent("catalog.json")))
 
         let data = site.dir.path("receiver")
         let receiver = MapLoader(configuration: .init(server: usb.path, dataDirectory: data, trust: TrustPolicy(keys: [site.publicKey])))
         let installed = try await receiver.install(["de-berlin"])
         #expect(installed.downloadedBytes == 0)
         #expect(try await receiver.verify().ok)
-        #expect(try snapshot(data.appendingPathComponent("current/de-berlin")) ==
-                snapshot(giver.configuration.dataDirectory.appendingPathComponent("current/de-berlin")))
+        #expect(
+            try snapshot(data.appendingPathComponent("current/de-berlin"))
+                == snapshot(giver.configuration.dataDirectory.appendingPathComponent("current/de-berlin")))
         await #expect(throws: MapLoaderError.self) { try await receiver.install(["ch"]) }  // not exported
 
         try site.publish(2)
@@ -155,8 +158,10 @@ import ManifestServer
         #expect(exported.status == 0)
         #expect(exported.stdout.contains("maploader install de-berlin --server \(usb.path)"))
         let other = site.dir.path("other")
-        let installed = try await CLI.run(["install", "de-berlin", "--server", usb.path, "--data-dir", other.path,
-                                     "--trust-key", site.publicKey.base64])
+        let installed = try await CLI.run([
+            "install", "de-berlin", "--server", usb.path, "--data-dir", other.path,
+            "--trust-key", site.publicKey.base64,
+        ])
         #expect(installed.status == 0)
         #expect(try await CLI.run(["verify", "--server", usb.path, "--data-dir", other.path]).status == 0)
     }
@@ -171,9 +176,11 @@ import ManifestServer
         let secondURL = "http://127.0.0.1:\(try second.start())"
         defer { second.stop() }
         let data = site.dir.path("data")
-        let loader = MapLoader(configuration: .init(server: site.url, dataDirectory: data,
-                                                    retry: RetryPolicy(attempts: 2, initialDelay: 0.01, maxDelay: 0.05),
-                                                    trust: TrustPolicy(keys: [site.publicKey]), mirrors: [secondURL]))
+        let loader = MapLoader(
+            configuration: .init(
+                server: site.url, dataDirectory: data,
+                retry: RetryPolicy(attempts: 2, initialDelay: 0.01, maxDelay: 0.05),
+                trust: TrustPolicy(keys: [site.publicKey]), mirrors: [secondURL]))
         let blob = try #require(try site.manifest("v1").root.allNodes.first { $0.id == "de-berlin" }?.artifacts?["base"])
         let partial = data.appendingPathComponent("downloads/\(blob.sha256)")
         // The first mirror dies a third of the way into the largest file: the install is
@@ -205,8 +212,10 @@ import ManifestServer
         let goodURL = "http://127.0.0.1:\(try good.start())"
         defer { good.stop() }
         let data = site.dir.path("data")
-        let loader = MapLoader(configuration: .init(server: site.url, dataDirectory: data,
-                                                    trust: TrustPolicy(keys: [site.publicKey]), mirrors: [goodURL]))
+        let loader = MapLoader(
+            configuration: .init(
+                server: site.url, dataDirectory: data,
+                trust: TrustPolicy(keys: [site.publicKey]), mirrors: [goodURL]))
         let log = EventLog()
         let events = loader.events()
         let collector = Task { for await event in events { await log.append(event) } }
@@ -215,9 +224,10 @@ import ManifestServer
         await collector.value
         #expect(report.committed)
         #expect(try await loader.verify().ok)
-        #expect(await log.events.contains {
-            if case .connectionLost(_, let reason, _) = $0 { reason.contains("fail the pinned SHA-256") } else { false }
-        })
+        #expect(
+            await log.events.contains {
+                if case .connectionLost(_, let reason, _) = $0 { reason.contains("fail the pinned SHA-256") } else { false }
+            })
         // Alone, the corrupting server is refused as before.
         let alone = site.loader(dataDirectory: site.dir.path("alone"))
         await #expect(throws: MapLoaderError.self) { try await alone.install(["de-berlin"]) }
@@ -231,9 +241,11 @@ import ManifestServer
         let data = site.dir.path("data")
         // Accept v2 first, so the stale mirror's v1 catalog counts as a rollback.
         _ = try await site.loader(dataDirectory: data).checkForUpdate()
-        let loader = MapLoader(configuration: .init(server: "http://127.0.0.1:\(closedPort())", dataDirectory: data,
-                                                    trust: TrustPolicy(keys: [site.publicKey]),
-                                                    mirrors: [stale.path, site.url]))
+        let loader = MapLoader(
+            configuration: .init(
+                server: "http://127.0.0.1:\(closedPort())", dataDirectory: data,
+                trust: TrustPolicy(keys: [site.publicKey]),
+                mirrors: [stale.path, site.url]))
         let report = try await loader.install(["de-berlin"])
         #expect(report.toVersion == "v2")
     }
@@ -241,8 +253,10 @@ import ManifestServer
     @Test func mirrorsThroughTheCLI() async throws {
         let site = try TestSite()
         let data = site.dir.path("data")
-        let result = try await CLI.run(["install", "de-berlin", "--server", "http://127.0.0.1:\(closedPort())", "--server", site.url,
-                                  "--data-dir", data.path, "--trust-key", site.publicKey.base64])
+        let result = try await CLI.run([
+            "install", "de-berlin", "--server", "http://127.0.0.1:\(closedPort())", "--server", site.url,
+            "--data-dir", data.path, "--trust-key", site.publicKey.base64,
+        ])
         #expect(result.status == 0)
         #expect(try await CLI.run(["verify", "--data-dir", data.path]).status == 0)
     }

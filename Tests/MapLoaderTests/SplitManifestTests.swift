@@ -41,10 +41,11 @@ import MapPublisher
 
         /// Paths of parts the server has sent so far.
         func partsSent() throws -> Set<String> {
-            let parts = try Set((1...3).flatMap { revision -> [String] in
-                guard FileManager.default.fileExists(atPath: dir.path("site/versions/v\(revision)").path) else { return [] }
-                return try index("v\(revision)").stubs.map { "/" + SiteLayout.blob($0.part!.sha256) }
-            })
+            let parts = try Set(
+                (1...3).flatMap { revision -> [String] in
+                    guard FileManager.default.fileExists(atPath: dir.path("site/versions/v\(revision)").path) else { return [] }
+                    return try index("v\(revision)").stubs.map { "/" + SiteLayout.blob($0.part!.sha256) }
+                })
             return Set(server.statistics.bodyBytesSentByPath.keys).intersection(parts)
         }
     }
@@ -142,8 +143,10 @@ import MapPublisher
         for stub in try site.index("v1").stubs {
             #expect(FileManager.default.fileExists(atPath: stick.appendingPathComponent(SiteLayout.blob(stub.part!.sha256)).path))
         }
-        let offline = MapLoader(configuration: .init(server: stick.absoluteString, dataDirectory: site.dir.path("other"),
-                                                     trust: TrustPolicy(keys: [site.key])))
+        let offline = MapLoader(
+            configuration: .init(
+                server: stick.absoluteString, dataDirectory: site.dir.path("other"),
+                trust: TrustPolicy(keys: [site.key])))
         try await offline.install(["ch"])
         #expect(try await offline.package("ch").state == .installed)
     }

@@ -11,34 +11,35 @@ import MapPublisher
     /// zoom 0–5 as vector-tile-like protobuf bytes, gzip'd as tile generators ship them
     /// (ocean tiles repeat and are stored once); `changed` tiles differ in revision 2.
     static func writePMTiles(_ path: URL, revision: Int, changed: Int = 12) throws {
-        try SeeThroughTests.python("""
-        import gzip, random, sys
-        from pmtiles.tile import zxy_to_tileid, TileType, Compression
-        from pmtiles.writer import Writer
-        revision, changed = int(sys.argv[2]), int(sys.argv[3])
-        def tile(z, x, y):
-            r = random.Random(z * 10007 + x * 101 + y)
-            if r.random() < 0.3:
-                return b"\\x1a\\x0f\\x0a\\x05water\\x28\\x80\\x20\\x78\\x02"  # an ocean tile, the same everywhere
-            layers = []
-            for name in (b"building", b"transportation", b"landuse", b"poi"):
-                features = b"".join(bytes([0x12, 12, 0x18, 3, 0x22, 8]) + bytes(r.randrange(0, 40) for _ in range(8)) for _ in range(r.randrange(20, 60)))
-                layers.append(b"\\x1a" + bytes([len(name) + 2 + len(features) & 0x7f | 0x80, (len(name) + 2 + len(features)) >> 7]) + b"\\x0a" + bytes([len(name)]) + name + features)
-            data = b"".join(layers)
-            if revision > 1 and random.Random(x * 31 + y * 17 + z * 7919).random() < changed / 1365:
-                data = data.replace(b"poi", b"POI", 1) + b"\\x2a\\x03new"
-            return data
-        with open(sys.argv[1], "wb") as f:
-            writer = Writer(f)
-            for z in range(6):
-                for x in range(2 ** z):
-                    for y in range(2 ** z):
-                        writer.write_tile(zxy_to_tileid(z, x, y), gzip.compress(tile(z, x, y), mtime=0))
-            writer.finalize({"tile_type": TileType.MVT, "tile_compression": Compression.GZIP,
-                             "min_lon_e7": -1800000000, "min_lat_e7": -850000000, "max_lon_e7": 1800000000,
-                             "max_lat_e7": 850000000, "center_zoom": 0, "center_lon_e7": 0, "center_lat_e7": 0},
-                            {"name": "test", "revision": revision})
-        """, [path.path, String(revision), String(changed)])
+        try SeeThroughTests.python(
+            """
+            import gzip, random, sys
+            from pmtiles.tile import zxy_to_tileid, TileType, Compression
+            from pmtiles.writer import Writer
+            revision, changed = int(sys.argv[2]), int(sys.argv[3])
+            def tile(z, x, y):
+                r = random.Random(z * 10007 + x * 101 + y)
+                if r.random() < 0.3:
+                    return b"\\x1a\\x0f\\x0a\\x05water\\x28\\x80\\x20\\x78\\x02"  # an ocean tile, the same everywhere
+                layers = []
+                for name in (b"building", b"transportation", b"landuse", b"poi"):
+                    features = b"".join(bytes([0x12, 12, 0x18, 3, 0x22, 8]) + bytes(r.randrange(0, 40) for _ in range(8)) for _ in range(r.randrange(20, 60)))
+                    layers.append(b"\\x1a" + bytes([len(name) + 2 + len(features) & 0x7f | 0x80, (len(name) + 2 + len(features)) >> 7]) + b"\\x0a" + bytes([len(name)]) + name + features)
+                data = b"".join(layers)
+                if revision > 1 and random.Random(x * 31 + y * 17 + z * 7919).random() < changed / 1365:
+                    data = data.replace(b"poi", b"POI", 1) + b"\\x2a\\x03new"
+                return data
+            with open(sys.argv[1], "wb") as f:
+                writer = Writer(f)
+                for z in range(6):
+                    for x in range(2 ** z):
+                        for y in range(2 ** z):
+                            writer.write_tile(zxy_to_tileid(z, x, y), gzip.compress(tile(z, x, y), mtime=0))
+                writer.finalize({"tile_type": TileType.MVT, "tile_compression": Compression.GZIP,
+                                 "min_lon_e7": -1800000000, "min_lat_e7": -850000000, "max_lon_e7": 1800000000,
+                                 "max_lat_e7": 850000000, "center_zoom": 0, "center_lon_e7": 0, "center_lat_e7": 0},
+                                {"name": "test", "revision": revision})
+            """, [path.path, String(revision), String(changed)])
     }
 
     @Test func aPMTilesArchiveIsPatchedInsideItsTiles() async throws {
@@ -98,8 +99,9 @@ import MapPublisher
     private static func compress(_ content: [UInt8], python expression: String) throws -> [UInt8] {
         let dir = TemporaryDirectory()
         try Data(content).write(to: dir.path("in"))
-        try SeeThroughTests.python("import gzip, sys, zlib\ndata = open(sys.argv[1], 'rb').read()\nopen(sys.argv[2], 'wb').write(\(expression))",
-                                   [dir.path("in").path, dir.path("out").path])
+        try SeeThroughTests.python(
+            "import gzip, sys, zlib\ndata = open(sys.argv[1], 'rb').read()\nopen(sys.argv[2], 'wb').write(\(expression))",
+            [dir.path("in").path, dir.path("out").path])
         return Array(try Data(contentsOf: dir.path("out")))
     }
 }

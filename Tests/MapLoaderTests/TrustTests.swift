@@ -27,8 +27,10 @@ import MapPublisher
         let dir = TemporaryDirectory()
         let noKeys = MapLoader(configuration: .init(server: site.url, dataDirectory: dir.path("a")))
         await expectRefused(noKeys) { error in isSignature(error) && error.description.contains("--trust-key") }
-        let permissive = MapLoader(configuration: .init(server: site.url, dataDirectory: dir.path("b"),
-                                                        trust: TrustPolicy(allowUnsigned: true)))
+        let permissive = MapLoader(
+            configuration: .init(
+                server: site.url, dataDirectory: dir.path("b"),
+                trust: TrustPolicy(allowUnsigned: true)))
         try await permissive.install(["de-hamburg"])
     }
 
@@ -49,16 +51,21 @@ import MapPublisher
         let site = try TestSite()
         let dir = TemporaryDirectory()
         let stranger = try SigningKeyFile.generate(at: dir.path("other.key"))
-        let loader = MapLoader(configuration: .init(server: site.url, dataDirectory: dir.path("data"),
-                                                    trust: TrustPolicy(keys: [stranger])))
+        let loader = MapLoader(
+            configuration: .init(
+                server: site.url, dataDirectory: dir.path("data"),
+                trust: TrustPolicy(keys: [stranger])))
         await expectRefused(loader, isSignature)
     }
 
     @Test func trustedKeyIsRememberedByTheDataDirectory() async throws {
         let site = try TestSite()
         let dir = TemporaryDirectory()
-        try await MapLoader(configuration: .init(server: site.url, dataDirectory: dir.path("data"),
-                                                 trust: TrustPolicy(keys: [site.publicKey]))).install(["de-berlin"])
+        try await MapLoader(
+            configuration: .init(
+                server: site.url, dataDirectory: dir.path("data"),
+                trust: TrustPolicy(keys: [site.publicKey]))
+        ).install(["de-berlin"])
         // No key passed this time: the saved one is used.
         try await MapLoader(configuration: .init(server: site.url, dataDirectory: dir.path("data"))).install(["de-hamburg"])
     }
@@ -83,8 +90,9 @@ import MapPublisher
         #expect(try await loader.trustedKeys() == [site.publicKey])
         let added = try await CLI.run(["install", "de-hamburg", "--add-trust-key", second.base64] + base)
         #expect(added.status == 0, "\(added.stderr)")
-        #expect(added.stderr.contains("publisher keys trusted for this data directory: ") &&
-                added.stderr.contains(String(second.base64.prefix(12))), "\(added.stderr)")
+        #expect(
+            added.stderr.contains("publisher keys trusted for this data directory: ") && added.stderr.contains(String(second.base64.prefix(12))),
+            "\(added.stderr)")
         #expect(Set(try await loader.trustedKeys()) == [site.publicKey, second])
         // The key it trusts already is no news: passing it again needs no flag.
         let again = try await CLI.run(["list", "--trust-key", second.base64] + base)
@@ -95,16 +103,21 @@ import MapPublisher
         let site = try TestSite()
         let dir = TemporaryDirectory()
         let data = dir.path("data")
-        try await MapLoader(configuration: .init(server: site.url, dataDirectory: data,
-                                                 trust: TrustPolicy(keys: [site.publicKey]))).install(["de-berlin"])
+        try await MapLoader(
+            configuration: .init(
+                server: site.url, dataDirectory: data,
+                trust: TrustPolicy(keys: [site.publicKey]))
+        ).install(["de-berlin"])
         let before = try snapshot(data.appendingPathComponent("current"))
         // The site turns unsigned and edited; the client asks for unsigned catalogs.
         try FileManager.default.removeItem(at: site.site.appendingPathComponent(SiteLayout.catalogSignature))
         let url = site.site.appendingPathComponent(SiteLayout.catalog)
         let text = try String(contentsOf: url, encoding: .utf8).replacingOccurrences(of: "\"serial\" : 1", with: "\"serial\" : 99")
         try text.write(to: url, atomically: true, encoding: .utf8)
-        let permissive = MapLoader(configuration: .init(server: site.url, dataDirectory: data,
-                                                        trust: TrustPolicy(allowUnsigned: true)))
+        let permissive = MapLoader(
+            configuration: .init(
+                server: site.url, dataDirectory: data,
+                trust: TrustPolicy(allowUnsigned: true)))
         await expectRefused(permissive) { error in isSignature(error) && error.description.contains("forget-keys") }
         #expect(try snapshot(data.appendingPathComponent("current")) == before)
 
@@ -174,12 +187,16 @@ final class TornCatalogSource: SiteSource {
         self.stale = stale
     }
 
-    func download(_ path: String, to file: URL, limit: TransferLimit,
-                  progress: @escaping @Sendable (Int64) -> Void) async throws(MapLoaderError) {
-        let first = path == SiteLayout.catalog && reads.withLock { count in
-            count += 1
-            return count == 1
-        }
+    func download(
+        _ path: String, to file: URL, limit: TransferLimit,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws(MapLoaderError) {
+        let first =
+            path == SiteLayout.catalog
+            && reads.withLock { count in
+                count += 1
+                return count == 1
+            }
         guard first else { return try await folder.download(path, to: file, limit: limit, progress: progress) }
         do { try stale.write(to: file) } catch { throw .storage(path: file.path, error) }
     }

@@ -74,8 +74,10 @@ public struct OperationProgress: Sendable, Hashable, Codable {
     public var item: String?
 
     /// A progress value.
-    public init(operation: MapLoaderOperation, phase: OperationPhase, completedBytes: Int64 = 0, totalBytes: Int64 = 0,
-                completedItems: Int = 0, totalItems: Int = 0, item: String? = nil) {
+    public init(
+        operation: MapLoaderOperation, phase: OperationPhase, completedBytes: Int64 = 0, totalBytes: Int64 = 0,
+        completedItems: Int = 0, totalItems: Int = 0, item: String? = nil
+    ) {
         self.operation = operation
         self.phase = phase
         self.completedBytes = completedBytes

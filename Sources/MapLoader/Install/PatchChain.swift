@@ -12,17 +12,21 @@ extension PlanSession {
     /// old bytes it reads and the new bytes it writes; the result must have the
     /// artifact's tree hash. Any failure throws, and the caller falls back to the full
     /// archive.
-    func applyChain(_ step: GroupStep, item: Int, of items: Int, into builder: GenerationBuilder,
-                    transfer: TransferLedger) async throws -> [FileEntry] {
+    func applyChain(
+        _ step: GroupStep, item: Int, of items: Int, into builder: GenerationBuilder,
+        transfer: TransferLedger
+    ) async throws -> [FileEntry] {
         let operation = self.operation
         guard let artifact = step.artifact, !step.patches.isEmpty else {
             throw MapLoaderError.invalidMetadata(what: step.name, detail: "no patches to apply")
         }
         var patchFiles: [URL] = []
         for edge in step.patches {
-            patchFiles.append(try await fetchBlob(sha256: edge.sha256, size: edge.size,
-                                                  item: "\(step.name) \(edge.from)→\(edge.to)", index: item, of: items,
-                                                  transfer: transfer))
+            patchFiles.append(
+                try await fetchBlob(
+                    sha256: edge.sha256, size: edge.size,
+                    item: "\(step.name) \(edge.from)→\(edge.to)", index: item, of: items,
+                    transfer: transfer))
         }
         var source = store.groupDirectory(package: step.package, group: step.group)
         var intermediates: [URL] = []
@@ -46,9 +50,12 @@ extension PlanSession {
             let resume = store.downloads
             let applied = try await offActor {
                 try PatchApplier.apply(patch: patch, oldTree: from, into: target, resumeIn: resume) { done in
-                    hub.emit(.progress(OperationProgress(operation: operation, phase: .patch, completedBytes: done,
-                                                         totalBytes: artifact.unpackedSize, completedItems: item - 1,
-                                                         totalItems: items, item: name)))
+                    hub.emit(
+                        .progress(
+                            OperationProgress(
+                                operation: operation, phase: .patch, completedBytes: done,
+                                totalBytes: artifact.unpackedSize, completedItems: item - 1,
+                                totalItems: items, item: name)))
                 }
             }
             files = applied.files
@@ -57,8 +64,9 @@ extension PlanSession {
         }
         let treeHash = TreeHash.of(files)
         guard treeHash == artifact.treeHash else {
-            throw MapLoaderError.integrityFailed(what: "\(step.name) after patching",
-                                                 detail: "tree hash \(treeHash.prefix(12))… differs from the manifest's \(artifact.treeHash.prefix(12))…")
+            throw MapLoaderError.integrityFailed(
+                what: "\(step.name) after patching",
+                detail: "tree hash \(treeHash.prefix(12))… differs from the manifest's \(artifact.treeHash.prefix(12))…")
         }
         try builder.writeIndex(files, package: step.package, group: step.group)
         return files

@@ -8,11 +8,14 @@ import MapPlatform
 
 extension MapLoader {
     /// Carries out `plan` in a new ``PlanSession`` of `operation`.
-    func execute(_ plan: Plan, from state: InstalledState, manifestSHA: String?,
-                 operation: MapLoaderOperation) async throws -> UpdateReport {
+    func execute(
+        _ plan: Plan, from state: InstalledState, manifestSHA: String?,
+        operation: MapLoaderOperation
+    ) async throws -> UpdateReport {
         let quota = try configuration.quota ?? store.settings().quota
-        let session = PlanSession(operation: operation, store: store, hub: hub, site: Result { () throws(MapLoaderError) in try site() },
-                                  quota: quota)
+        let session = PlanSession(
+            operation: operation, store: store, hub: hub, site: Result { () throws(MapLoaderError) in try site() },
+            quota: quota)
         return try await session.run(plan, from: state, manifestSHA: manifestSHA)
     }
 }
@@ -55,15 +58,21 @@ actor PlanSession {
         let needed = installed.plusSaturating(plan.peakBytes)
         guard needed > quota else { return }
         let largest = state.packages.keys.sorted { (state.size(of: $0), $1) > (state.size(of: $1), $0) }.prefix(3)
-        throw MapLoaderError.quotaExceeded(quota: quota, needed: needed,
-                                           largest: largest.map { "\($0) \(ByteFormat.string(state.size(of: $0)))" })
+        throw MapLoaderError.quotaExceeded(
+            quota: quota, needed: needed,
+            largest: largest.map { "\($0) \(ByteFormat.string(state.size(of: $0)))" })
     }
 
     /// Sends a progress event for this operation.
-    func progress(_ phase: OperationPhase, bytes: Int64 = 0, total: Int64 = 0,
-                  items: Int = 0, totalItems: Int = 0, item: String? = nil) {
-        hub.emit(.progress(OperationProgress(operation: operation, phase: phase, completedBytes: bytes, totalBytes: total,
-                                             completedItems: items, totalItems: totalItems, item: item)))
+    func progress(
+        _ phase: OperationPhase, bytes: Int64 = 0, total: Int64 = 0,
+        items: Int = 0, totalItems: Int = 0, item: String? = nil
+    ) {
+        hub.emit(
+            .progress(
+                OperationProgress(
+                    operation: operation, phase: phase, completedBytes: bytes, totalBytes: total,
+                    completedItems: items, totalItems: totalItems, item: item)))
     }
 
     /// Carries out `plan` on top of the installed `state`: fetches, verifies and unpacks what changes,
@@ -99,8 +108,9 @@ actor PlanSession {
                     guard let index = pending.popFirst() else { return }
                     let position = count - pending.count
                     group.addTask {
-                        let (result, carried) = try await self.produce(plan.steps[index], item: position, of: count,
-                                                                       into: builder, transfer: transfer)
+                        let (result, carried) = try await self.produce(
+                            plan.steps[index], item: position, of: count,
+                            into: builder, transfer: transfer)
                         return (index, result, carried)
                     }
                 }
@@ -112,17 +122,19 @@ actor PlanSession {
                 }
             }
             progress(.commit)
-            let next = InstalledState(version: installed.isEmpty ? nil : plan.version,
-                                      manifest: installed.isEmpty ? nil : manifestSHA,
-                                      generation: builder.number, committed: Date(), packages: installed)
+            let next = InstalledState(
+                version: installed.isEmpty ? nil : plan.version,
+                manifest: installed.isEmpty ? nil : manifestSHA,
+                generation: builder.number, committed: Date(), packages: installed)
             let fetched = transfer.fetched
             try await offActor {
                 try builder.commit(next)
                 for blob in fetched { try? FileManager.default.removeItem(at: blob) }
             }
-            var report = UpdateReport(fromVersion: state.version, toVersion: next.version, steps: done,
-                                      downloadedBytes: transfer.downloaded, committed: true,
-                                      seconds: Date().timeIntervalSince(started))
+            var report = UpdateReport(
+                fromVersion: state.version, toVersion: next.version, steps: done,
+                downloadedBytes: transfer.downloaded, committed: true,
+                seconds: Date().timeIntervalSince(started))
             report.resumedBytes = resumedBytes
             return report
         } catch {
@@ -140,8 +152,9 @@ actor PlanSession {
             }
             // With the bytes there, what ran out was inodes or a quota: say the file system is full.
             let available = store.availableSpace() ?? 0
-            throw MapLoaderError.insufficientSpace(needed: available > plan.peakBytes ? 0 : plan.peakBytes,
-                                                   available: available, path: store.root.path)
+            throw MapLoaderError.insufficientSpace(
+                needed: available > plan.peakBytes ? 0 : plan.peakBytes,
+                available: available, path: store.root.path)
         }
     }
 
@@ -157,8 +170,10 @@ actor PlanSession {
     /// Produces one group's target files in the new generation: by patch chain when the
     /// plan says so (falling back to the full archive on any failure), else by archive.
     /// - Parameter item: the step's 1-based position among the `items` groups produced.
-    private func produce(_ step: GroupStep, item: Int, of items: Int, into builder: GenerationBuilder,
-                         transfer: TransferLedger) async throws -> (InstalledGroup, GroupStep) {
+    private func produce(
+        _ step: GroupStep, item: Int, of items: Int, into builder: GenerationBuilder,
+        transfer: TransferLedger
+    ) async throws -> (InstalledGroup, GroupStep) {
         guard let artifact = step.artifact else {
             throw MapLoaderError.invalidMetadata(what: step.name, detail: "no artifact to install")
         }
@@ -166,14 +181,18 @@ actor PlanSession {
         if step.method == .delta {
             do {
                 let files = try await applyChain(step, item: item, of: items, into: builder, transfer: transfer)
-                return (InstalledGroup(artifact: artifact.sha256, treeHash: artifact.treeHash, files: files.count,
-                                       size: files.reduce(0) { $0 + $1.size }), step)
+                return (
+                    InstalledGroup(
+                        artifact: artifact.sha256, treeHash: artifact.treeHash, files: files.count,
+                        size: files.reduce(0) { $0 + $1.size }), step
+                )
             } catch {
                 if error is CancellationError || (error as? MapLoaderError) == .cancelled || Self.isNoSpace(error) {
                     throw error
                 }
-                try? FileManager.default.removeItem(at: builder.directory.appendingPathComponent(step.package)
-                    .appendingPathComponent(step.group))
+                try? FileManager.default.removeItem(
+                    at: builder.directory.appendingPathComponent(step.package)
+                        .appendingPathComponent(step.group))
                 record = step.fellBack(reason: "patch failed (\(error)); fell back to the full archive")
                 transfer.addToTotal(artifact.size)
                 hub.emit(.planned(record))
@@ -184,15 +203,17 @@ actor PlanSession {
             transfer.addToTotal(-artifact.size)
             return (try await copyTree(tree, for: step, artifact: artifact, item: item, of: items, into: builder), record)
         }
-        let archive = try await fetchBlob(sha256: artifact.sha256, size: artifact.size, item: step.name,
-                                          index: item, of: items, transfer: transfer)
+        let archive = try await fetchBlob(
+            sha256: artifact.sha256, size: artifact.size, item: step.name,
+            index: item, of: items, transfer: transfer)
         let folder = try builder.makeGroupDirectory(package: step.package, group: step.group)
         let report = extractionProgress(of: step, artifact: artifact, item: item, of: items)
         let files: [FileEntry]
         do {
             files = try await offActor {
-                try ArchiveExtractor.extract(archive, into: folder, limits: .init(files: artifact.files, bytes: artifact.unpackedSize),
-                                             progress: report, isCancelled: { Task.isCancelled })
+                try ArchiveExtractor.extract(
+                    archive, into: folder, limits: .init(files: artifact.files, bytes: artifact.unpackedSize),
+                    progress: report, isCancelled: { Task.isCancelled })
             }
         } catch let refusal as ArchiveExtractor.Refusal {
             try? FileManager.default.removeItem(at: archive)
@@ -201,12 +222,16 @@ actor PlanSession {
         let treeHash = TreeHash.of(files)
         guard treeHash == artifact.treeHash, files.count == artifact.files else {
             try? FileManager.default.removeItem(at: archive)
-            throw MapLoaderError.integrityFailed(what: "\(step.name) files",
-                                                 detail: "unpacked tree hash \(treeHash.prefix(12))… differs from the manifest's \(artifact.treeHash.prefix(12))…")
+            throw MapLoaderError.integrityFailed(
+                what: "\(step.name) files",
+                detail: "unpacked tree hash \(treeHash.prefix(12))… differs from the manifest's \(artifact.treeHash.prefix(12))…")
         }
         try builder.writeIndex(files, package: step.package, group: step.group)
-        return (InstalledGroup(artifact: artifact.sha256, treeHash: treeHash, files: files.count,
-                               size: files.reduce(0) { $0 + $1.size }), record)
+        return (
+            InstalledGroup(
+                artifact: artifact.sha256, treeHash: treeHash, files: files.count,
+                size: files.reduce(0) { $0 + $1.size }), record
+        )
     }
 
     /// Announces the extract phase of `step` and returns the callback that reports its bytes
@@ -215,50 +240,68 @@ actor PlanSession {
         progress(.extract, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: step.name)
         let (hub, operation, name) = (self.hub, self.operation, step.name)
         return { written in
-            hub.emit(.progress(OperationProgress(operation: operation, phase: .extract, completedBytes: written,
-                                                 totalBytes: artifact.unpackedSize, completedItems: item - 1,
-                                                 totalItems: items, item: name)))
+            hub.emit(
+                .progress(
+                    OperationProgress(
+                        operation: operation, phase: .extract, completedBytes: written,
+                        totalBytes: artifact.unpackedSize, completedItems: item - 1,
+                        totalItems: items, item: name)))
         }
     }
 
     /// Copies a group's files from an exported site's tree folder, hashing them, and checks
     /// them against the manifest's tree hash.
-    private func copyTree(_ tree: URL, for step: GroupStep, artifact: Artifact, item: Int, of items: Int,
-                          into builder: GenerationBuilder) async throws -> InstalledGroup {
+    private func copyTree(
+        _ tree: URL, for step: GroupStep, artifact: Artifact, item: Int, of items: Int,
+        into builder: GenerationBuilder
+    ) async throws -> InstalledGroup {
         let folder = try builder.makeGroupDirectory(package: step.package, group: step.group)
         let report = extractionProgress(of: step, artifact: artifact, item: item, of: items)
         let files: [FileEntry]
         do {
             files = try await offActor {
-                try TreeCopy.copy(from: tree, into: folder, limits: .init(files: artifact.files, bytes: artifact.unpackedSize),
-                                  progress: report, isCancelled: { Task.isCancelled })
+                try TreeCopy.copy(
+                    from: tree, into: folder, limits: .init(files: artifact.files, bytes: artifact.unpackedSize),
+                    progress: report, isCancelled: { Task.isCancelled })
             }
         } catch let refusal as ArchiveExtractor.Refusal {
             throw MapLoaderError.invalidArchive(package: step.package, group: step.group, detail: refusal.description)
         }
         let treeHash = TreeHash.of(files)
         guard treeHash == artifact.treeHash, files.count == artifact.files else {
-            throw MapLoaderError.integrityFailed(what: "\(step.name) files at \(tree.path)",
-                                                 detail: "tree hash \(treeHash.prefix(12))… differs from the manifest's \(artifact.treeHash.prefix(12))…")
+            throw MapLoaderError.integrityFailed(
+                what: "\(step.name) files at \(tree.path)",
+                detail: "tree hash \(treeHash.prefix(12))… differs from the manifest's \(artifact.treeHash.prefix(12))…")
         }
         try builder.writeIndex(files, package: step.package, group: step.group)
-        return InstalledGroup(artifact: artifact.sha256, treeHash: treeHash, files: files.count,
-                              size: files.reduce(0) { $0 + $1.size })
+        return InstalledGroup(
+            artifact: artifact.sha256, treeHash: treeHash, files: files.count,
+            size: files.reduce(0) { $0 + $1.size })
     }
 
     /// Downloads a pinned blob into `downloads/<sha256>` (resuming a partial file, reusing
     /// a complete one) and checks its SHA-256.
-    func fetchBlob(sha256: String, size: Int64, item: String, index: Int, of items: Int,
-                   transfer: TransferLedger) async throws -> URL {
-        let task = blobFetches[sha256] ?? Task {
-            try await self.downloadBlob(sha256: sha256, size: size, item: item, index: index, of: items, transfer: transfer)
-        }
+    func fetchBlob(
+        sha256: String, size: Int64, item: String, index: Int, of items: Int,
+        transfer: TransferLedger
+    ) async throws -> URL {
+        let task =
+            blobFetches[sha256]
+            ?? Task {
+                try await self.downloadBlob(sha256: sha256, size: size, item: item, index: index, of: items, transfer: transfer)
+            }
         blobFetches[sha256] = task
-        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
     }
 
-    private func downloadBlob(sha256: String, size: Int64, item: String, index: Int, of items: Int,
-                              transfer: TransferLedger) async throws -> URL {
+    private func downloadBlob(
+        sha256: String, size: Int64, item: String, index: Int, of items: Int,
+        transfer: TransferLedger
+    ) async throws -> URL {
         let file = store.downloads.appendingPathComponent(sha256)
         let client = try site.get()
         // With mirrors, bytes that fail the pinned hash are fetched again from each other
@@ -277,9 +320,12 @@ actor PlanSession {
             progress(.download, bytes: completed, total: transfer.total, items: index - 1, totalItems: items, item: item)
             try await source.download(SiteLayout.blob(sha256), to: file, limit: .exactly(size)) { bytes in
                 let completed = transfer.record(sha256, bytes: bytes)
-                hub.emit(.progress(OperationProgress(operation: operation, phase: .download, completedBytes: completed,
-                                                     totalBytes: transfer.total, completedItems: index - 1, totalItems: items,
-                                                     item: item)))
+                hub.emit(
+                    .progress(
+                        OperationProgress(
+                            operation: operation, phase: .download, completedBytes: completed,
+                            totalBytes: transfer.total, completedItems: index - 1, totalItems: items,
+                            item: item)))
             }
             transfer.finished(file, new: size - already)
             progress(.verify, items: index - 1, totalItems: items, item: item)
@@ -291,11 +337,14 @@ actor PlanSession {
                 served = mirrored.lastUsed
                 sources += mirrored.mirrors.filter { $0.baseURL != served.baseURL }
             }
-            mismatch = MapLoaderError.integrityFailed(what: served.describe(SiteLayout.blob(sha256)) + " (\(item))",
-                                                      detail: "SHA-256 is \(actual.hex.prefix(12))…, the manifest pins \(sha256.prefix(12))…")
+            mismatch = MapLoaderError.integrityFailed(
+                what: served.describe(SiteLayout.blob(sha256)) + " (\(item))",
+                detail: "SHA-256 is \(actual.hex.prefix(12))…, the manifest pins \(sha256.prefix(12))…")
             if sources.count > 1 {
-                hub.emit(.connectionLost(url: served.describe(SiteLayout.blob(sha256)),
-                                         reason: "its bytes fail the pinned SHA-256; fetching them from the next mirror", retryIn: 0))
+                hub.emit(
+                    .connectionLost(
+                        url: served.describe(SiteLayout.blob(sha256)),
+                        reason: "its bytes fail the pinned SHA-256; fetching them from the next mirror", retryIn: 0))
             }
         }
         blobFetches[sha256] = nil

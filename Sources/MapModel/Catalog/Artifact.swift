@@ -22,8 +22,10 @@ public struct Artifact: Sendable, Hashable, Codable {
     public var patches: [PatchEdge]?
 
     /// An artifact description.
-    public init(sha256: String, size: Int64, format: ArchiveFormat, unpackedSize: Int64, files: Int,
-                treeHash: String, patches: [PatchEdge]? = nil) {
+    public init(
+        sha256: String, size: Int64, format: ArchiveFormat, unpackedSize: Int64, files: Int,
+        treeHash: String, patches: [PatchEdge]? = nil
+    ) {
         self.sha256 = sha256
         self.size = size
         self.format = format

@@ -76,7 +76,8 @@ package struct Boundary: Sendable, Hashable, Codable {
         for i in ring.indices {
             let (xi, yi, xj, yj) = (ring[i][0], ring[i][1], ring[j][0], ring[j][1])
             if (yi > point.y) != (yj > point.y),
-               point.x < (xj - xi) * (point.y - yi) / (yj - yi) + xi {
+                point.x < (xj - xi) * (point.y - yi) / (yj - yi) + xi
+            {
                 inside.toggle()
             }
             j = i

@@ -19,14 +19,18 @@ public struct BoundingBox: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         var container = try decoder.unkeyedContainer()
-        let values = [try container.decode(Double.self), try container.decode(Double.self),
-                      try container.decode(Double.self), try container.decode(Double.self)]
+        let values = [
+            try container.decode(Double.self), try container.decode(Double.self),
+            try container.decode(Double.self), try container.decode(Double.self),
+        ]
         guard container.isAtEnd, values[0] <= values[2], values[1] <= values[3],
-              (-180...180).contains(values[0]), (-180...180).contains(values[2]),
-              (-90...90).contains(values[1]), (-90...90).contains(values[3]) else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath,
-                debugDescription: "bbox must be [minLon, minLat, maxLon, maxLat] within ±180/±90"))
+            (-180...180).contains(values[0]), (-180...180).contains(values[2]),
+            (-90...90).contains(values[1]), (-90...90).contains(values[3])
+        else {
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "bbox must be [minLon, minLat, maxLon, maxLat] within ±180/±90"))
         }
         self.init(minLon: values[0], minLat: values[1], maxLon: values[2], maxLat: values[3])
     }

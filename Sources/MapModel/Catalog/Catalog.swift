@@ -21,8 +21,10 @@ package struct Catalog: Sendable, Hashable, Codable {
     public var rootVersion: Int?
 
     /// A catalog.
-    public init(serial: Int, current: String, expires: Date? = nil, versions: [Entry],
-                formatVersion: Int = Manifest.currentFormat) {
+    public init(
+        serial: Int, current: String, expires: Date? = nil, versions: [Entry],
+        formatVersion: Int = Manifest.currentFormat
+    ) {
         self.formatVersion = formatVersion
         self.serial = serial
         self.current = current

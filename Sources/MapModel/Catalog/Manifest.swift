@@ -82,8 +82,9 @@ extension Manifest {
                 let data = Data(try ZstdFrame.compress(Array(try JSONCoding.encoder(pretty: false).encode(node)), level: 19))
                 parts.append(data)
                 var stub = PackageNode(id: node.id, title: node.title, bbox: node.bbox)
-                stub.part = ManifestPart(sha256: FileHashing.sha256(of: data), size: Int64(data.count),
-                                         leaves: node.leafCount, bounds: node.bounds)
+                stub.part = ManifestPart(
+                    sha256: FileHashing.sha256(of: data), size: Int64(data.count),
+                    leaves: node.leafCount, bounds: node.bounds)
                 return stub
             }
             var node = node

@@ -24,16 +24,20 @@ package enum ManifestValidation {
         return problem
     }
 
-    private static func problem(in node: PackageNode, groupIDs: Set<String>, formatVersion: Int,
-                                ids: inout Set<String>) -> String? {
+    private static func problem(
+        in node: PackageNode, groupIDs: Set<String>, formatVersion: Int,
+        ids: inout Set<String>
+    ) -> String? {
         guard PackageNode.isValidID(node.id) else { return "package id '\(node.id)' is malformed" }
         guard ids.insert(node.id).inserted else { return "package '\(node.id)' appears twice" }
         if let children = node.children, children.isEmpty { return "package '\(node.id)' has an empty children list" }
         if let part = node.part {
             guard formatVersion == Manifest.splitFormat else { return "package '\(node.id)' is a part in an unsplit manifest" }
             guard node.children == nil, node.artifacts == nil, part.sha256.count == 64, part.size > 0,
-                  part.size <= SiteLimits.metadataBytes, (0...SiteLimits.leaves).contains(part.leaves) else {
-                return "the part stub '\(node.id)' is malformed (or claims more than \(SiteLimits.metadataBytes >> 20) MiB or \(SiteLimits.leaves) leaves)"
+                part.size <= SiteLimits.metadataBytes, (0...SiteLimits.leaves).contains(part.leaves)
+            else {
+                return
+                    "the part stub '\(node.id)' is malformed (or claims more than \(SiteLimits.metadataBytes >> 20) MiB or \(SiteLimits.leaves) leaves)"
             }
         }
         for (group, artifact) in node.artifacts ?? [:] {
@@ -59,9 +63,11 @@ package enum ManifestValidation {
         }
         for edge in artifact.patches ?? [] {
             guard SiteLimits.accepts(edge.size, upTo: SiteLimits.blobBytes), edge.sha256.count == 64,
-                  SiteLimits.accepts(edge.writeBytes ?? 0, upTo: SiteLimits.unpackedBytes),
-                  edge.fromTreeHash.count == 64, edge.toTreeHash.count == 64 else {
-                return "artifact \(name) has a patch \(edge.from)→\(edge.to) with size \(edge.size) (outside 0…\(SiteLimits.blobBytes)) or malformed hashes"
+                SiteLimits.accepts(edge.writeBytes ?? 0, upTo: SiteLimits.unpackedBytes),
+                edge.fromTreeHash.count == 64, edge.toTreeHash.count == 64
+            else {
+                return
+                    "artifact \(name) has a patch \(edge.from)→\(edge.to) with size \(edge.size) (outside 0…\(SiteLimits.blobBytes)) or malformed hashes"
             }
         }
         return nil

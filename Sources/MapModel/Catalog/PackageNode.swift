@@ -25,9 +25,11 @@ package struct PackageNode: Sendable, Hashable, Codable {
     public var part: ManifestPart?
 
     /// A node; pass `children` for an inner node, `artifacts` for a published leaf.
-    public init(id: String, title: String, children: [PackageNode]? = nil, bbox: BoundingBox? = nil,
-                boundary: Boundary? = nil, metadata: [String: JSONValue]? = nil,
-                artifacts: [String: Artifact]? = nil) {
+    public init(
+        id: String, title: String, children: [PackageNode]? = nil, bbox: BoundingBox? = nil,
+        boundary: Boundary? = nil, metadata: [String: JSONValue]? = nil,
+        artifacts: [String: Artifact]? = nil
+    ) {
         self.id = id
         self.title = title
         self.children = children
@@ -93,10 +95,12 @@ package struct PackageNode: Sendable, Hashable, Codable {
                 if node.boundary != nil { return nil }
                 continue
             }
-            result = result.map {
-                BoundingBox(minLon: min($0.minLon, box.minLon), minLat: min($0.minLat, box.minLat),
-                            maxLon: max($0.maxLon, box.maxLon), maxLat: max($0.maxLat, box.maxLat))
-            } ?? box
+            result =
+                result.map {
+                    BoundingBox(
+                        minLon: min($0.minLon, box.minLon), minLat: min($0.minLat, box.minLat),
+                        maxLon: max($0.maxLon, box.maxLon), maxLat: max($0.maxLat, box.maxLat))
+                } ?? box
         }
         return result
     }
@@ -107,7 +111,7 @@ package struct PackageNode: Sendable, Hashable, Codable {
     /// Whether `id` is a well-formed package or group id.
     public static func isValidID(_ id: String) -> Bool {
         guard let first = id.unicodeScalars.first, id.count <= 128,
-              CharacterSet.lowercaseLetters.contains(first) || CharacterSet.decimalDigits.contains(first)
+            CharacterSet.lowercaseLetters.contains(first) || CharacterSet.decimalDigits.contains(first)
         else { return false }
         return id.unicodeScalars.allSatisfy { scalar in
             ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) || "-_.".unicodeScalars.contains(scalar)

@@ -47,7 +47,8 @@ public struct PublicKey: Sendable, Hashable {
     /// The key from its base64 text; `nil` when malformed.
     public init?(base64: String) {
         guard let raw = Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines)),
-              (try? Curve25519.Signing.PublicKey(rawRepresentation: raw)) != nil else { return nil }
+            (try? Curve25519.Signing.PublicKey(rawRepresentation: raw)) != nil
+        else { return nil }
         self.raw = raw
     }
 
@@ -68,8 +69,11 @@ package enum SigningKeyFile {
         guard !FileManager.default.fileExists(atPath: url.path) else {
             throw MapLoaderError.invalidParameters("\(url.path) exists; keygen never overwrites a key")
         }
-        guard FileManager.default.createFile(atPath: url.path, contents: Data((key.rawRepresentation.base64EncodedString() + "\n").utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: url.path, contents: Data((key.rawRepresentation.base64EncodedString() + "\n").utf8),
+                attributes: [.posixPermissions: 0o600])
+        else {
             throw MapLoaderError.storageFailed(path: url.path, reason: "cannot create the key file")
         }
         return PublicKey(key.publicKey)
@@ -87,8 +91,9 @@ package enum SigningKeyFile {
 
     package static func read(_ url: URL) throws -> Curve25519.Signing.PrivateKey {
         guard let text = try? String(contentsOf: url, encoding: .utf8),
-              let raw = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)),
-              let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw) else {
+            let raw = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)),
+            let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
+        else {
             throw MapLoaderError.invalidParameters("\(url.path) is not a maploader signing key (make one with 'maploader keygen')")
         }
         return key

@@ -67,7 +67,8 @@ package struct RootMetadata: Sendable, Hashable, Codable {
         guard formatVersion == Self.currentFormat else { return "format \(formatVersion) is not supported by this maploader" }
         guard (1...SiteLimits.serial).contains(version) else { return "version \(version) is out of range" }
         guard !rootKeys.isEmpty, rootKeys.count <= 64, rootPublicKeys.count == rootKeys.count,
-              Set(rootKeys).count == rootKeys.count else {
+            Set(rootKeys).count == rootKeys.count
+        else {
             return "its root keys are missing, malformed, repeated or more than 64"
         }
         guard (1...rootKeys.count).contains(threshold) else {
@@ -113,8 +114,10 @@ package enum RootChain {
     /// threshold of its own root keys signed it. With nothing trusted yet, `data` must be
     /// root 1, signed by a threshold of its own root keys and naming one of `anchors` (a
     /// key the device was told to trust) among its keys.
-    package static func accept(_ data: Data, signatures: CatalogSignature, after trusted: RootMetadata?,
-                               anchors: [PublicKey]) throws(RootRefusal) -> RootMetadata {
+    package static func accept(
+        _ data: Data, signatures: CatalogSignature, after trusted: RootMetadata?,
+        anchors: [PublicKey]
+    ) throws(RootRefusal) -> RootMetadata {
         let root: RootMetadata
         do {
             root = try JSONCoding.decode(RootMetadata.self, from: data)

@@ -21,8 +21,10 @@ package enum ArchiveWriter {
 
     /// Writes `files` (paths relative to `root`, as ``FileTree/files(in:)`` lists them) to `output`.
     /// - Parameter level: compression level (zstd 1–22, gzip 1–9).
-    package static func write(root: URL, files: [(path: String, size: Int64)], to output: URL,
-                             format: ArchiveFormat, level: Int) throws {
+    package static func write(
+        root: URL, files: [(path: String, size: Int64)], to output: URL,
+        format: ArchiveFormat, level: Int
+    ) throws {
         guard format == .tarZstd else {
             return try writeTar(root: root, files: files, to: output, format: format, level: level)
         }
@@ -38,8 +40,10 @@ package enum ArchiveWriter {
     }
 
     /// Writes the tar, compressed by libarchive as `format` says (`nil`: uncompressed).
-    private static func writeTar(root: URL, files: [(path: String, size: Int64)], to output: URL,
-                                 format: ArchiveFormat?, level: Int) throws {
+    private static func writeTar(
+        root: URL, files: [(path: String, size: Int64)], to output: URL,
+        format: ArchiveFormat?, level: Int
+    ) throws {
         guard let archive = archive_write_new() else { throw Failure(description: "libarchive is out of memory") }
         defer { archive_write_free(archive) }
         archive_write_set_format_pax_restricted(archive)
@@ -47,7 +51,8 @@ package enum ArchiveWriter {
         // converted through the process locale, which fails for anything but ASCII in "C".
         // Only then: archives of ASCII names stay byte-identical to earlier releases.
         if files.contains(where: { $0.path.utf8.contains { $0 >= 0x80 } }),
-           archive_write_set_format_option(archive, "pax", "hdrcharset", "BINARY") != ARCHIVE_OK {
+            archive_write_set_format_option(archive, "pax", "hdrcharset", "BINARY") != ARCHIVE_OK
+        {
             throw Failure(description: "libarchive cannot store non-ASCII names: \(errorString(archive))")
         }
         switch format {

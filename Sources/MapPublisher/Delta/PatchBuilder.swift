@@ -14,8 +14,10 @@ package enum PatchBuilder {
     /// and stored bytes → `patch` or `add`. Old paths missing from the new tree are listed
     /// as deletions. The container lists the complete target tree (path, size, SHA-256), so
     /// the applier can check the result exactly. `output` is replaced atomically.
-    package static func build(from oldDir: URL, to newDir: URL, output: URL,
-                             options: PatchOptions = .init()) throws -> PatchStats {
+    package static func build(
+        from oldDir: URL, to newDir: URL, output: URL,
+        options: PatchOptions = .init()
+    ) throws -> PatchStats {
         let old = try TreeScan(root: oldDir)
         let new = try TreeScan(root: newDir)
         let work = (options.workDirectory ?? FileManager.default.temporaryDirectory)
@@ -26,20 +28,24 @@ package enum PatchBuilder {
         let spool = try SystemFile.create(spoolPath)
 
         var plan = PlanState(old: old)
-        let chooser = PayloadChooser(compressor: try ZstdCompressor(), level: options.level,
-                                     workDirectory: work.path,
-                                     segments: SegmentedEncoder(segmentLength: options.segmentLength,
-                                                                margin: options.segmentMargin, level: options.level,
-                                                                jobs: options.segmentJobs, workDirectory: work.path),
-                                     segmentThreshold: options.segmentThreshold)
-        let finder = options.findRenamedBases
+        let chooser = PayloadChooser(
+            compressor: try ZstdCompressor(), level: options.level,
+            workDirectory: work.path,
+            segments: SegmentedEncoder(
+                segmentLength: options.segmentLength,
+                margin: options.segmentMargin, level: options.level,
+                jobs: options.segmentJobs, workDirectory: work.path),
+            segmentThreshold: options.segmentThreshold)
+        let finder =
+            options.findRenamedBases
             ? DeltaBaseFinder(old: old.files, newPaths: Set(new.files.map { PathKey($0.path) })) : nil
         var targets: [PatchManifest.Target] = []
         var stats = PatchStats()
 
         for file in new.files {
-            var entry = PatchStats.File(path: file.path, operation: .unchanged, size: file.size, source: nil,
-                                        encoding: nil, payloadBytes: 0, tried: [:], note: nil)
+            var entry = PatchStats.File(
+                path: file.path, operation: .unchanged, size: file.size, source: nil,
+                encoding: nil, payloadBytes: 0, tried: [:], note: nil)
             let origin: PatchManifest.Origin
             if let same = old.byPath[PathKey(file.path)], same.sha256 == file.sha256 {
                 origin = .unchanged
@@ -49,10 +55,12 @@ package enum PatchBuilder {
                 entry.source = source.path
             } else {
                 let base = old.byPath[PathKey(file.path)] ?? finder?.base(for: file)
-                let cross = options.crossFileReferences && base != nil
+                let cross =
+                    options.crossFileReferences && base != nil
                     ? crossReferences(for: file, base: base!, old: old, new: new, produced: targets, plan: &plan) : nil
-                let choice = try chooser.choose(newPath: new.fullPath(file), newSize: file.size,
-                                                basePath: base.map(old.fullPath), cross: cross)
+                let choice = try chooser.choose(
+                    newPath: new.fullPath(file), newSize: file.size,
+                    basePath: base.map(old.fullPath), cross: cross)
                 try append(choice.payloadPath, length: choice.length, to: spool)
                 let payload = PatchManifest.Payload(encoding: choice.encoding, length: choice.length)
                 if [.delta, .deflateDelta, .segmentedDelta, .crossDelta, .suffixDelta, .scannedDeflateDelta].contains(choice.encoding), let base {
@@ -74,16 +82,19 @@ package enum PatchBuilder {
         let newPaths = Set(new.files.map { PathKey($0.path) })
         let deletions = old.files.map(\.path).filter { !newPaths.contains(PathKey($0)) }
         for path in deletions {
-            stats.files.append(.init(path: path, operation: .delete, size: 0, source: nil, encoding: nil,
-                                     payloadBytes: 0, tried: [:], note: nil))
+            stats.files.append(
+                .init(
+                    path: path, operation: .delete, size: 0, source: nil, encoding: nil,
+                    payloadBytes: 0, tried: [:], note: nil))
         }
 
         try spool.sync()
         let manifest = PatchManifest(sources: plan.sources, targets: targets, deletions: deletions)
         let raw = PatchManifestEncoder.encode(manifest)
         let compressed = try PatchContainerWriter.compressManifest(raw, level: options.manifestLevel)
-        try PatchContainerWriter.write(rawManifestCount: raw.count, compressedManifest: compressed,
-                                       payloads: spoolPath, to: output)
+        try PatchContainerWriter.write(
+            rawManifestCount: raw.count, compressedManifest: compressed,
+            payloads: spoolPath, to: output)
         stats.headerBytes = Int64(PatchFormat.headerSize)
         stats.manifestBytes = Int64(compressed.count)
         stats.manifestRawBytes = Int64(raw.count)
@@ -98,8 +109,10 @@ package enum PatchBuilder {
     /// of that kind, at most three and twice the file's size in all (files up to 16 MiB),
     /// with the base last (nearest the data).
     /// A change repeated across several files of a group is then paid once.
-    private static func crossReferences(for file: TreeScan.File, base: TreeScan.File, old: TreeScan, new: TreeScan,
-                                        produced: [PatchManifest.Target], plan: inout PlanState) -> PayloadChooser.Cross? {
+    private static func crossReferences(
+        for file: TreeScan.File, base: TreeScan.File, old: TreeScan, new: TreeScan,
+        produced: [PatchManifest.Target], plan: inout PlanState
+    ) -> PayloadChooser.Cross? {
         // A trial costs one more encode against a larger prefix: only for files where that
         // stays cheap (up to 16 MiB, references up to twice the file).
         guard file.size <= 16 << 20 else { return nil }
@@ -114,14 +127,16 @@ package enum PatchBuilder {
         }
         for candidate in old.files.sorted(by: { $0.size > $1.size }) where references.count < 3 {
             guard candidate.path != base.path, DeltaBaseFinder.pathExtension(of: candidate.path) == kind,
-                  candidate.size <= budget, candidate.size > 0 else { continue }
+                candidate.size <= budget, candidate.size > 0
+            else { continue }
             references.append((.old(plan.sourceIndex(candidate)), old.fullPath(candidate), candidate.size))
             budget -= candidate.size
         }
         guard !references.isEmpty else { return nil }
         references.append((.old(plan.sourceIndex(base)), old.fullPath(base), base.size))
-        return PayloadChooser.Cross(header: CrossReferences(references: references.map(\.0)).encoded,
-                                    paths: references.map(\.1))
+        return PayloadChooser.Cross(
+            header: CrossReferences(references: references.map(\.0)).encoded,
+            paths: references.map(\.1))
     }
 
     /// Appends exactly `length` bytes of the file at `path` to `spool`.
@@ -131,8 +146,9 @@ package enum PatchBuilder {
         defer { buffer.deallocate() }
         var copied: Int64 = 0
         while copied < length {
-            let n = try input.readChunk(into: UnsafeMutableRawBufferPointer(
-                rebasing: buffer[0..<Int(min(Int64(buffer.count), length - copied))]))
+            let n = try input.readChunk(
+                into: UnsafeMutableRawBufferPointer(
+                    rebasing: buffer[0..<Int(min(Int64(buffer.count), length - copied))]))
             guard n > 0 else { throw PatchBuildError.fileChanged(path: path) }
             try spool.writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             copied += Int64(n)

@@ -26,8 +26,10 @@ package enum PatchContainerWriter {
 
     /// Writes the container to `output` atomically (a temporary file beside it, fsync'ed,
     /// then renamed): header, `compressedManifest`, then the bytes of `payloads`.
-    package static func write(rawManifestCount: Int, compressedManifest: [UInt8], payloads: String,
-                              to output: URL) throws {
+    package static func write(
+        rawManifestCount: Int, compressedManifest: [UInt8], payloads: String,
+        to output: URL
+    ) throws {
         guard rawManifestCount <= PatchFormat.maxManifestSize else {
             throw PatchBuildError.codec(path: "manifest", message: "manifest of \(rawManifestCount) bytes exceeds the format's limit")
         }

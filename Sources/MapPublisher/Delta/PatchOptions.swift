@@ -39,8 +39,10 @@ package struct PatchOptions: Sendable {
     /// Options with the given level, manifest level and rename detection.
     /// With `segmentLength`, files larger than twice it are cut into segments of that
     /// size, each with a window of half a segment's old bytes on both sides.
-    package init(level: Int = ZstdDelta.defaultLevel, manifestLevel: Int = 19, findRenamedBases: Bool = true,
-                 workDirectory: URL? = nil, segmentLength: Int64? = nil) {
+    package init(
+        level: Int = ZstdDelta.defaultLevel, manifestLevel: Int = 19, findRenamedBases: Bool = true,
+        workDirectory: URL? = nil, segmentLength: Int64? = nil
+    ) {
         self.workDirectory = workDirectory
         if let segmentLength {
             self.segmentLength = segmentLength

@@ -44,8 +44,10 @@ package struct PayloadChooser {
 
     /// A chooser encoding at `level` into files in `workDirectory`; files larger than
     /// `segmentThreshold` are cut into `segments`.
-    package init(compressor: ZstdCompressor, level: Int, workDirectory: String, segments: SegmentedEncoder? = nil,
-         segmentThreshold: Int64 = .max) {
+    package init(
+        compressor: ZstdCompressor, level: Int, workDirectory: String, segments: SegmentedEncoder? = nil,
+        segmentThreshold: Int64 = .max
+    ) {
         self.compressor = compressor
         self.level = level
         self.workDirectory = workDirectory
@@ -56,8 +58,10 @@ package struct PayloadChooser {
     /// For a file above the threshold: a segmented delta, else the file stored. One
     /// encoding pass of bounded memory, where trying every whole-file encoding would take
     /// several passes and memory growing with the file (see-through deltas expand it).
-    private func chooseSegmented(newPath: String, newSize: Int64, basePath: String,
-                                 encoder: SegmentedEncoder) throws -> Choice {
+    private func chooseSegmented(
+        newPath: String, newSize: Int64, basePath: String,
+        encoder: SegmentedEncoder
+    ) throws -> Choice {
         var choice = Choice(encoding: .stored, payloadPath: newPath, length: newSize, tried: [.stored: newSize])
         guard (FileStatus.of(basePath)?.size ?? 0) > 0 else {
             choice.note = "no delta: old file is empty"
@@ -99,7 +103,8 @@ package struct PayloadChooser {
     package func choose(newPath: String, newSize: Int64, basePath: String?, cross: Cross? = nil) throws -> Choice {
         var choice = try chooseSingle(newPath: newPath, newSize: newSize, basePath: basePath)
         guard let cross, basePath != nil, newSize <= segmentThreshold, choice.encoding != .stored || newSize > 0,
-              choice.length > 64 else { return choice }
+            choice.length > 64
+        else { return choice }
         let joined = workDirectory + "/cross.prefix"
         defer { FileSystem.remove(joined) }
         let out = try SystemFile.createOrTruncate(joined)
@@ -110,9 +115,11 @@ package struct PayloadChooser {
         }
         let frame = workDirectory + "/cross.frame"
         let input = try SystemFile.openForReading(newPath)
-        let frameLength = try compressor.encode(input, range: 0..<newSize, prefix: prefix.bytes, level: level,
-                                                windowCover: Int64(prefix.bytes.count) + newSize,
-                                                into: try SystemFile.createOrTruncate(frame)).written
+        let frameLength = try compressor.encode(
+            input, range: 0..<newSize, prefix: prefix.bytes, level: level,
+            windowCover: Int64(prefix.bytes.count) + newSize,
+            into: try SystemFile.createOrTruncate(frame)
+        ).written
         let length = Int64(cross.header.count) + frameLength
         choice.tried[.crossDelta] = length
         if length < choice.length {
@@ -160,8 +167,10 @@ package struct PayloadChooser {
         // The suffix-array codec wins where numbers shifted by small amounts (coordinates,
         // ids): its byte differences repeat, which zstd's matching alone does not see.
         if let basePath, newSize <= SuffixEncoder.maxFileSize,
-           let length = try SuffixEncoder.encode(newPath: newPath, oldPath: basePath, level: level,
-                                                 into: workDirectory + "/suffix.payload") {
+            let length = try SuffixEncoder.encode(
+                newPath: newPath, oldPath: basePath, level: level,
+                into: workDirectory + "/suffix.payload")
+        {
             choice.tried[.suffixDelta] = length
             if length < choice.length {
                 (choice.encoding, choice.payloadPath, choice.length, choice.note) = (.suffixDelta, workDirectory + "/suffix.payload", length, nil)
@@ -206,7 +215,8 @@ package struct PayloadChooser {
     /// new expansion diffed against the old one.
     /// With `scanned`, the old file's streams are found by scanning, as the client will.
     private func seeThrough(_ newPath: String, streams: [DeflateStreams.Stream], basePath: String?, scanned: Bool) throws
-        -> Result<(path: String, length: Int64), NoSeeThrough> {
+        -> Result<(path: String, length: Int64), NoSeeThrough>
+    {
         let oldExpansion = workDirectory + "/old.expanded", newExpansion = workDirectory + "/new.expanded"
         defer {
             FileSystem.remove(oldExpansion)
@@ -230,16 +240,19 @@ package struct PayloadChooser {
         var expandedOffset: Int64 = 0, previousEnd: Int64 = 0
         for (stream, length) in zip(streams, lengths) {
             expandedOffset += stream.offset - previousEnd
-            if let parameters = DeflateRecipe.parameters(reproducing: original, at: stream.offset, length: stream.length,
-                                                         from: expansion, at: expandedOffset, length: length,
-                                                         png: stream.png) {
+            if let parameters = DeflateRecipe.parameters(
+                reproducing: original, at: stream.offset, length: stream.length,
+                from: expansion, at: expandedOffset, length: length,
+                png: stream.png)
+            {
                 found.append((stream, length, parameters))
             }
             expandedOffset += length
             previousEnd = stream.offset + stream.length
         }
         guard !found.isEmpty else {
-            return .failure(NoSeeThrough(description: "zlib does not reproduce its deflate streams (another encoder made them); byte-level delta kept"))
+            return .failure(
+                NoSeeThrough(description: "zlib does not reproduce its deflate streams (another encoder made them); byte-level delta kept"))
         }
         if found.count < streams.count {  // expand again, inflating only what zlib rebuilds
             _ = try DeflateRecipe.expand(newPath, streams: found.map(\.stream), into: newExpansion)
@@ -247,11 +260,15 @@ package struct PayloadChooser {
         var segments: [DeflateRecipe.Segment] = []
         var end: Int64 = 0
         for item in found {
-            segments.append(.init(rawBefore: item.stream.offset - end, expandedLength: item.length, parameters: item.parameters,
-                                  png: item.stream.png))
+            segments.append(
+                .init(
+                    rawBefore: item.stream.offset - end, expandedLength: item.length, parameters: item.parameters,
+                    png: item.stream.png))
             end = item.stream.offset + item.stream.length
         }
-        let recipe = try scanned ? columnFrame(DeflateRecipe(segments: segments, tail: try original.size() - end), layout: layout)
+        let recipe =
+            try scanned
+            ? columnFrame(DeflateRecipe(segments: segments, tail: try original.size() - end), layout: layout)
             : DeflateRecipe(segments: segments, tail: try original.size() - end).encoded
         let base = try basePath.map { try MappedFile.source(oldExpansion, displayPath: $0) }
         let frame = workDirectory + "/deflate.frame"
@@ -296,13 +313,16 @@ package struct PayloadChooser {
         if large { Self.largeEncodes.wait() }
         defer { if large { Self.largeEncodes.signal() } }
         var best: (path: String, length: Int64)?
-        func trial(_ name: String, search: ZstdCompressor.DeltaSearch, longDistanceMatching: Bool? = nil,
-                   optional: Bool) throws {
+        func trial(
+            _ name: String, search: ZstdCompressor.DeltaSearch, longDistanceMatching: Bool? = nil,
+            optional: Bool
+        ) throws {
             let file = workDirectory + "/\(name).payload"
             let length: Int64
             do {
-                length = try encode(path, prefix: base, longDistanceMatching: longDistanceMatching, search: search,
-                                    into: file)
+                length = try encode(
+                    path, prefix: base, longDistanceMatching: longDistanceMatching, search: search,
+                    into: file)
             } catch PatchBuildError.codec(_, _) where optional {
                 return  // e.g. a zstd without threads refuses ZSTD_c_nbWorkers: keep the other variants
             }
@@ -310,8 +330,10 @@ package struct PayloadChooser {
         }
         try trial("delta", search: .cli, optional: false)
         let windowLog = ZstdDelta.windowLog(forContentSize: newSize)!
-        if !ZstdCompressor.needsLongDistanceMatching(windowLog: windowLog, level: level, newSize: newSize,
-                                                     prefixSize: base.count) {
+        if !ZstdCompressor.needsLongDistanceMatching(
+            windowLog: windowLog, level: level, newSize: newSize,
+            prefixSize: base.count)
+        {
             try trial("delta-ldm", search: .cli, longDistanceMatching: true, optional: false)
         }
         try trial("delta-worker", search: .cliWorker, optional: true)
@@ -321,10 +343,13 @@ package struct PayloadChooser {
         return best!
     }
 
-    private func encode(_ path: String, prefix: UnsafeRawBufferPointer?, longDistanceMatching: Bool? = nil,
-                        search: ZstdCompressor.DeltaSearch = .cli, into output: String) throws -> Int64 {
+    private func encode(
+        _ path: String, prefix: UnsafeRawBufferPointer?, longDistanceMatching: Bool? = nil,
+        search: ZstdCompressor.DeltaSearch = .cli, into output: String
+    ) throws -> Int64 {
         let out = try SystemFile.createOrTruncate(output)
-        return try compressor.encode(path: path, prefix: prefix, level: level,
-                                     longDistanceMatching: longDistanceMatching, search: search, into: out)
+        return try compressor.encode(
+            path: path, prefix: prefix, level: level,
+            longDistanceMatching: longDistanceMatching, search: search, into: out)
     }
 }

@@ -42,7 +42,7 @@ package struct SegmentedEncoder {
         let next = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, count))) { _ in
             guard let compressor = try? ZstdCompressor(),
-                  let old = try? MappedFile.source(oldPath, displayPath: oldPath), Int64(old.bytes.count) == oldSize
+                let old = try? MappedFile.source(oldPath, displayPath: oldPath), Int64(old.bytes.count) == oldSize
             else { return }
             while true {
                 let index = next.add(1, ordering: .relaxed).oldValue
@@ -77,20 +77,26 @@ package struct SegmentedEncoder {
     private func framePath(_ index: Int) -> String { workDirectory + "/segment-\(index).zst" }
 
     /// Encodes segment `index` into its frame file.
-    private func encodeSegment(_ index: Int, of newSize: Int64, from input: SystemFile, old: UnsafeRawBufferPointer,
-                               oldSize: Int64, compressor: ZstdCompressor) throws -> SegmentedDelta.Segment {
+    private func encodeSegment(
+        _ index: Int, of newSize: Int64, from input: SystemFile, old: UnsafeRawBufferPointer,
+        oldSize: Int64, compressor: ZstdCompressor
+    ) throws -> SegmentedDelta.Segment {
         let start = Int64(index) * segmentLength
         let length = min(segmentLength, newSize - start)
         // The old bytes at the same relative position, widened by the margin both ways.
         let center = newSize == 0 ? 0 : Int64((Double(start) / Double(newSize) * Double(oldSize)).rounded(.down))
         let oldOffset = min(max(0, center - margin), oldSize)
         let oldLength = min(oldSize - oldOffset, length + 2 * margin)
-        let window = oldLength == 0 ? nil
+        let window =
+            oldLength == 0
+            ? nil
             : UnsafeRawBufferPointer(rebasing: old[Int(oldOffset)..<Int(oldOffset + oldLength)])
         let frame = try SystemFile.createOrTruncate(framePath(index))
-        let (written, sha256) = try compressor.encode(input, range: start..<start + length, prefix: window, level: level,
-                                                      windowCover: length + oldLength, into: frame)
-        return SegmentedDelta.Segment(newLength: length, oldOffset: oldOffset, oldLength: oldLength,
-                                      frameLength: written, sha256: sha256)
+        let (written, sha256) = try compressor.encode(
+            input, range: start..<start + length, prefix: window, level: level,
+            windowCover: length + oldLength, into: frame)
+        return SegmentedDelta.Segment(
+            newLength: length, oldOffset: oldOffset, oldLength: oldLength,
+            frameLength: written, sha256: sha256)
     }
 }

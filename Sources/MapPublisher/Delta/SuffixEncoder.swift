@@ -17,11 +17,13 @@ package enum SuffixEncoder {
     /// payload's length, or nil when a file is empty or too large.
     package static func encode(newPath: String, oldPath: String, level: Int, into output: String) throws -> Int64? {
         guard let oldSize = FileStatus.of(oldPath)?.size, let newSize = FileStatus.of(newPath)?.size,
-              (1...maxFileSize).contains(oldSize), (1...maxFileSize).contains(newSize) else { return nil }
+            (1...maxFileSize).contains(oldSize), (1...maxFileSize).contains(newSize)
+        else { return nil }
         let old = try MappedFile.source(oldPath, displayPath: oldPath)
         let new = try MappedFile.source(newPath, displayPath: newPath)
         guard !old.bytes.isEmpty, !new.bytes.isEmpty, old.bytes.count <= Int(maxFileSize),
-              new.bytes.count <= Int(maxFileSize) else { return nil }
+            new.bytes.count <= Int(maxFileSize)
+        else { return nil }
         let oldBytes = old.bytes.bindMemory(to: UInt8.self), newBytes = new.bytes.bindMemory(to: UInt8.self)
         var suffixes = [Int32](repeating: 0, count: oldBytes.count)
         let status = suffixes.withUnsafeMutableBufferPointer {
@@ -45,8 +47,10 @@ package enum SuffixEncoder {
     }
 
     /// bsdiff's scan: the control, difference and extra streams.
-    private static func steps(old: UnsafeBufferPointer<UInt8>, new: UnsafeBufferPointer<UInt8>,
-                              suffixes: UnsafeBufferPointer<Int32>) -> ([UInt8], [UInt8], [UInt8]) {
+    private static func steps(
+        old: UnsafeBufferPointer<UInt8>, new: UnsafeBufferPointer<UInt8>,
+        suffixes: UnsafeBufferPointer<Int32>
+    ) -> ([UInt8], [UInt8], [UInt8]) {
         let oldSize = old.count, newSize = new.count
         var controls: [UInt8] = [], differences: [UInt8] = [], extra: [UInt8] = []
         differences.reserveCapacity(newSize)
@@ -112,8 +116,10 @@ package enum SuffixEncoder {
     }
 
     /// The longest match of `new[from...]` among the old suffixes `low...high` (binary search).
-    private static func search(_ suffixes: UnsafeBufferPointer<Int32>, _ old: UnsafeBufferPointer<UInt8>,
-                               _ new: UnsafeBufferPointer<UInt8>, from: Int, _ low: Int, _ high: Int) -> (Int, Int) {
+    private static func search(
+        _ suffixes: UnsafeBufferPointer<Int32>, _ old: UnsafeBufferPointer<UInt8>,
+        _ new: UnsafeBufferPointer<UInt8>, from: Int, _ low: Int, _ high: Int
+    ) -> (Int, Int) {
         var low = low, high = high
         while high - low >= 2 {
             let middle = low + (high - low) / 2
@@ -125,8 +131,10 @@ package enum SuffixEncoder {
         return a > b ? (a, Int(suffixes[low])) : (b, Int(suffixes[high]))
     }
 
-    private static func matchLength(_ old: UnsafeBufferPointer<UInt8>, _ start: Int, _ new: UnsafeBufferPointer<UInt8>,
-                                    _ from: Int) -> Int {
+    private static func matchLength(
+        _ old: UnsafeBufferPointer<UInt8>, _ start: Int, _ new: UnsafeBufferPointer<UInt8>,
+        _ from: Int
+    ) -> Int {
         var length = 0
         while start + length < old.count, from + length < new.count, old[start + length] == new[from + length] { length += 1 }
         return length

@@ -57,15 +57,19 @@ package final class ZstdCompressor {
     /// frames (no prefix) are always made on the calling thread. Throws
     /// ``PatchBuildError/codec(path:message:)`` when zstd refuses a parameter (e.g. a
     /// library built without threads for ``DeltaSearch/cliWorker``).
-    package func encode(path: String, prefix: UnsafeRawBufferPointer?, level: Int,
-                        longDistanceMatching: Bool? = nil, search: DeltaSearch = .cli,
-                        overrides: [(ZSTD_cParameter, Int)] = [],
-                        into output: SystemFile) throws -> Int64 {
+    package func encode(
+        path: String, prefix: UnsafeRawBufferPointer?, level: Int,
+        longDistanceMatching: Bool? = nil, search: DeltaSearch = .cli,
+        overrides: [(ZSTD_cParameter, Int)] = [],
+        into output: SystemFile
+    ) throws -> Int64 {
         let input = try SystemFile.openForReading(path)
         let size = try input.size()
-        let written = try encode(input, range: 0..<size, prefix: prefix, level: level,
-                                 longDistanceMatching: longDistanceMatching, search: search, overrides: overrides,
-                                 into: output).written
+        let written = try encode(
+            input, range: 0..<size, prefix: prefix, level: level,
+            longDistanceMatching: longDistanceMatching, search: search, overrides: overrides,
+            into: output
+        ).written
         guard try input.size() == size else { throw PatchBuildError.fileChanged(path: path) }
         return written
     }
@@ -74,10 +78,12 @@ package final class ZstdCompressor {
     /// bytes `range` of `input` (one segment of a large file); returns the frame's length
     /// and the SHA-256 of the bytes encoded. With `windowCover`, the window spans that many
     /// bytes (a segment reaching back over its whole old window) instead of the input's.
-    package func encode(_ input: SystemFile, range: Range<Int64>, prefix: UnsafeRawBufferPointer?, level: Int,
-                        longDistanceMatching: Bool? = nil, search: DeltaSearch = .cli,
-                        overrides: [(ZSTD_cParameter, Int)] = [], windowCover: Int64? = nil,
-                        into output: SystemFile) throws -> (written: Int64, sha256: SHA256Hash) {
+    package func encode(
+        _ input: SystemFile, range: Range<Int64>, prefix: UnsafeRawBufferPointer?, level: Int,
+        longDistanceMatching: Bool? = nil, search: DeltaSearch = .cli,
+        overrides: [(ZSTD_cParameter, Int)] = [], windowCover: Int64? = nil,
+        into output: SystemFile
+    ) throws -> (written: Int64, sha256: SHA256Hash) {
         let path = input.path
         let size = range.upperBound - range.lowerBound
         ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
@@ -96,8 +102,11 @@ package final class ZstdCompressor {
             }
             let windowLog = ZstdDelta.windowLog(forContentSize: windowCover ?? size)!
             try set(ZSTD_c_windowLog, windowLog)
-            if longDistanceMatching ?? Self.needsLongDistanceMatching(windowLog: windowLog, level: level,
-                                                                      newSize: size, prefixSize: prefix.count) {
+            if longDistanceMatching
+                ?? Self.needsLongDistanceMatching(
+                    windowLog: windowLog, level: level,
+                    newSize: size, prefixSize: prefix.count)
+            {
                 try set(ZSTD_c_enableLongDistanceMatching, 1)
             }
             if search != .cli {
@@ -129,16 +138,20 @@ package final class ZstdCompressor {
 
     /// The CLI's rule: long-distance matching when the window is larger than the cycle
     /// the level's chain table covers (`chainLog`, one less for binary-tree strategies).
-    package static func needsLongDistanceMatching(windowLog: Int, level: Int, newSize: Int64,
-                                                  prefixSize: Int) -> Bool {
+    package static func needsLongDistanceMatching(
+        windowLog: Int, level: Int, newSize: Int64,
+        prefixSize: Int
+    ) -> Bool {
         let params = ZSTD_getCParams(Int32(level), UInt64(newSize), prefixSize)
         let cycleLog = Int(params.chainLog) - (params.strategy.rawValue >= ZSTD_btlazy2.rawValue ? 1 : 0)
         return windowLog > cycleLog
     }
 
     /// Feeds `input` through the context in chunks and writes the frame to `output`.
-    private func stream(_ input: SystemFile, range: Range<Int64>, path: String,
-                        into output: SystemFile) throws -> (written: Int64, sha256: SHA256Hash) {
+    private func stream(
+        _ input: SystemFile, range: Range<Int64>, path: String,
+        into output: SystemFile
+    ) throws -> (written: Int64, sha256: SHA256Hash) {
         let expectedSize = range.upperBound - range.lowerBound
         var hasher = SHA256()
         let inCapacity = 1 << 20
@@ -151,8 +164,12 @@ package final class ZstdCompressor {
         var written: Int64 = 0
         while true {
             let want = Int(min(Int64(inCapacity), expectedSize - read))
-            let n = want == 0 ? 0 : try input.readChunk(into: UnsafeMutableRawBufferPointer(rebasing: inBuffer[0..<want]),
-                                                        at: range.lowerBound + read)
+            let n =
+                want == 0
+                ? 0
+                : try input.readChunk(
+                    into: UnsafeMutableRawBufferPointer(rebasing: inBuffer[0..<want]),
+                    at: range.lowerBound + read)
             if want > 0, n == 0 { throw PatchBuildError.fileChanged(path: path) }
             hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: inBuffer[0..<n]))
             read += Int64(n)

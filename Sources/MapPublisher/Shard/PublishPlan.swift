@@ -124,7 +124,8 @@ package struct PublishPlan: Sendable, Codable, Equatable {
             throw PublishError("\(file.path) is not a publish plan (\(error)); make one with 'maploader shard plan'")
         }
         guard plan.planFormat == currentFormat else {
-            throw PublishError("\(file.path) is a plan of format \(plan.planFormat); this maploader reads format \(currentFormat): plan again with it")
+            throw PublishError(
+                "\(file.path) is a plan of format \(plan.planFormat); this maploader reads format \(currentFormat): plan again with it")
         }
         return plan
     }

@@ -21,8 +21,9 @@ package enum PublishPlanner {
         // A plan made without the key (which may live only where assembly runs) is checked
         // for signing continuity at assembly.
         if options.keyFile != nil || options.unsigned {
-            try Publisher.checkSigningContinuity(site: site, keyFile: options.keyFile, rekey: options.rekey,
-                                                 unsigned: options.unsigned)
+            try Publisher.checkSigningContinuity(
+                site: site, keyFile: options.keyFile, rekey: options.rekey,
+                unsigned: options.unsigned)
         }
         if previousCatalog?.entry(options.version) != nil {
             throw PublishError("version \(options.version) is already published on \(siteURL.path): pick a new label")
@@ -38,15 +39,18 @@ package enum PublishPlanner {
                 guard reader.isDirectory(folder) else { continue }
                 let entries = try ReleaseReader.entries(of: leaf.id, group.id, in: folder)
                 let treeHash = TreeHash.of(entries)
-                var unit = PublishPlan.Unit(package: leaf.id, group: group.id, treeHash: treeHash, reused: nil,
-                                            keptEdges: [], archiveTask: nil, patchTasks: [])
+                var unit = PublishPlan.Unit(
+                    package: leaf.id, group: group.id, treeHash: treeHash, reused: nil,
+                    keptEdges: [], archiveTask: nil, patchTasks: [])
                 unit.reused = history.reusable(treeHash: treeHash, format: options.format, group: group.id) {
                     FileManager.default.fileExists(atPath: site.blob($0.sha256).path)
                 }
                 if unit.reused == nil {
                     unit.archiveTask = tasks.count
-                    tasks.append(.init(id: tasks.count, kind: .archive, package: leaf.id, group: group.id,
-                                       treeHash: treeHash))
+                    tasks.append(
+                        .init(
+                            id: tasks.count, kind: .archive, package: leaf.id, group: group.id,
+                            treeHash: treeHash))
                 }
                 // Edges published before stay usable while their blobs are on the site.
                 var seen = Set<String>()
@@ -58,24 +62,28 @@ package enum PublishPlanner {
                 }
                 for index in history.manifests.indices.suffix(options.patchDepth).reversed() {
                     guard let old = history.artifact(leaf.id, group.id, inVersion: index), old.treeHash != treeHash,
-                          seen.insert(old.treeHash + treeHash).inserted else { continue }
+                        seen.insert(old.treeHash + treeHash).inserted
+                    else { continue }
                     var from = old
                     from.patches = nil
                     unit.patchTasks.append(tasks.count)
-                    tasks.append(.init(id: tasks.count, kind: .patch, package: leaf.id, group: group.id,
-                                       treeHash: treeHash, fromVersion: history.manifests[index].version,
-                                       fromArtifact: from))
+                    tasks.append(
+                        .init(
+                            id: tasks.count, kind: .patch, package: leaf.id, group: group.id,
+                            treeHash: treeHash, fromVersion: history.manifests[index].version,
+                            fromArtifact: from))
                 }
                 units.append(unit)
             }
         }
-        return PublishPlan(planFormat: PublishPlan.currentFormat, version: options.version,
-                           serial: (previousCatalog?.serial ?? 0) + 1, baseCatalog: site.catalogHash(),
-                           published: published, format: options.format, level: options.level,
-                           validity: options.validity, manifestPartLeaves: options.manifestPartLeaves,
-                           segmentLength: options.segmentLength, patchLevel: options.patchLevel, release: release.standardizedFileURL.path,
-                           site: siteURL.standardizedFileURL.path, groups: tree.groups, root: tree.root,
-                           units: units, tasks: tasks)
+        return PublishPlan(
+            planFormat: PublishPlan.currentFormat, version: options.version,
+            serial: (previousCatalog?.serial ?? 0) + 1, baseCatalog: site.catalogHash(),
+            published: published, format: options.format, level: options.level,
+            validity: options.validity, manifestPartLeaves: options.manifestPartLeaves,
+            segmentLength: options.segmentLength, patchLevel: options.patchLevel, release: release.standardizedFileURL.path,
+            site: siteURL.standardizedFileURL.path, groups: tree.groups, root: tree.root,
+            units: units, tasks: tasks)
     }
 }
 
@@ -112,8 +120,10 @@ struct PublishedHistory {
     }
 
     /// An earlier archive of the same files and format whose blob is still on the site.
-    func reusable(treeHash: String, format: ArchiveFormat, group: String,
-                  present: (Artifact) -> Bool) -> Artifact? {
+    func reusable(
+        treeHash: String, format: ArchiveFormat, group: String,
+        present: (Artifact) -> Bool
+    ) -> Artifact? {
         if let artifact = byTree[Self.key(group, treeHash, format)], present(artifact) { return artifact }
         return nil
     }

@@ -33,7 +33,8 @@ package enum PublishTaskRunner {
         let task = plan.tasks[id]
         let site = SiteWriter(root: places.site)
         if let done = try? JSONCoding.decode(PublishTaskResult.self, from: Data(contentsOf: site.taskResult(id, version: plan.version))),
-           output(of: task, plan: plan, site: site, result: done).map({ isIntact($0, done) }) == true {
+            output(of: task, plan: plan, site: site, result: done).map({ isIntact($0, done) }) == true
+        {
             return "\(task.label): already done (\(ByteFormat.string(done.size)))"
         }
         try site.prepare()
@@ -50,15 +51,17 @@ package enum PublishTaskRunner {
         case .archive:
             let temporary = site.temporaryFile("." + plan.format.rawValue)
             do {
-                try ArchiveWriter.write(root: folder, files: entries.map { ($0.path, $0.size) }, to: temporary,
-                                        format: plan.format, level: plan.level)
+                try ArchiveWriter.write(
+                    root: folder, files: entries.map { ($0.path, $0.size) }, to: temporary,
+                    format: plan.format, level: plan.level)
             } catch {
                 throw PublishError("data/\(task.package)/\(task.group): \(error)")
             }
             let blob = try site.storeBlob(temporary)
             let unpacked = entries.reduce(0) { $0 + $1.size }
-            result = PublishTaskResult(task: id, sha256: blob.sha256, size: blob.size, unpackedSize: unpacked,
-                                       files: entries.count)
+            result = PublishTaskResult(
+                task: id, sha256: blob.sha256, size: blob.size, unpackedSize: unpacked,
+                files: entries.count)
             line = "\(task.package)/\(task.group): \(entries.count) files, \(ByteFormat.string(unpacked)) → \(ByteFormat.string(blob.size)) archive"
         case .patch:
             guard let from = task.fromArtifact, let version = task.fromVersion else {
@@ -67,13 +70,15 @@ package enum PublishTaskRunner {
             let work = (places.scratch ?? site.scratch).appendingPathComponent("task-\(id)-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: work) }
-            let oldTree = try unpack(from, from: site, into: work.appendingPathComponent("old"),
-                                     what: "\(task.package)/\(task.group) of \(version)")
+            let oldTree = try unpack(
+                from, from: site, into: work.appendingPathComponent("old"),
+                what: "\(task.package)/\(task.group) of \(version)")
             let temporary = site.temporaryFile(".patch")
             let stats: PatchStats
             do {
-                stats = try PatchBuilder.build(from: oldTree, to: folder, output: temporary,
-                                           options: PatchOptions(level: plan.patchLevel, workDirectory: work, segmentLength: plan.segmentLength))
+                stats = try PatchBuilder.build(
+                    from: oldTree, to: folder, output: temporary,
+                    options: PatchOptions(level: plan.patchLevel, workDirectory: work, segmentLength: plan.segmentLength))
             } catch {
                 throw PublishError("cannot build the patch \(task.package)/\(task.group) \(version)→\(plan.version): \(error)")
             }
@@ -88,9 +93,11 @@ package enum PublishTaskRunner {
             let notes = stats.files.compactMap { file in
                 file.note.flatMap { $0.hasPrefix("no ") ? "\(file.path): \($0)" : nil }
             }
-            result = PublishTaskResult(task: id, sha256: sha256, size: size, notes: notes.isEmpty ? nil : Array(notes.prefix(20)),
-                                       writeBytes: stats.writeBytes)
-            line = "\(task.package)/\(task.group): patch \(version)→\(plan.version) \(ByteFormat.string(size))"
+            result = PublishTaskResult(
+                task: id, sha256: sha256, size: size, notes: notes.isEmpty ? nil : Array(notes.prefix(20)),
+                writeBytes: stats.writeBytes)
+            line =
+                "\(task.package)/\(task.group): patch \(version)→\(plan.version) \(ByteFormat.string(size))"
                 + notes.prefix(20).map { "\n    \($0)" }.joined()
         }
         var recorded = result
@@ -102,8 +109,10 @@ package enum PublishTaskRunner {
     /// The file a task's result describes: its blob, or its staged patch (or, once an
     /// assembly that failed later has moved it, the blob it became); `nil` for a result of
     /// another task or another plan.
-    static func output(of task: PublishPlan.Task, plan: PublishPlan, site: SiteWriter,
-                       result: PublishTaskResult) -> URL? {
+    static func output(
+        of task: PublishPlan.Task, plan: PublishPlan, site: SiteWriter,
+        result: PublishTaskResult
+    ) -> URL? {
         guard result.task == task.id, result.taskDigest == task.digest(in: plan) else { return nil }
         switch task.kind {
         case .archive: return site.blob(result.sha256)
@@ -117,7 +126,8 @@ package enum PublishTaskRunner {
     /// Whether `file` holds exactly the bytes `result` records.
     static func isIntact(_ file: URL, _ result: PublishTaskResult) -> Bool {
         guard FileStatus.of(file.path)?.size == result.size,
-              let hash = try? FileHashing.sha256(ofFileAt: file) else { return false }
+            let hash = try? FileHashing.sha256(ofFileAt: file)
+        else { return false }
         return hash.hex == result.sha256
     }
 
@@ -126,8 +136,9 @@ package enum PublishTaskRunner {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let files: [FileEntry]
         do {
-            files = try ArchiveExtractor.extract(site.blob(artifact.sha256), into: folder,
-                                                 limits: .init(files: artifact.files, bytes: artifact.unpackedSize))
+            files = try ArchiveExtractor.extract(
+                site.blob(artifact.sha256), into: folder,
+                limits: .init(files: artifact.files, bytes: artifact.unpackedSize))
         } catch {
             throw PublishError("cannot unpack the published archive of \(what) to diff against: \(error)")
         }

@@ -14,8 +14,10 @@ enum CLI {
     /// Starts the CLI; the caller waits for it (`finish`) or kills it.
     /// - Parameter parent: a command (found on `PATH`) that runs the CLI as its child, given
     ///   the CLI's path and arguments after its own.
-    static func start(_ arguments: [String], environment: [String: String] = [:],
-                      directory: URL? = nil, parent: [String] = []) throws -> (Process, output: URL, errors: URL) {
+    static func start(
+        _ arguments: [String], environment: [String: String] = [:],
+        directory: URL? = nil, parent: [String] = []
+    ) throws -> (Process, output: URL, errors: URL) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("maploader-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let output = folder.appendingPathComponent("stdout")
@@ -46,9 +48,10 @@ enum CLI {
     static func finish(_ started: (Process, output: URL, errors: URL)) throws -> Result {
         started.0.waitUntilExit()
         defer { try? FileManager.default.removeItem(at: started.output.deletingLastPathComponent()) }
-        return Result(status: started.0.terminationStatus,
-                      stdout: try String(contentsOf: started.output, encoding: .utf8),
-                      stderr: try String(contentsOf: started.errors, encoding: .utf8))
+        return Result(
+            status: started.0.terminationStatus,
+            stdout: try String(contentsOf: started.output, encoding: .utf8),
+            stderr: try String(contentsOf: started.errors, encoding: .utf8))
     }
 
     /// Runs the CLI to completion.

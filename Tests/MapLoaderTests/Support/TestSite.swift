@@ -31,17 +31,21 @@ final class TestSite: Sendable {
 
     private static func publish(_ revision: Int, patchDepth: Int, in dir: TemporaryDirectory) throws {
         try ReleaseBuilder.make(at: dir.path("r\(revision)"), revision: revision)
-        try Publisher.publish(release: dir.path("r\(revision)"), site: dir.path("site"),
-                              options: PublishOptions(version: "v\(revision)", level: 3, patchDepth: patchDepth,
-                                                      validity: 3600, keyFile: dir.path("publisher.key")))
+        try Publisher.publish(
+            release: dir.path("r\(revision)"), site: dir.path("site"),
+            options: PublishOptions(
+                version: "v\(revision)", level: 3, patchDepth: patchDepth,
+                validity: 3600, keyFile: dir.path("publisher.key")))
     }
 
     /// A loader with a fresh (or given) data directory and quick retries.
     func loader(dataDirectory: URL? = nil, attempts: Int = 3) -> MapLoader {
         let data = dataDirectory ?? dir.path("data-\(UUID().uuidString)")
-        return MapLoader(configuration: .init(server: url, dataDirectory: data,
-                                              retry: RetryPolicy(attempts: attempts, initialDelay: 0.01, maxDelay: 0.05),
-                                              trust: TrustPolicy(keys: [publicKey])))
+        return MapLoader(
+            configuration: .init(
+                server: url, dataDirectory: data,
+                retry: RetryPolicy(attempts: attempts, initialDelay: 0.01, maxDelay: 0.05),
+                trust: TrustPolicy(keys: [publicKey])))
     }
 
     /// The current manifest as published.

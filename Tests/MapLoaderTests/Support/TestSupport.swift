@@ -26,19 +26,30 @@ struct ReleaseBuilder {
         DataGroup(id: "transit", title: "Transit", required: false, default: false),
     ]
 
-    static let tree = ReleaseTree(groups: groups, root: PackageNode(id: "world", title: "World", children: [
-        PackageNode(id: "europe", title: "Europe", children: [
-            PackageNode(id: "germany", title: "Germany", children: [
-                PackageNode(id: "de-berlin", title: "Berlin",
-                            bbox: BoundingBox(minLon: 13.08, minLat: 52.33, maxLon: 13.76, maxLat: 52.68),
-                            metadata: ["iso": .string("DE-BE")]),
-                PackageNode(id: "de-hamburg", title: "Hamburg",
-                            bbox: BoundingBox(minLon: 9.73, minLat: 53.39, maxLon: 10.33, maxLat: 53.74)),
-            ]),
-            PackageNode(id: "ch", title: "Switzerland",
-                        bbox: BoundingBox(minLon: 5.96, minLat: 45.82, maxLon: 10.49, maxLat: 47.81)),
-        ]),
-    ]))
+    static let tree = ReleaseTree(
+        groups: groups,
+        root: PackageNode(
+            id: "world", title: "World",
+            children: [
+                PackageNode(
+                    id: "europe", title: "Europe",
+                    children: [
+                        PackageNode(
+                            id: "germany", title: "Germany",
+                            children: [
+                                PackageNode(
+                                    id: "de-berlin", title: "Berlin",
+                                    bbox: BoundingBox(minLon: 13.08, minLat: 52.33, maxLon: 13.76, maxLat: 52.68),
+                                    metadata: ["iso": .string("DE-BE")]),
+                                PackageNode(
+                                    id: "de-hamburg", title: "Hamburg",
+                                    bbox: BoundingBox(minLon: 9.73, minLat: 53.39, maxLon: 10.33, maxLat: 53.74)),
+                            ]),
+                        PackageNode(
+                            id: "ch", title: "Switzerland",
+                            bbox: BoundingBox(minLon: 5.96, minLat: 45.82, maxLon: 10.49, maxLat: 47.81)),
+                    ])
+            ]))
 
     /// Writes `tree.json` and data for every leaf: `base` with a few files, `poi` and `transit`.
     /// `revision` changes some bytes of de-berlin so versions differ.
@@ -53,8 +64,9 @@ struct ReleaseBuilder {
             var edited = big
             if leaf.id == "de-berlin" { for i in 0..<revision * 10 { edited[i * 97 % edited.count] ^= 0x55 } }
             try builder.write(Data(edited), "\(leaf.id)/base/roads.bin")
-            try builder.write(Data("{\"name\":\"\(leaf.title)\",\"rev\":\(leaf.id == "de-berlin" ? revision : 1)}".utf8),
-                              "\(leaf.id)/base/meta.json")
+            try builder.write(
+                Data("{\"name\":\"\(leaf.title)\",\"rev\":\(leaf.id == "de-berlin" ? revision : 1)}".utf8),
+                "\(leaf.id)/base/meta.json")
             for tile in 0..<5 { try builder.write(Data(repeating: UInt8(tile), count: 900 + tile), "\(leaf.id)/base/tiles/\(tile)/0.mvt") }
             // de-hamburg's POIs grow by a row per revision, so two packages change together.
             let rows = leaf.id == "de-hamburg" ? (1...(revision * 400)).map { "\($0 + 1),Fischmarkt \($0 * 7919 % 1000)\n" }.joined() : ""
