@@ -262,7 +262,9 @@ package struct DownloadAttempt: Sendable {
     private func ending(_ failure: TransportFailure?) -> DownloadOutcome {
         switch failure {
         case .refused?:
-            return .failed(.connectionFailed(url: url, reason: "\(host) refused the connection (is the server running?)"))
+            // Worth a retry only for a host that answered before (a server restarting):
+            // the caller gives up at once on one that never did.
+            return .retryable(reason: "\(host) refused the connection (is the server running?)", validator: validator, worked: false)
         case .unresolved?:
             return .failed(.connectionFailed(url: url, reason: "the host name '\(host.split(separator: ":").first ?? "")' does not resolve"))
         case .tls(let detail)?:

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ManifestServer
 import Testing
 @testable import MapLoader
@@ -97,6 +98,47 @@ import Testing
         try await expectSlowServerFails(bytesPerSecond: 2_000, deadlines: TransferDeadlines(stall: 30, minimumRate: 0, total: 1)) { _ in
             "took longer than the 1 s allowed for one file"
         }
+    }
+
+    /// A server that answered and then restarts (refusing connections for a moment) is
+    /// retried with backoff: the download resumes and the install lands.
+    @Test func aServerRestartedMidDownloadIsRetried() async throws {
+        let site = try TestSite()
+        let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: 40_000))
+        let port = try slow.start()
+        let dir = TemporaryDirectory()
+        let loader = MapLoader(
+            configuration: .init(
+                server: "http://127.0.0.1:\(port)", dataDirectory: dir.path("data"),
+                retry: RetryPolicy(attempts: 8, initialDelay: 0.3, maxDelay: 1),
+                trust: TrustPolicy(keys: [site.publicKey])))
+        let log = EventLog()
+        let events = loader.events()
+        let stopped = Mutex(false)
+        let collector = Task {
+            for await event in events {
+                await log.append(event)
+                // Once bytes of a blob arrived, the server goes away (a restart).
+                if case .progress(let progress) = event, progress.phase == .download, progress.completedBytes > 0,
+                    stopped.withLock({
+                        let first = !$0; $0 = true; return first
+                    })
+                {
+                    slow.stop()
+                }
+            }
+        }
+        let install = Task { try await loader.install(["de-berlin"]) }
+        while !stopped.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(20)) }
+        try await Task.sleep(for: .milliseconds(500))
+        let restarted = ManifestServer(root: site.site, port: port)
+        try restarted.start()
+        defer { restarted.stop() }
+        _ = try await install.value
+        loader.closeEventStreams()
+        await collector.value
+        #expect(await Self.lostConnections(log) > 0, "the loss was reported")
+        #expect(try snapshot(loader.currentFolder.appendingPathComponent("de-berlin/base")) == snapshot(site.release(1, "de-berlin", "base")))
     }
 
     @Test func siteAddressesThatAreNeitherURLsNorPathsAreUsageErrors() async throws {
