@@ -51,6 +51,12 @@ extension HTTPRequest {
             guard n > 0 else { return .failure(.connectionClosed) }
             let searchFrom = max(0, head.count - 3)
             head.append(contentsOf: chunk[0..<n])
+            // A request starts with a method name, in ASCII letters: anything else (a TLS
+            // ClientHello of a client that was given https:// for this plain-HTTP server)
+            // is answered 400 at once instead of after the head timeout.
+            if let first = head.first, !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(first), first != cr, first != lf {
+                return .failure(.malformed)
+            }
             if let end = headEnd(in: head, from: searchFrom) {
                 guard end <= maxHeadBytes else { return .failure(.headTooLarge) }
                 do { return .success(try parse(head[0..<end])) } catch { return .failure(error) }

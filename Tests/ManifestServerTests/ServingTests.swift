@@ -101,6 +101,9 @@ struct ServingTests {
             #expect(try await RawHTTP.send(port, "NOT HTTP AT ALL\r\n\r\n").status == 400)
             #expect(try await RawHTTP.send(port, "GET /a.bin HTTP/1.1\r\nbad header\r\n\r\n").status == 400)
             #expect(try await RawHTTP.send(port, "GET /%zz HTTP/1.1\r\n\r\n").status == 400)
+            // The start of a TLS ClientHello (a client given https://): 400 at once, not 408
+            // after the head timeout.
+            #expect(try await RawHTTP.send(port, "\u{16}\u{03}\u{01}\u{00}\u{a5}\u{01}\u{00}").status == 400)
             let huge = "GET /a.bin HTTP/1.1\r\nX-Pad: \(String(repeating: "x", count: 20_000))\r\n\r\n"
             #expect(try await RawHTTP.send(port, huge).status == 431)
             // A head split across several TCP segments just under the limit is fine.

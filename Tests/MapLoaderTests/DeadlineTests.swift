@@ -141,6 +141,23 @@ import Testing
         #expect(try snapshot(loader.currentFolder.appendingPathComponent("de-berlin/base")) == snapshot(site.release(1, "de-berlin", "base")))
     }
 
+    /// `https://` for a plain-HTTP server names the fault and the fix.
+    @Test func httpsAgainstAPlainHTTPServerSaysToUseHTTP() async throws {
+        let site = try TestSite()
+        let port = site.url.split(separator: ":").last!
+        let dir = TemporaryDirectory()
+        let loader = MapLoader(
+            configuration: .init(
+                server: "https://127.0.0.1:\(port)", dataDirectory: dir.path("data"),
+                trust: TrustPolicy(keys: [site.publicKey])))
+        await #expect {
+            _ = try await loader.checkForUpdate()
+        } throws: { error in
+            guard case MapLoaderError.connectionFailed(_, let reason) = error else { return false }
+            return reason.contains("TLS handshake") && reason.contains("use http://")
+        }
+    }
+
     @Test func siteAddressesThatAreNeitherURLsNorPathsAreUsageErrors() async throws {
         let dir = TemporaryDirectory()
         for server in ["127.0.0.1:8080", "ftp://example.org/site", "maps.example.com", "http://"] {
