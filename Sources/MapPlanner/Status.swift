@@ -15,6 +15,19 @@ public enum PackageState: String, Sendable, Hashable, Codable {
     case inconsistent
 }
 
+extension PackageState: CustomStringConvertible {
+    /// The state in words, for people ("partly installed"); `rawValue` is for programs.
+    public var description: String {
+        switch self {
+        case .notInstalled: "not installed"
+        case .partiallyInstalled: "partly installed"
+        case .installed: "installed"
+        case .updateAvailable: "update available"
+        case .inconsistent: "changed locally"
+        }
+    }
+}
+
 /// One node of the package tree with its state on this device.
 public struct PackageStatus: Sendable, Hashable, Encodable {
     /// The package id.

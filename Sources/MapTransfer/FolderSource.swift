@@ -22,6 +22,9 @@ package struct FolderSource: SiteSource {
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws(MapLoaderError) {
         let source = root.appendingPathComponent(path)
+        guard FileStatus.of(root.path)?.kind == .directory else {
+            throw .connectionFailed(url: root.path, reason: "the folder \(root.path) does not exist (is the path right, the disk mounted?)")
+        }
         guard let input = try? FileHandle(forReadingFrom: source) else {
             throw .httpStatus(url: source.path, status: 404)
         }

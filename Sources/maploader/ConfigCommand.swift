@@ -7,9 +7,9 @@ struct ConfigCommand: AsyncParsableCommand {
         commandName: "config",
         abstract: "Show or change settings kept in the data directory (the quota).",
         discussion: """
-            quota: the most the data directory may hold (sizes as 2GB, 500MB, 1.5G, 750k, or \\
-            bytes). An install or update whose peak (installed maps plus its downloads and new \\
-            files) would pass it is refused up front, naming the largest installed packages; \\
+            quota: the most the data directory may hold (sizes as 2GB, 500MB, 1.5G, 750k, or \
+            bytes). An install or update whose peak (installed maps plus its downloads and new \
+            files) would pass it is refused up front, naming the largest installed packages; \
             every process using the directory honours it. Works offline.
 
             Examples:

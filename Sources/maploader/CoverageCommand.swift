@@ -8,10 +8,10 @@ struct CoverageCommand: AsyncParsableCommand {
         commandName: "coverage",
         abstract: "Write where the maps are, and what this device has of them, as GeoJSON or an SVG map.",
         discussion: """
-            One shape per leaf package: its published boundary, or its box. GeoJSON \\
-            (RFC 7946) carries id, title, state, version, installed groups, sizes, metadata \\
-            and tags as properties and opens as is in geojson.io, QGIS or any map library. \\
-            The SVG is a world map with installed, partly installed, updatable, damaged and \\
+            One shape per leaf package: its published boundary, or its box. GeoJSON \
+            (RFC 7946) carries id, title, state, version, installed groups, sizes, metadata \
+            and tags as properties and opens as is in geojson.io, QGIS or any map library. \
+            The SVG is a world map with installed, partly installed, updatable, damaged and \
             missing packages in distinct colours and a legend. Use - as FILE for stdout.
 
             Examples:

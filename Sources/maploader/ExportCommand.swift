@@ -8,10 +8,10 @@ struct ExportCommand: AsyncParsableCommand {
         commandName: "export",
         abstract: "Write installed packages as a small site another device installs from, with no network.",
         discussion: """
-            The folder gets the signed catalog exactly as published, the manifest of the \\
-            installed version and the packages' files (under trees/). On the other device, \\
-            'maploader install <id> --server DIR' checks the signature and every file's hash as \\
-            for any site; later updates come from the real server as usual. Works offline; the \\
+            The folder gets the signed catalog exactly as published, the manifest of the \
+            installed version and the packages' files (under trees/). On the other device, \
+            'maploader install <id> --server DIR' checks the signature and every file's hash as \
+            for any site; later updates come from the real server as usual. Works offline; the \
             maps must be at the site's current version (run update first).
 
             Examples:

@@ -20,7 +20,7 @@ struct InfoCommand: AsyncParsableCommand {
 
     static func print(_ package: PackageStatus) {
         var rows = [
-            ["id", package.id], ["title", package.title], ["state", package.state.rawValue],
+            ["id", package.id], ["title", package.title], ["state", package.state.description],
             ["kind", package.isLeaf ? "leaf" : "inner node"], ["parent", package.parent ?? "-"],
             ["version", package.version ?? "-"], ["download", ByteFormat.string(package.downloadSize)],
             ["on disk", ByteFormat.string(package.sizeOnDisk)],

@@ -76,12 +76,12 @@ enum ReportPrinter {
         if json { return Output.json(report) }
         let changed = report.steps.filter { $0.action != .keep }
         guard report.committed else {
-            Output.line("nothing to do: everything is already as asked (version \(report.toVersion ?? "-"))")
+            Output.line("nothing to do: everything is already as asked" + (report.toVersion.map { " (version \($0))" } ?? ""))
             return
         }
         let packages = Set(changed.map(\.package)).sorted()
         Output.line(
-            "\(verb) \(packages.joined(separator: ", ")) at version \(report.toVersion ?? "-"): "
+            "\(verb) \(packages.joined(separator: ", "))" + (report.toVersion.map { " at version \($0)" } ?? "") + ": "
                 + "\(changed.count) group(s) changed, \(ByteFormat.string(report.downloadedBytes)) downloaded "
                 + "in \(String(format: "%.1f", report.seconds)) s"
                 + (report.resumedBytes > 0 ? " (continued \(ByteFormat.string(report.resumedBytes)) of patched files from an interrupted run)" : ""))

@@ -34,7 +34,7 @@ struct ListCommand: AsyncParsableCommand {
         var rows = [["PACKAGE", "STATE", "VERSION", "DOWNLOAD", "ON DISK", "TITLE"]]
         for package in packages {
             rows.append([
-                String(repeating: "  ", count: package.depth) + package.id, package.state.rawValue,
+                String(repeating: "  ", count: package.depth) + package.id, package.state.description,
                 package.version ?? "-", package.downloadSize > 0 ? ByteFormat.string(package.downloadSize) : "-",
                 package.sizeOnDisk > 0 ? ByteFormat.string(package.sizeOnDisk) : "-", package.title,
             ])

@@ -9,12 +9,12 @@ struct PruneCommand: AsyncParsableCommand {
         commandName: "prune",
         abstract: "Drop old versions from a site and delete the blobs and manifests nothing kept needs.",
         discussion: """
-            Keeps the newest N versions (the current one always). Without --delete it only \\
-            lists what would go. With --delete, older versions leave the catalog (re-signed with \\
-            --key when the site is signed), and files that no kept version's manifest names \\
-            (archives, patches, manifests) are deleted once they have been unreferenced for the \\
-            grace period, so a client that read the previous catalog a moment ago still finds \\
-            them: run prune again later (a daily job) to delete them. For a site in S3, upload \\
+            Keeps the newest N versions (the current one always). Without --delete it only \
+            lists what would go. With --delete, older versions leave the catalog (re-signed with \
+            --key when the site is signed), and files that no kept version's manifest names \
+            (archives, patches, manifests) are deleted once they have been unreferenced for the \
+            grace period, so a client that read the previous catalog a moment ago still finds \
+            them: run prune again later (a daily job) to delete them. For a site in S3, upload \
             afterwards with scripts/publish-s3.sh … --delete.
 
             Examples:

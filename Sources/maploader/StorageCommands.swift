@@ -7,9 +7,9 @@ struct DiskUsageCommand: AsyncParsableCommand {
         commandName: "du",
         abstract: "Show what each installed package and data group takes on disk.",
         discussion: """
-            Sizes are file lengths (as du --apparent-size counts them); a file shared by two \\
-            versions through a hard link is counted once. "other" is everything else in the data \\
-            directory: partial downloads, the manifest cache, versions a reader still holds; \\
+            Sizes are file lengths (as du --apparent-size counts them); a file shared by two \
+            versions through a hard link is counted once. "other" is everything else in the data \
+            directory: partial downloads, the manifest cache, versions a reader still holds; \
             maploader gc frees what of it is unused. Works offline.
 
             Examples:
@@ -45,9 +45,9 @@ struct CollectGarbageCommand: AsyncParsableCommand {
         commandName: "gc",
         abstract: "Free disk space that no installed map needs.",
         discussion: """
-            Removes versions no reader holds any more, leftovers of interrupted operations, \\
-            partial downloads untouched for five minutes (a newer one may be resumed) and cached \\
-            manifests of versions no longer installed. Installed maps are never touched. Works \\
+            Removes versions no reader holds any more, leftovers of interrupted operations, \
+            partial downloads untouched for five minutes (a newer one may be resumed) and cached \
+            manifests of versions no longer installed. Installed maps are never touched. Works \
             offline.
 
             Examples:

@@ -7,8 +7,8 @@ struct TagCommand: AsyncParsableCommand {
         commandName: "tag",
         abstract: "Attach your own key=value metadata to an installed package, or show it.",
         discussion: """
-            Tags are kept across updates and removed with the package; info and list --json \\
-            show them. With no key=value and no --remove, prints the package's tags. Works \\
+            Tags are kept across updates and removed with the package; info and list --json \
+            show them. With no key=value and no --remove, prints the package's tags. Works \
             offline.
 
             Examples:

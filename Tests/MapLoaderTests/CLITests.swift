@@ -312,4 +312,21 @@ import MapPublisher
             #expect(phases[first...last].allSatisfy { $0 == "download" }, "\(phases)")
         }
     }
+
+    /// Help pages carry no stray line-continuation backslashes, and a folder site that does
+    /// not exist is named as such (not as a site to republish).
+    @Test func helpPagesAndFolderSitesReadAsWritten() async throws {
+        let top = try await CLI.run(["--help"])
+        let commands = top.stdout.components(separatedBy: "SUBCOMMANDS:").last!.split(separator: "\n")
+            .compactMap { line -> String? in line.hasPrefix("  ") && !line.hasPrefix("   ") ? line.split(separator: " ").first.map(String.init) : nil
+            }
+        #expect(commands.count > 20, "\(commands)")
+        for command in commands {
+            let help = try await CLI.run(["help", command])
+            #expect(!help.stdout.contains("\\"), "maploader help \(command) shows a backslash")
+        }
+        let dir = TemporaryDirectory()
+        let typo = try await CLI.run(["list", "--server", dir.path("no-such-stick").path, "--data-dir", dir.path("data").path])
+        #expect(typo.status == 5 && typo.stderr.contains("does not exist") && !typo.stderr.contains("republish"), "\(typo.stderr)")
+    }
 }
