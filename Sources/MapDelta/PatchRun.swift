@@ -276,6 +276,24 @@ package struct PatchRun {
         done = start + target.size
     }
 
+    /// Writes the windows of `chunk` (at `offset` of a file cloned from `old`) that differ
+    /// from the old bytes in place; equal windows stay shared with the old file.
+    private static func writeChanged(
+        _ chunk: UnsafeRawBufferPointer, at offset: Int64, old: UnsafeRawBufferPointer,
+        to output: SystemFile
+    ) throws {
+        let window = SegmentedDelta.cloneWindow
+        var position = 0
+        while position < chunk.count {
+            let absolute = Int(offset) + position
+            let end = min(chunk.count, position + window - absolute % window)
+            let piece = UnsafeRawBufferPointer(rebasing: chunk[position..<end])
+            let same = absolute + piece.count <= old.count && memcmp(old.baseAddress! + absolute, piece.baseAddress!, piece.count) == 0
+            if !same { try output.writeAll(piece, at: Int64(absolute)) }
+            position = end
+        }
+    }
+
     /// Rebuilds a large file segment by segment (``SegmentedDelta``). With a resume folder
     /// the file is built there and a checkpoint is written after each segment (data
     /// fsync'ed first): a later run of the same patch continues after the last finished
@@ -311,15 +329,21 @@ package struct PatchRun {
             first = saved.segments
         }
         let output: SystemFile
+        // On a file system with copy-on-write clones the new file starts as a clone of the
+        // old one, and only bytes that differ in place are written: the file takes about
+        // the changed bytes of extra space instead of a whole second copy.
+        var cloned = false
         if first > 0 {
             output = try SystemFile.openForUpdate(building)
             try output.truncate(to: table.newOffset(of: first))
             resumedBytes += table.newOffset(of: first)
         } else {
-            output = try SystemFile.createOrTruncate(building)
+            FileSystem.remove(building)
+            cloned = FileSystem.cloneFile(oldPath, building)
+            output = try cloned ? SystemFile.openForUpdate(building) : SystemFile.createOrTruncate(building)
         }
         var written = table.newOffset(of: first)
-        try output.seek(to: written)
+        let old = mapped.bytes
         var hasher = first == 0 ? SHA256Hasher() : nil
         let start = done
         done = start + written
@@ -328,7 +352,11 @@ package struct PatchRun {
                 from: patch.file, framesOffset: payload.offset + tableLength, old: mapped.bytes, from: first,
                 displayPath: target.path,
                 output: { chunk in
-                    try output.writeAll(chunk)
+                    if cloned {
+                        try Self.writeChanged(chunk, at: written, old: old, to: output)
+                    } else {
+                        try output.writeAll(chunk, at: written)
+                    }
                     hasher?.update(chunk)
                     written += Int64(chunk.count)
                     done = start + written
@@ -344,6 +372,7 @@ package struct PatchRun {
         } catch {
             throw mismatch(of: source, bytes: mapped.bytes) ?? error
         }
+        if cloned { try output.truncate(to: written) }  // the old file may have been longer
         try output.sync()
         let size = try output.size()
         if let digest = hasher?.finalize(), digest != target.sha256 || size != target.size {

@@ -120,6 +120,11 @@ package struct SegmentedDelta: Sendable, Equatable {
         return (delta, tableLength)
     }
 
+    /// The granularity in which a file built as a clone of its old version is compared and
+    /// written (aligned to the file's start): a window equal to the old file's bytes in
+    /// place is left to the clone, any other is written (copy-on-write then allocates it).
+    package static let cloneWindow = 16 << 10
+
     /// Decodes segments `first...` of the payload whose frames start at `framesOffset`,
     /// each against its window of `old`, handing every decoded chunk to `output` and
     /// calling `finished` with a segment's index once its bytes matched its SHA-256.

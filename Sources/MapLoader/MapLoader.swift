@@ -80,10 +80,12 @@ public actor MapLoader {
     private var runningID: UUID?
 
     /// A loader for `configuration`. Nothing is read or written until the first operation.
-    /// - Parameter delegate: receives every event. It is held **weakly**, as UIKit and
-    ///   AppKit delegates are: keep a reference to it yourself. A delegate made in the call
-    ///   (`MapLoader(configuration: c, delegate: Printer())`) is gone at once and receives
-    ///   nothing; ``events()`` streams need no owner.
+    /// - Parameters:
+    ///   - configuration: the site, the data directory, trust, retries and limits.
+    ///   - delegate: receives every event. It is held **weakly**, as UIKit and AppKit
+    ///     delegates are: keep a reference to it yourself. A delegate made in the call
+    ///     (`MapLoader(configuration: c, delegate: Printer())`) is gone at once and
+    ///     receives nothing; ``events()`` streams need no owner.
     public init(configuration: Configuration, delegate: (any MapLoaderDelegate)? = nil) {
         self.configuration = configuration
         self.store = Store(root: configuration.dataDirectory)

@@ -65,7 +65,7 @@ package enum Planner {
     public static func plan(
         installed: InstalledState, manifest: Manifest, packages: Set<String>,
         selection: Set<String>, strategy: UpdateStrategy,
-        inconsistent: Set<GroupKey> = [], scope: Set<String>? = nil
+        inconsistent: Set<GroupKey> = [], scope: Set<String>? = nil, canClone: Bool = false
     ) -> Plan {
         var steps: [GroupStep] = []
         let leaves = manifest.root.leaves
@@ -94,7 +94,7 @@ package enum Planner {
                 steps.append(
                     step(
                         for: key, current: current, artifact: artifact, strategy: strategy,
-                        broken: inconsistent.contains(key), installedVersion: installed.version))
+                        broken: inconsistent.contains(key), installedVersion: installed.version, canClone: canClone))
             }
         }
         for (package, groups) in installed.packages where !packages.contains(package) || !leafIDs.contains(package) {
@@ -109,9 +109,11 @@ package enum Planner {
 
     /// - Parameter installedVersion: the version installed; a chain is labelled from it to the
     ///   target (an unchanged group's patch starts at a later version's identical files).
+    /// - Parameter canClone: the data directory's file system clones files, so a large
+    ///   patched file takes only its changed blocks (``PatchEdge/cloneWriteBytes``).
     package static func step(
         for key: GroupKey, current: InstalledGroup?, artifact: Artifact,
-        strategy: UpdateStrategy, broken: Bool, installedVersion: String? = nil
+        strategy: UpdateStrategy, broken: Bool, installedVersion: String? = nil, canClone: Bool = false
     ) -> GroupStep {
         func full(_ action: GroupStep.Action, _ reason: String) -> GroupStep {
             GroupStep(
@@ -137,7 +139,9 @@ package enum Planner {
         let versions = [installedVersion ?? chain[0].from] + chain.map(\.to)
         // A patch writes only the files it changes (the rest are hard links); an edge of an
         // older manifest does not say how much, so the whole tree is counted for it.
-        let writes = chain.saturatingSum { $0.writeBytes ?? diskBytes(artifact) }
+        let writes = chain.saturatingSum { edge in
+            (canClone ? edge.cloneWriteBytes : nil) ?? edge.writeBytes ?? diskBytes(artifact)
+        }
         return GroupStep(
             package: key.package, group: key.group, action: .update, method: .delta, chain: versions,
             downloadBytes: cost, fullBytes: artifact.size, writeBytes: writes,

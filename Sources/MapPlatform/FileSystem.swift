@@ -57,6 +57,27 @@ package enum FileSystem {
         guard result == 0 else { throw SystemError("link", target, .current) }
     }
 
+    /// Makes `target` (which must not exist) a copy-on-write clone of the file `source`:
+    /// the two share every block until one of them is written, so the clone takes no space
+    /// at first. Linux `FICLONE` (btrfs, XFS with reflink), Darwin `clonefile` (APFS).
+    /// Returns `false` where the file system cannot clone (nothing is left at `target`).
+    package static func cloneFile(_ source: String, _ target: String) -> Bool {
+        #if canImport(Darwin)
+            return clonefile(source, target, 0) == 0
+        #else
+            guard let input = try? SystemFile.openForReading(source), let output = try? SystemFile.create(target) else {
+                return false
+            }
+            // FICLONE is _IOW(0x94, 9, int).
+            let ficlone: UInt = 0x4004_9409
+            guard ioctl(output.descriptor.rawValue, ficlone, input.descriptor.rawValue) == 0 else {
+                remove(target)
+                return false
+            }
+            return true
+        #endif
+    }
+
     /// `rename(2)`: atomically replaces `target` with `source`.
     package static func rename(_ source: String, _ target: String) throws(SystemError) {
         #if canImport(Darwin)

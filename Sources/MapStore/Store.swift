@@ -34,6 +34,20 @@ package struct Store: Sendable {
 
     package var generations: URL { root.appendingPathComponent("generations") }
     package var staging: URL { root.appendingPathComponent("staging") }
+
+    /// Whether the data directory's file system makes copy-on-write clones (btrfs, XFS with
+    /// reflink, APFS), tried with a one-byte file in `staging/`.
+    package func canCloneFiles() -> Bool {
+        let probe = staging.appendingPathComponent(".clone-probe-\(UUID().uuidString)")
+        guard (try? FileSystem.makeDirectories(staging)) != nil, (try? FileSystem.write(Data([0]), to: probe)) != nil else {
+            return false
+        }
+        defer {
+            FileSystem.remove(probe.path)
+            FileSystem.remove(probe.path + ".clone")
+        }
+        return FileSystem.cloneFile(probe.path, probe.path + ".clone")
+    }
     package var leases: URL { root.appendingPathComponent("leases") }
     package var locks: URL { root.appendingPathComponent("locks") }
     /// The marker that makes a folder a MapLoader data directory.

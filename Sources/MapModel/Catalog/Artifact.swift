@@ -57,6 +57,10 @@ public struct PatchEdge: Sendable, Hashable, Codable {
     /// writes (unchanged files are hard links), with a block of slack each; `nil` in
     /// manifests that predate it (a client then counts the whole unpacked tree).
     public var writeBytes: Int64?
+    /// The same where the data directory's file system clones files (btrfs, XFS with
+    /// reflink, APFS): a large patched file starts as a clone of its old version and only
+    /// its changed blocks are written; `nil` in manifests that predate it.
+    public var cloneWriteBytes: Int64?
 
     /// A patch edge.
     public init(from: String, to: String, sha256: String, size: Int64, fromTreeHash: String, toTreeHash: String) {

@@ -64,6 +64,7 @@ package enum ManifestValidation {
         for edge in artifact.patches ?? [] {
             guard SiteLimits.accepts(edge.size, upTo: SiteLimits.blobBytes), edge.sha256.count == 64,
                 SiteLimits.accepts(edge.writeBytes ?? 0, upTo: SiteLimits.unpackedBytes),
+                SiteLimits.accepts(edge.cloneWriteBytes ?? 0, upTo: SiteLimits.unpackedBytes),
                 edge.fromTreeHash.count == 64, edge.toTreeHash.count == 64
             else {
                 return

@@ -71,6 +71,11 @@ package enum PatchBuilder {
                     entry.operation = .add
                 }
                 entry.source = base?.path
+                if choice.encoding == .segmentedDelta, let base, let oldFile = try MappedFile(path: old.fullPath(base)),
+                    let newFile = try MappedFile(path: new.fullPath(file))
+                {
+                    entry.changedInPlace = PatchStats.changedInPlace(old: oldFile.bytes, new: newFile.bytes)
+                }
                 entry.encoding = choice.encoding
                 entry.payloadBytes = choice.length
                 entry.tried = choice.tried

@@ -1,3 +1,4 @@
+import Foundation
 import MapDelta
 import MapModel
 import MapPlatform
@@ -38,6 +39,38 @@ package struct PatchStats: Sendable {
         package var tried: [PatchEncoding: Int64]
         /// Why the obvious choice was not taken (e.g. a delta beyond zstd's window).
         package var note: String?
+        /// For a segmented patch: the bytes of the new file that differ from the old file
+        /// in place, in windows of ``PatchStats/cloneWindow`` (what a client building the
+        /// file as a clone of the old one writes).
+        package var changedInPlace: Int64?
+    }
+
+    /// The granularity a cloned build allocates in, for the estimate: XFS gives each
+    /// copy-on-write write an extent of 128 KiB by default (its `cowextsize`); btrfs and
+    /// APFS allocate less, so the estimate errs on the safe side there. (The client compares
+    /// and writes in ``SegmentedDelta/cloneWindow``s.)
+    package static let cloneWindow = 128 << 10
+
+    /// Bytes of `new` that differ from `old` at the same offsets, counted in whole
+    /// ``cloneWindow``s (and everything past the old file's end).
+    package static func changedInPlace(old: UnsafeRawBufferPointer, new: UnsafeRawBufferPointer) -> Int64 {
+        var changed: Int64 = 0
+        var offset = 0
+        while offset < new.count {
+            let length = min(cloneWindow, new.count - offset)
+            if offset + length > old.count || memcmp(old.baseAddress! + offset, new.baseAddress! + offset, length) != 0 {
+                changed += Int64(length)
+            }
+            offset += length
+        }
+        return changed
+    }
+
+    /// Disk space the applied patch takes where the data directory can clone files: files
+    /// it writes whole, and for large patched files only the windows that changed in place.
+    package var cloneWriteBytes: Int64 {
+        files.filter { $0.operation == .add || $0.operation == .patch }
+            .saturatingSum { ($0.changedInPlace ?? $0.size).plusSaturating(4096) }
     }
 
     /// One entry per target file (sorted by path), then one per deleted path.

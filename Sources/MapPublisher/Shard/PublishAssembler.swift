@@ -73,6 +73,7 @@ package enum PublishAssembler {
                     fromTreeHash: from.treeHash, toTreeHash: unit.treeHash)
                 edge.notes = result.notes
                 edge.writeBytes = result.writeBytes
+                edge.cloneWriteBytes = result.cloneWriteBytes
                 edges.append(edge)
             }
             artifact.patches = edges.isEmpty ? nil : edges

@@ -152,6 +152,8 @@ package struct PublishTaskResult: Sendable, Codable, Equatable {
     package var notes: [String]?
     /// For a patch: bytes of the files it writes (``PatchEdge/writeBytes``).
     package var writeBytes: Int64?
+    /// For a patch: what it writes where files are cloned (``PatchEdge/cloneWriteBytes``).
+    package var cloneWriteBytes: Int64?
     /// ``PublishPlan/Task/digest(in:)`` of the task that wrote it.
     package var taskDigest: String?
 }

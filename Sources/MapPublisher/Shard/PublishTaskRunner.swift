@@ -95,7 +95,7 @@ package enum PublishTaskRunner {
             }
             result = PublishTaskResult(
                 task: id, sha256: sha256, size: size, notes: notes.isEmpty ? nil : Array(notes.prefix(20)),
-                writeBytes: stats.writeBytes)
+                writeBytes: stats.writeBytes, cloneWriteBytes: stats.cloneWriteBytes)
             line =
                 "\(task.package)/\(task.group): patch \(version)→\(plan.version) \(ByteFormat.string(size))"
                 + notes.prefix(20).map { "\n    \($0)" }.joined()

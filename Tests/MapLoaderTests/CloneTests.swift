@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+@testable import MapLoader
+import MapPublisher
+
+/// An XFS image with reflink on a loop device: a copy-on-write file system like btrfs and
+/// APFS. Mounting needs root and `mkfs.xfs` (Debian xfsprogs, installed by setup.sh).
+struct ReflinkMount {
+    let url: URL
+    let image: URL
+
+    static let available: Bool = {
+        guard let probe = try? ReflinkMount(size: "320M") else { return false }  // XFS wants 300 MB at least
+        probe.unmount()
+        return true
+    }()
+
+    init(size: String) throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("maploader-xfs-\(UUID().uuidString)")
+        image = URL(fileURLWithPath: url.path + ".img")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        guard ReadOnlyMount.shell("truncate", "-s", size, image.path), ReadOnlyMount.shell("mkfs.xfs", "-q", "-m", "reflink=1", image.path),
+            ReadOnlyMount.shell("mount", "-o", "loop", image.path, url.path)
+        else {
+            try? FileManager.default.removeItem(at: url)
+            try? FileManager.default.removeItem(at: image)
+            throw CocoaError(.fileWriteNoPermission)
+        }
+    }
+
+    /// Bytes in use on the file system.
+    var used: Int64 {
+        var info = statvfs()
+        statvfs(url.path, &info)
+        return Int64(info.f_blocks - info.f_bfree) * Int64(info.f_frsize)
+    }
+
+    func unmount() {
+        _ = ReadOnlyMount.shell("umount", url.path)
+        try? FileManager.default.removeItem(at: url)
+        try? FileManager.default.removeItem(at: image)
+    }
+}
+
+@Suite(.enabled(if: ReflinkMount.available, "needs root, a loop device and mkfs.xfs (xfsprogs) for an XFS image with reflink"))
+struct CloneTests {
+    /// A 24 MB map file changed in ten places, patched in 1 MB segments: on XFS with reflink
+    /// the new file is a clone of the old one with only its changed blocks written, so the
+    /// update takes a small fraction of the file in extra space (the old version is held by
+    /// a reader meanwhile, its worst moment), and the plan predicts it.
+    @Test func aPatchedLargeFileTakesOnlyItsChangedBlocks() async throws {
+        let dir = TemporaryDirectory()
+        let size = 24 << 20
+        var rng = SeededGenerator(seed: 5)
+        var content = [UInt8](repeating: 0, count: size)
+        for index in content.indices { content[index] = UInt8(truncatingIfNeeded: rng.next()) }
+        let tree = ReleaseTree(
+            groups: [DataGroup(id: "base", title: "Base", required: true, default: true)],
+            root: PackageNode(id: "world", title: "World", children: [PackageNode(id: "region", title: "Region")]))
+        let key = try SigningKeyFile.generate(at: dir.path("publisher.key"))
+        func publish(_ revision: Int) throws {
+            let release = dir.path("r\(revision)")
+            let builder = try ReleaseBuilder.make(at: release, revision: revision, tree: tree)
+            try FileManager.default.removeItem(at: release.appendingPathComponent("data/region"))
+            var bytes = content
+            if revision == 2 { for place in 0..<10 { bytes[place * (size / 10) + 12_345] ^= 0xFF } }
+            try builder.write(Data(bytes), "region/base/map.bin")
+            var options = PublishOptions(version: "v\(revision)", level: 3, validity: 3600, keyFile: dir.path("publisher.key"))
+            options.segmentLength = 1 << 20
+            try Publisher.publish(release: release, site: dir.path("site"), options: options)
+        }
+        try publish(1)
+        let mount = try ReflinkMount(size: "400M")
+        defer { mount.unmount() }
+        let loader = MapLoader(
+            configuration: .init(
+                server: dir.path("site").path, dataDirectory: mount.url.appendingPathComponent("data"),
+                trust: TrustPolicy(keys: [key])))
+        try await loader.install(["region"])
+        try publish(2)
+        let check = try await loader.checkForUpdate()
+        #expect(check.plan.steps.first?.method == .delta)
+        // A reader holds v1 throughout: the old file stays, as at the update's worst moment.
+        let reader = try loader.openSnapshot()
+        defer { reader.release() }
+        let before = mount.used
+        _ = try await loader.performUpdate()
+        let extra = mount.used - before
+        #expect(
+            try Data(contentsOf: loader.currentFolder.appendingPathComponent("region/base/map.bin"))
+                == Data(contentsOf: dir.path("r2/data/region/base/map.bin")))
+        #expect(extra < Int64(size) / 10, "the update took \(extra) B of extra space for a \(size) B file")
+        let predicted = check.plan.peakBytes
+        #expect(predicted < Int64(size) / 10, "the plan predicts \(predicted) B")
+        #expect(abs(Double(predicted) - Double(extra)) <= Double(extra) * 0.1, "predicted \(predicted) B, took \(extra) B")
+        print("clone: \(size) B file, 10 edits: predicted \(predicted) B, took \(extra) B")
+    }
+}
