@@ -107,13 +107,14 @@ struct FaultTests {
     func throttle() async throws {
         let site = try TempSite()
         try site.write("a.bin", patternBytes(1_000_000))
-        // At 20 kB/s the throttled body takes about 50 s; the same file unthrottled takes
-        // milliseconds. Order, not time: when the unthrottled download is complete, the
-        // throttled server must still be far from done (a broken throttle would have sent it all).
+        // At 4 kB/s the throttled body takes about 250 s; the same file unthrottled takes
+        // milliseconds (seconds on a machine busy with other test runs). Order, not time: when
+        // the unthrottled download is complete, the throttled server must still be far from
+        // done (a broken throttle would have sent it all).
         let fast = ManifestServer(root: site.root)
         let fastPort = try fast.start()
         defer { fast.stop() }
-        try await withServer(site, faults: FaultPlan(bytesPerSecond: 20_000)) { slow, port async throws in
+        try await withServer(site, faults: FaultPlan(bytesPerSecond: 4_000)) { slow, port async throws in
             let throttled = Task { try await RawHTTP.request(port, "/a.bin") }
             var polls = 0  // (bounded only so a broken server fails instead of hanging)
             while slow.statistics.bodyBytesSent == 0, polls < 6_000 {

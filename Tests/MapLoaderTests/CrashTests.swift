@@ -78,7 +78,11 @@ import MapPublisher
         let new = try Self.installed(reference)
         #expect(!new.isEmpty)
         var (killedOld, killedNew, midOperation) = (0, 0, 0)
-        for index in 0..<Self.trials {
+        // On a busy machine more kills land in the process's start: up to as many trials
+        // again run until a third of the planned number landed mid-operation.
+        var index = 0
+        while index < Self.trials || (midOperation < Self.trials / 3 && index < Self.trials * 2) {
+            defer { index += 1 }
             let data = site.dir.path("\(name)-\(index)")
             try prepare(data)
             let before = try Self.installed(data)
@@ -103,9 +107,9 @@ import MapPublisher
             try? FileManager.default.removeItem(at: data)
         }
         // The trials prove something only if kills landed while the operation was at work.
-        #expect(midOperation >= Self.trials / 3, "only \(midOperation) of \(Self.trials) kills landed mid-operation")
+        #expect(midOperation >= Self.trials / 3, "only \(midOperation) of \(index) kills landed mid-operation")
         print(
-            "crash trials \(name): \(Self.trials) runs, kills spread over \(String(format: "%.2f", duration)) s; \(midOperation) landed mid-operation (work in progress on disk); killed before exit \(killedOld + killedNew) (old state kept \(killedOld), new state \(killedNew))"
+            "crash trials \(name): \(index) runs, kills spread over \(String(format: "%.2f", duration)) s; \(midOperation) landed mid-operation (work in progress on disk); killed before exit \(killedOld + killedNew) (old state kept \(killedOld), new state \(killedNew))"
         )
     }
 
