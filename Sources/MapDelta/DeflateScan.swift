@@ -31,7 +31,9 @@ extension DeflateStreams {
             let b0 = bytes[index], b1 = bytes[index + 1]
             var found: (start: Int, deflate: Int, trailer: Int)?
             if b0 == 0x1F, b1 == 0x8B, bytes[index + 2] == 8, bytes[index + 3] & 0xE0 == 0 {
-                let head = Array(bytes[index..<min(size, index + (64 << 10))])
+                // A header with its optional name, comment and extra field: 4 KiB covers every
+                // real one, and copying no more keeps a scan of thousands of tiles cheap.
+                let head = Array(bytes[index..<min(size, index + (4 << 10))])
                 if let headerLength = GzipMember.headerLength(head),
                     let check = inflateChecked(bytes, at: index + headerLength, wasted: &wasted, gzip: true),
                     index + headerLength + check.consumed + 8 <= size,

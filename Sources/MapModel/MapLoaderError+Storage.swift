@@ -17,16 +17,6 @@ extension MapLoaderError {
         return .storageFailed(path: path, reason: (error as NSError).localizedDescription)
     }
 
-    /// Whether this error says the folder `path` (or a file in it) takes no writes: its file
-    /// system is full or mounted read-only.
-    package func isFullOrReadOnly(_ path: String) -> Bool {
-        switch self {
-        case .insufficientSpace(_, _, let failed): return failed.hasPrefix(path)
-        case .storageFailed(let failed, let reason): return failed.hasPrefix(path) && reason == Errno.readOnlyFileSystem.description
-        default: return false
-        }
-    }
-
     /// Whether `error` is a full file system: no blocks or inodes left, or a quota reached.
     package static func isNoSpace(_ error: any Error) -> Bool {
         let code = errno(of: error)

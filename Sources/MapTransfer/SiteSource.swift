@@ -49,14 +49,13 @@ package enum ConnectionEvent: Sendable, Hashable {
 extension SiteSource {
     /// Fetches a small file whole into memory (catalog, manifests), within `limit`.
     public func fetchData(_ path: String, limit: TransferLimit, scratch: URL) async throws(MapLoaderError) -> Data {
-        do {
-            return try await fetchData(path, limit: limit, into: scratch.appendingPathComponent("fetch-\(UUID().uuidString)"))
-        } catch  where error.isFullOrReadOnly(scratch.path) {
-            // A reader of a full or read-only data directory still reads: the small file goes
-            // to the temporary folder instead.
-            let elsewhere = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("maploader-fetch-\(UUID().uuidString)")
-            return try await fetchData(path, limit: limit, into: elsewhere)
-        }
+        // A reader of a read-only or full data directory still reads: the small file goes to
+        // the temporary folder when the scratch folder cannot take the whole of it.
+        let fits =
+            FileSystem.writeProblem(scratch.path) == nil
+            && (FileSystem.availableSpace(at: scratch.path) ?? 0) >= limit.maximum
+        let folder = fits ? scratch : URL(fileURLWithPath: NSTemporaryDirectory())
+        return try await fetchData(path, limit: limit, into: folder.appendingPathComponent("maploader-fetch-\(UUID().uuidString)"))
     }
 
     private func fetchData(_ path: String, limit: TransferLimit, into file: URL) async throws(MapLoaderError) -> Data {
