@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target for a bounded time: scripts/fuzz.sh [seconds-per-target] [target...]
-# Targets: catalog manifest archive patch. Crashes land in Tests/Fuzz/<target>/ (the
+# Targets: catalog manifest archive patch gzip codecs tiles. Crashes land in Tests/Fuzz/<target>/ (the
 # regression tests replay that folder); the corpus grows in .build-fuzz/corpus/<target>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 seconds=${1:-60}; shift || true
-targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(catalog manifest archive patch gzip codecs)
+targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(catalog manifest archive patch gzip codecs tiles)
 echo "==> building the fuzz executable (-sanitize=fuzzer, own scratch path)"
 swift build --scratch-path .build-fuzz --product maploader-fuzz \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -DFUZZING 2>&1 | grep -vE "Cannot export local symbol" | tail -n 3

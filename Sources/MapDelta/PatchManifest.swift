@@ -30,6 +30,15 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     /// the patch up front (and fetches the full archive) instead of expanding the old file
     /// differently.
     case scannedDeflateDelta = 7
+    /// A scanned see-through delta (as ``scannedDeflateDelta``) of an SQLite database
+    /// (MBTiles): both files are first gathered (``GatherMap``, from ``SQLiteOverflow``) so
+    /// that a tile cut over overflow pages is one gzip stream; the payload starts with the
+    /// new file's gather map, compressed against the old file's, which the client computes.
+    case gatheredDeflateDelta = 8
+
+    /// Whether a payload of this encoding can patch an old file (everything but the file
+    /// on its own, stored or compressed).
+    package var isDelta: Bool { self != .stored && self != .zstd }
 
     /// The name used in manifests, stats and messages.
     public var description: String {
@@ -42,6 +51,7 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .crossDelta: return "cross-delta"
         case .suffixDelta: return "suffix-delta"
         case .scannedDeflateDelta: return "scanned-deflate-delta"
+        case .gatheredDeflateDelta: return "gathered-deflate-delta"
         }
     }
 }

@@ -46,7 +46,7 @@ package enum PatchManifestDecoder {
                 sha = try reader.sha256()
                 let source = try reader.index(below: sources.count)
                 let payload = try readPayload(&reader, cursor: &cursor, end: containerSize)
-                guard [.delta, .deflateDelta, .segmentedDelta, .crossDelta, .suffixDelta, .scannedDeflateDelta].contains(payload.encoding) else {
+                guard payload.encoding.isDelta else {
                     throw PatchError.corrupt(detail: "patch of \(path) has a non-delta payload")
                 }
                 origin = .patch(source: source, payload)

@@ -51,7 +51,7 @@ package struct PatchRun {
             try decodeDeflate(payload, source: nil, target: target, destination: destination)
         case .add(let payload):
             try decode(payload, prefix: nil, target: target, destination: destination)
-        case .patch(let index, let payload) where payload.encoding == .deflateDelta || payload.encoding == .scannedDeflateDelta:
+        case .patch(let index, let payload) where [.deflateDelta, .scannedDeflateDelta, .gatheredDeflateDelta].contains(payload.encoding):
             try decodeDeflate(payload, source: sources[index], target: target, destination: destination)
         case .patch(let index, let payload) where payload.encoding == .segmentedDelta:
             try decodeSegmented(payload, source: sources[index], target: target, destination: destination)
@@ -196,7 +196,7 @@ package struct PatchRun {
                 done = start + writer.written
                 report(force: false)
             }
-        case .deflateDelta, .segmentedDelta, .crossDelta, .scannedDeflateDelta:
+        case .deflateDelta, .segmentedDelta, .crossDelta, .scannedDeflateDelta, .gatheredDeflateDelta:
             throw PatchError.corrupt(detail: "a \(payload.encoding) payload for \(target.path) outside a patch operation")
         case .zstd, .delta:
             try ZstdDelta.decodeFrame(
@@ -224,47 +224,87 @@ package struct PatchRun {
     /// and rebuilds the compressed file from that with the recipe into the target, whose
     /// SHA-256 is checked as for any payload. Memory stays at the buffers and the mapping.
     /// Without a `source` (a new file), the expansion was compressed on its own.
+    /// A gathered payload (an SQLite database) does the same on both files gathered
+    /// (``GatherMap``) and scatters the rebuilt bytes back into file order.
     private mutating func decodeDeflate(
         _ payload: PatchManifest.Payload, source: PatchManifest.Source?,
         target: PatchManifest.Target, destination: String
     ) throws {
-        let scanned = payload.encoding == .scannedDeflateDelta
+        let scanned = payload.encoding == .scannedDeflateDelta || payload.encoding == .gatheredDeflateDelta
+        let gathered = payload.encoding == .gatheredDeflateDelta
         let scratch = newRoot + ".expand-\(UUID().uuidString)"
         defer {
-            FileSystem.remove(scratch + ".old")
-            FileSystem.remove(scratch + ".new")
+            for suffix in [".old", ".new", ".gathered", ".rebuilt"] { FileSystem.remove(scratch + suffix) }
         }
         var old: MappedFile?
         var layout: [UInt8] = []
+        var oldMap = GatherMap.identity
         if let source {
-            let oldPath = oldRoot + "/" + source.path
+            var oldPath = oldRoot + "/" + source.path
             guard let status = FileStatus.of(oldPath), status.kind == .file else {
                 throw PatchError.sourceMissing(path: source.path)
+            }
+            if gathered {
+                oldMap = SQLiteOverflow.map(of: oldPath)
+                try oldMap.gather(
+                    try SystemFile.openForReading(oldPath), size: status.size,
+                    into: try SystemFile.createOrTruncate(scratch + ".gathered"))
+                oldPath = scratch + ".gathered"
             }
             let streams = scanned ? DeflateStreams.scan(in: oldPath) : DeflateStreams.find(in: oldPath)
             let lengths = try DeflateRecipe.expand(oldPath, streams: streams, into: scratch + ".old")
             if scanned { layout = DeflateRecipe.layout(of: streams, lengths: lengths) }
             old = try MappedFile.source(scratch + ".old", displayPath: source.path)
         }
+        var offset = payload.offset
+        var newMap = GatherMap.identity
+        if gathered {
+            let (map, mapLength) = try GatherMap.decodeFrame(
+                from: patch.file, at: offset, within: payload.length, old: oldMap, size: target.size,
+                displayPath: target.path)
+            (newMap, offset) = (map, offset + mapLength)
+        }
+        let remaining = payload.length - (offset - payload.offset)
         let (recipe, recipeLength) =
             scanned
             ? try DeflateRecipe.decodeColumns(
-                from: patch.file, at: payload.offset, within: payload.length, layout: layout,
+                from: patch.file, at: offset, within: remaining, layout: layout,
                 displayPath: target.path)
-            : try DeflateRecipe.decode(from: patch.file, at: payload.offset, within: payload.length)
+            : try DeflateRecipe.decode(from: patch.file, at: offset, within: remaining)
         let expansion = try SystemFile.createOrTruncate(scratch + ".new")
         try ZstdDelta.decodeFrame(
-            from: patch.file, offset: payload.offset + recipeLength, length: payload.length - recipeLength,
+            from: patch.file, offset: offset + recipeLength, length: remaining - recipeLength,
             prefix: old?.bytes, expectedSize: recipe.expandedSize, displayPath: target.path
         ) {
             try expansion.writeAll($0)
         }
         let writer = try HashingFileWriter(path: destination, displayPath: target.path, limit: target.size)
         let start = done
-        try recipe.rebuild(from: try SystemFile.openForReading(scratch + ".new")) {
-            try writer.write($0)
-            done = start + writer.written
-            report(force: false)
+        if gathered {
+            // Rebuilt in gathered order, then written in file order.
+            let rebuilt = try SystemFile.createOrTruncate(scratch + ".rebuilt")
+            var length: Int64 = 0
+            try recipe.rebuild(from: try SystemFile.openForReading(scratch + ".new")) {
+                length += Int64($0.count)
+                guard length <= target.size else {
+                    throw PatchError.corrupt(detail: "the gathered bytes of \(target.path) grow past the target's size")
+                }
+                try rebuilt.writeAll($0)
+            }
+            guard length == target.size else {
+                throw PatchError.corrupt(detail: "the gathered bytes of \(target.path) do not have the target's size")
+            }
+            try newMap.scatter(try SystemFile.openForReading(scratch + ".rebuilt"), size: target.size) {
+                try writer.write($0)
+                done = start + writer.written
+                report(force: false)
+            }
+        } else {
+            try recipe.rebuild(from: try SystemFile.openForReading(scratch + ".new")) {
+                try writer.write($0)
+                done = start + writer.written
+                report(force: false)
+            }
         }
         let (hash, size) = try writer.finish()
         guard hash == target.sha256, size == target.size else {

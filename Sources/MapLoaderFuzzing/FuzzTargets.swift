@@ -23,6 +23,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// The large-file and multi-file codecs' own framing, fed raw: segment tables, cross-file
     /// references and suffix-array deltas, decoded against a small fixed old file.
     case codecs
+    /// SQLite databases (MBTiles) read for their overflow chains, the gathered order they
+    /// give (which must put every byte back where it was), and gather maps fed raw.
+    case tiles
 
     /// Feeds `data` to the target. Any thrown error is a correct refusal; only a crash,
     /// hang or unbounded allocation is a finding.
@@ -85,7 +88,28 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                     from: opened, offset: 0, length: Int64(data.count), old: old, targetSize: 1 << 16,
                     displayPath: "fuzz", output: { _ in })
             }
+        case .tiles:
+            Self.runTiles(data, scratch: scratch)
         }
+    }
+
+    /// Gathers the input as a database and scatters it back: anything but the same bytes is
+    /// a finding, as is a map that is no permutation. Then decodes the input as map columns.
+    private static func runTiles(_ data: Data, scratch: URL) {
+        let file = scratch.appendingPathComponent("input.mbtiles")
+        let gathered = scratch.appendingPathComponent("gathered")
+        guard (try? data.write(to: file)) != nil else { return }
+        let map = SQLiteOverflow.map(of: file.path)
+        guard GatherMap(moves: map.moves, size: Int64(data.count)) != nil else { fatalError("the overflow map is no permutation") }
+        if let input = try? SystemFile.openForReading(file.path), let output = try? SystemFile.createOrTruncate(gathered.path),
+            (try? map.gather(input, size: Int64(data.count), into: output)) != nil,
+            let back = try? SystemFile.openForReading(gathered.path)
+        {
+            var scattered = Data()
+            try? map.scatter(back, size: Int64(data.count)) { scattered.append(contentsOf: $0) }
+            guard scattered == data else { fatalError("gathering and scattering changed the bytes") }
+        }
+        _ = try? GatherMap(columns: Array(data), size: 1 << 20)
     }
 
     /// The old tree patches are applied to (the seed patch in `Tests/Fuzz/seeds/patch` diffs from it).

@@ -10,13 +10,14 @@ import MapPublisher
     /// Writes a PMTiles v3 archive with the reference `pmtiles` writer (PyPI): tiles of
     /// zoom 0–5 as vector-tile-like protobuf bytes, gzip'd as tile generators ship them
     /// (ocean tiles repeat and are stored once); `changed` tiles differ in revision 2.
-    static func writePMTiles(_ path: URL, revision: Int, changed: Int = 12) throws {
+    /// Written in tile-id order the archive is clustered; in reverse order it is not.
+    static func writePMTiles(_ path: URL, revision: Int, changed: Int = 12, clustered: Bool = true) throws {
         try SeeThroughTests.python(
             """
             import gzip, random, sys
             from pmtiles.tile import zxy_to_tileid, TileType, Compression
             from pmtiles.writer import Writer
-            revision, changed = int(sys.argv[2]), int(sys.argv[3])
+            revision, changed, clustered = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
             def tile(z, x, y):
                 r = random.Random(z * 10007 + x * 101 + y)
                 if r.random() < 0.3:
@@ -31,23 +32,28 @@ import MapPublisher
                 return data
             with open(sys.argv[1], "wb") as f:
                 writer = Writer(f)
-                for z in range(6):
-                    for x in range(2 ** z):
-                        for y in range(2 ** z):
-                            writer.write_tile(zxy_to_tileid(z, x, y), gzip.compress(tile(z, x, y), mtime=0))
+                ids = [(z, x, y) for z in range(6) for x in range(2 ** z) for y in range(2 ** z)]
+                ids.sort(key=lambda t: zxy_to_tileid(*t), reverse=not clustered)
+                for z, x, y in ids:
+                    writer.write_tile(zxy_to_tileid(z, x, y), gzip.compress(tile(z, x, y), mtime=0))
                 writer.finalize({"tile_type": TileType.MVT, "tile_compression": Compression.GZIP,
                                  "min_lon_e7": -1800000000, "min_lat_e7": -850000000, "max_lon_e7": 1800000000,
                                  "max_lat_e7": 850000000, "center_zoom": 0, "center_lon_e7": 0, "center_lat_e7": 0},
                                 {"name": "test", "revision": revision})
-            """, [path.path, String(revision), String(changed)])
+            """, [path.path, String(revision), String(changed), clustered ? "1" : "0"])
     }
 
-    @Test func aPMTilesArchiveIsPatchedInsideItsTiles() async throws {
+    @Test(arguments: [true, false])
+    func aPMTilesArchiveIsPatchedInsideItsTiles(clustered: Bool) async throws {
         let dir = TemporaryDirectory()
         for revision in [1, 2] {
             try FileManager.default.createDirectory(at: dir.path("r\(revision)"), withIntermediateDirectories: true)
-            try await RawThread.run { try Self.writePMTiles(dir.path("r\(revision)/world.pmtiles"), revision: revision) }
+            try await RawThread.run {
+                try Self.writePMTiles(dir.path("r\(revision)/world.pmtiles"), revision: revision, clustered: clustered)
+            }
         }
+        // The header's clustered flag (byte 96 of PMTiles v3) is what was asked for.
+        #expect(try Data(contentsOf: dir.path("r2/world.pmtiles"))[96] == (clustered ? 1 : 0))
         let streams = DeflateStreams.scan(in: dir.path("r2/world.pmtiles").path)
         #expect(DeflateStreams.find(in: dir.path("r2/world.pmtiles").path).isEmpty, "PMTiles is no container MapLoader parses")
         #expect(streams.count > 500, "\(streams.count) streams: the gzip'd tiles, metadata and directories")

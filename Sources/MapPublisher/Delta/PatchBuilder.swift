@@ -63,7 +63,7 @@ package enum PatchBuilder {
                     basePath: base.map(old.fullPath), cross: cross)
                 try append(choice.payloadPath, length: choice.length, to: spool)
                 let payload = PatchManifest.Payload(encoding: choice.encoding, length: choice.length)
-                if [.delta, .deflateDelta, .segmentedDelta, .crossDelta, .suffixDelta, .scannedDeflateDelta].contains(choice.encoding), let base {
+                if choice.encoding.isDelta, let base {
                     origin = .patch(source: plan.sourceIndex(base), payload)
                     entry.operation = .patch
                 } else {

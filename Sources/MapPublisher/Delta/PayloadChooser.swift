@@ -181,119 +181,24 @@ package struct PayloadChooser {
         // the compressed bytes.
         // A file of no known container is scanned for gzip and zlib streams at any offset
         // (tile archives); its patch then says so, so the client scans its old file too.
+        // An SQLite database (MBTiles) is gathered first: its tiles cut over overflow pages
+        // become whole streams.
         guard newSize <= segmentThreshold else { return choice }
         var streams = DeflateStreams.find(in: newPath)
         var scanned = false
+        if streams.isEmpty, let basePath, let gathered = try gatheredSeeThrough(newPath, basePath: basePath) {
+            take(gathered, as: .gatheredDeflateDelta, into: &choice)
+            return choice
+        }
         if streams.isEmpty {
             streams = DeflateStreams.scan(in: newPath)
             scanned = basePath != nil
         }
         guard !streams.isEmpty else { return choice }
-        let encoding: PatchEncoding = scanned ? .scannedDeflateDelta : .deflateDelta
-        switch try seeThrough(newPath, streams: streams, basePath: basePath, scanned: scanned) {
-        case .success(let gzip):
-            choice.tried[encoding] = gzip.length
-            if gzip.length < choice.length {
-                (choice.encoding, choice.payloadPath, choice.length) = (encoding, gzip.path, gzip.length)
-                choice.note = nil
-            }
-        case .failure(let reason):
-            choice.note = "no see-through delta: \(reason.description)"
-        }
+        take(
+            try seeThrough(newPath, streams: streams, basePath: basePath, scanned: scanned),
+            as: scanned ? .scannedDeflateDelta : .deflateDelta, into: &choice)
         return choice
-    }
-
-    /// Why a gzip file gets no see-through delta.
-    struct NoSeeThrough: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// A see-through payload for a file holding deflate `streams` (gzip, zip, OSM PBF),
-    /// changed from `basePath`: both files expanded (streams inflated in place) in the work
-    /// folder, each new stream's zlib parameters found (the payload must rebuild its bytes
-    /// exactly; a stream zlib does not reproduce stays compressed, as raw bytes), and the
-    /// new expansion diffed against the old one.
-    /// With `scanned`, the old file's streams are found by scanning, as the client will.
-    private func seeThrough(_ newPath: String, streams: [DeflateStreams.Stream], basePath: String?, scanned: Bool) throws
-        -> Result<(path: String, length: Int64), NoSeeThrough>
-    {
-        let oldExpansion = workDirectory + "/old.expanded", newExpansion = workDirectory + "/new.expanded"
-        defer {
-            FileSystem.remove(oldExpansion)
-            FileSystem.remove(newExpansion)
-        }
-        let lengths: [Int64]
-        var layout: [UInt8] = []
-        do {
-            if let basePath {
-                let old = scanned ? DeflateStreams.scan(in: basePath) : DeflateStreams.find(in: basePath)
-                let oldLengths = try DeflateRecipe.expand(basePath, streams: old, into: oldExpansion)
-                if scanned { layout = DeflateRecipe.layout(of: old, lengths: oldLengths) }
-            }
-            lengths = try DeflateRecipe.expand(newPath, streams: streams, into: newExpansion)
-        } catch {
-            return .failure(NoSeeThrough(description: "its deflate streams do not inflate (\(error))"))
-        }
-        let original = try SystemFile.openForReading(newPath)
-        let expansion = try SystemFile.openForReading(newExpansion)
-        var found: [(stream: DeflateStreams.Stream, length: Int64, parameters: DeflateParameters)] = []
-        var expandedOffset: Int64 = 0, previousEnd: Int64 = 0
-        for (stream, length) in zip(streams, lengths) {
-            expandedOffset += stream.offset - previousEnd
-            if let parameters = DeflateRecipe.parameters(
-                reproducing: original, at: stream.offset, length: stream.length,
-                from: expansion, at: expandedOffset, length: length,
-                png: stream.png)
-            {
-                found.append((stream, length, parameters))
-            }
-            expandedOffset += length
-            previousEnd = stream.offset + stream.length
-        }
-        guard !found.isEmpty else {
-            return .failure(
-                NoSeeThrough(description: "zlib does not reproduce its deflate streams (another encoder made them); byte-level delta kept"))
-        }
-        if found.count < streams.count {  // expand again, inflating only what zlib rebuilds
-            _ = try DeflateRecipe.expand(newPath, streams: found.map(\.stream), into: newExpansion)
-        }
-        var segments: [DeflateRecipe.Segment] = []
-        var end: Int64 = 0
-        for item in found {
-            segments.append(
-                .init(
-                    rawBefore: item.stream.offset - end, expandedLength: item.length, parameters: item.parameters,
-                    png: item.stream.png))
-            end = item.stream.offset + item.stream.length
-        }
-        let recipe =
-            try scanned
-            ? columnFrame(DeflateRecipe(segments: segments, tail: try original.size() - end), layout: layout)
-            : DeflateRecipe(segments: segments, tail: try original.size() - end).encoded
-        let base = try basePath.map { try MappedFile.source(oldExpansion, displayPath: $0) }
-        let frame = workDirectory + "/deflate.frame"
-        let frameLength = try encode(newExpansion, prefix: base?.bytes, into: frame)
-        let payload = workDirectory + "/deflate.payload"
-        let out = try SystemFile.createOrTruncate(payload)
-        try recipe.withUnsafeBytes { try out.writeAll($0) }
-        try SystemFile.openForReading(frame).forEachChunk { try out.writeAll($0) }
-        return .success((payload, Int64(recipe.count) + frameLength))
-    }
-
-    /// A recipe's columns as a scanned see-through payload starts: their frame's length,
-    /// their length, and one zstd frame of them with the old file's `layout` as prefix.
-    private func columnFrame(_ recipe: DeflateRecipe, layout: [UInt8]) throws -> [UInt8] {
-        let columns = recipe.columns
-        let plain = workDirectory + "/recipe.columns", frame = workDirectory + "/recipe.frame"
-        defer {
-            FileSystem.remove(plain)
-            FileSystem.remove(frame)
-        }
-        try columns.withUnsafeBytes { try SystemFile.createOrTruncate(plain).writeAll($0) }
-        let length = try layout.withUnsafeBytes { try encode(plain, prefix: layout.isEmpty ? nil : $0, into: frame) }
-        var out = withUnsafeBytes(of: UInt32(length).littleEndian, Array.init) + withUnsafeBytes(of: UInt32(columns.count).littleEndian, Array.init)
-        out += Array(try Data(contentsOf: URL(fileURLWithPath: frame)))
-        return out
     }
 
     /// The smallest of several deltas (all read by the same decoder, each deterministic):
@@ -343,7 +248,7 @@ package struct PayloadChooser {
         return best!
     }
 
-    private func encode(
+    func encode(
         _ path: String, prefix: UnsafeRawBufferPointer?, longDistanceMatching: Bool? = nil,
         search: ZstdCompressor.DeltaSearch = .cli, into output: String
     ) throws -> Int64 {

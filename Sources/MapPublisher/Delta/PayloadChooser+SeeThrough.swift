@@ -1,0 +1,140 @@
+import Foundation
+import MapDelta
+import MapPlatform
+
+/// See-through payloads: a file's deflate streams inflated on both sides, the content
+/// diffed, and a recipe that rebuilds the exact compressed bytes.
+extension PayloadChooser {
+    /// Keeps a see-through payload in `choice` when it is the smallest so far, or notes why
+    /// there is none.
+    func take(_ result: Result<SeeThroughPayload, NoSeeThrough>, as encoding: PatchEncoding, into choice: inout Choice) {
+        switch result {
+        case .success(let payload):
+            choice.tried[encoding] = payload.length
+            if payload.length < choice.length {
+                (choice.encoding, choice.payloadPath, choice.length) = (encoding, payload.path, payload.length)
+                choice.note = payload.note
+            }
+        case .failure(let reason):
+            choice.note = "no see-through delta: \(reason.description) (0% of its bytes seen through)"
+        }
+    }
+
+    /// A see-through payload and how much of the file it sees through.
+    struct SeeThroughPayload {
+        /// The payload file and its length.
+        var path: String
+        var length: Int64
+        /// Deflate streams found, and those zlib reproduces (inflated in the payload).
+        var streams: Int
+        var reproduced: Int
+        /// Compressed bytes of the reproduced streams, and the file's size.
+        var seenBytes: Int64
+        var fileBytes: Int64
+
+        /// What the publish log and `check-update --json` say of a file whose streams
+        /// were not all reproduced; `nil` when they were.
+        var note: String? {
+            guard reproduced < streams else { return nil }
+            let percent = fileBytes > 0 ? Int(Double(seenBytes) * 100 / Double(fileBytes)) : 0
+            return "no see-through for \(streams - reproduced) of \(streams) deflate streams (zlib does not reproduce them): "
+                + "\(percent)% of its bytes seen through"
+        }
+    }
+
+    /// Why a gzip file gets no see-through delta.
+    struct NoSeeThrough: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// A see-through payload for a file holding deflate `streams` (gzip, zip, OSM PBF),
+    /// changed from `basePath`: both files expanded (streams inflated in place) in the work
+    /// folder, each new stream's zlib parameters found (the payload must rebuild its bytes
+    /// exactly; a stream zlib does not reproduce stays compressed, as raw bytes), and the
+    /// new expansion diffed against the old one.
+    /// With `scanned`, the old file's streams are found by scanning, as the client will.
+    func seeThrough(_ newPath: String, streams: [DeflateStreams.Stream], basePath: String?, scanned: Bool) throws
+        -> Result<SeeThroughPayload, NoSeeThrough>
+    {
+        let oldExpansion = workDirectory + "/old.expanded", newExpansion = workDirectory + "/new.expanded"
+        defer {
+            FileSystem.remove(oldExpansion)
+            FileSystem.remove(newExpansion)
+        }
+        let lengths: [Int64]
+        var layout: [UInt8] = []
+        do {
+            if let basePath {
+                let old = scanned ? DeflateStreams.scan(in: basePath) : DeflateStreams.find(in: basePath)
+                let oldLengths = try DeflateRecipe.expand(basePath, streams: old, into: oldExpansion)
+                if scanned { layout = DeflateRecipe.layout(of: old, lengths: oldLengths) }
+            }
+            lengths = try DeflateRecipe.expand(newPath, streams: streams, into: newExpansion)
+        } catch {
+            return .failure(NoSeeThrough(description: "its deflate streams do not inflate (\(error))"))
+        }
+        let original = try SystemFile.openForReading(newPath)
+        let expansion = try SystemFile.openForReading(newExpansion)
+        var found: [(stream: DeflateStreams.Stream, length: Int64, parameters: DeflateParameters)] = []
+        var expandedOffset: Int64 = 0, previousEnd: Int64 = 0
+        for (stream, length) in zip(streams, lengths) {
+            expandedOffset += stream.offset - previousEnd
+            if let parameters = DeflateRecipe.parameters(
+                reproducing: original, at: stream.offset, length: stream.length,
+                from: expansion, at: expandedOffset, length: length,
+                png: stream.png)
+            {
+                found.append((stream, length, parameters))
+            }
+            expandedOffset += length
+            previousEnd = stream.offset + stream.length
+        }
+        guard !found.isEmpty else {
+            return .failure(
+                NoSeeThrough(description: "zlib does not reproduce its deflate streams (another encoder made them); byte-level delta kept"))
+        }
+        if found.count < streams.count {  // expand again, inflating only what zlib rebuilds
+            _ = try DeflateRecipe.expand(newPath, streams: found.map(\.stream), into: newExpansion)
+        }
+        var segments: [DeflateRecipe.Segment] = []
+        var end: Int64 = 0
+        for item in found {
+            segments.append(
+                .init(
+                    rawBefore: item.stream.offset - end, expandedLength: item.length, parameters: item.parameters,
+                    png: item.stream.png))
+            end = item.stream.offset + item.stream.length
+        }
+        let recipe =
+            try scanned
+            ? columnFrame(DeflateRecipe(segments: segments, tail: try original.size() - end), layout: layout)
+            : DeflateRecipe(segments: segments, tail: try original.size() - end).encoded
+        let base = try basePath.map { try MappedFile.source(oldExpansion, displayPath: $0) }
+        let frame = workDirectory + "/deflate.frame"
+        let frameLength = try encode(newExpansion, prefix: base?.bytes, into: frame)
+        let payload = workDirectory + "/deflate.payload"
+        let out = try SystemFile.createOrTruncate(payload)
+        try recipe.withUnsafeBytes { try out.writeAll($0) }
+        try SystemFile.openForReading(frame).forEachChunk { try out.writeAll($0) }
+        return .success(
+            SeeThroughPayload(
+                path: payload, length: Int64(recipe.count) + frameLength, streams: streams.count, reproduced: found.count,
+                seenBytes: found.reduce(0) { $0 + $1.stream.length }, fileBytes: try original.size()))
+    }
+
+    /// A recipe's columns as a scanned see-through payload starts: their frame's length,
+    /// their length, and one zstd frame of them with the old file's `layout` as prefix.
+    private func columnFrame(_ recipe: DeflateRecipe, layout: [UInt8]) throws -> [UInt8] {
+        let columns = recipe.columns
+        let plain = workDirectory + "/recipe.columns", frame = workDirectory + "/recipe.frame"
+        defer {
+            FileSystem.remove(plain)
+            FileSystem.remove(frame)
+        }
+        try columns.withUnsafeBytes { try SystemFile.createOrTruncate(plain).writeAll($0) }
+        let length = try layout.withUnsafeBytes { try encode(plain, prefix: layout.isEmpty ? nil : $0, into: frame) }
+        var out = withUnsafeBytes(of: UInt32(length).littleEndian, Array.init) + withUnsafeBytes(of: UInt32(columns.count).littleEndian, Array.init)
+        out += Array(try Data(contentsOf: URL(fileURLWithPath: frame)))
+        return out
+    }
+}
