@@ -94,6 +94,39 @@ import MapPublisher
         #expect(streams.map(\.offset) == [Int64(gzipAt + 10), Int64(zlibAt + 2)], "\(streams)")
     }
 
+    /// A file of no known container: a binary header, records and two zlib streams (as an
+    /// application's own format would hold them); revision 2 changes a few records inside
+    /// the streams. The patch is scanned see-through and rebuilds the file byte for byte.
+    @Test func zlibStreamsInsideAnUnknownFileArePatchedInsideThem() async throws {
+        let dir = TemporaryDirectory()
+        for revision in [1, 2] {
+            var bytes = Array("MYFORMAT".utf8) + [0, 1, 2, 3]
+            var rng = SeededGenerator(seed: 3)
+            for part in 0..<2 {
+                for _ in 0..<300 { bytes.append(UInt8.random(in: 0...255, using: &rng)) }
+                let records = (0..<4000).map { index in
+                    let name = revision == 2 && index % 500 == part ? "Renamed" : "Road"
+                    return "\(index),\(name) \(index * 7 % 1000),\(index % 13)\n"
+                }
+                bytes += try Self.zlib(Array(records.joined().utf8))
+            }
+            try FileManager.default.createDirectory(at: dir.path("r\(revision)"), withIntermediateDirectories: true)
+            try Data(bytes).write(to: dir.path("r\(revision)/roads.bin"))
+        }
+        #expect(DeflateStreams.scan(in: dir.path("r2/roads.bin").path).count == 2)
+        let patch = dir.path("p.mlpatch")
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: patch, options: PatchOptions(level: 19))
+        }
+        let file = try #require(stats.file("roads.bin"))
+        #expect(file.encoding == .scannedDeflateDelta, "\(file.note ?? "") \(file.tried)")
+        let byteLevel = try #require([file.tried[.delta], file.tried[.suffixDelta]].compactMap { $0 }.min())
+        #expect(file.payloadBytes * 4 < byteLevel, "see-through \(file.payloadBytes) B, byte-level \(byteLevel) B")
+        let out = dir.path("out")
+        _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("r1"), into: out) }
+        #expect(try Data(contentsOf: out.appendingPathComponent("roads.bin")) == Data(contentsOf: dir.path("r2/roads.bin")))
+    }
+
     static func gzip(_ content: [UInt8]) throws -> [UInt8] {
         try compress(content, python: "gzip.compress(data, mtime=0)")
     }
