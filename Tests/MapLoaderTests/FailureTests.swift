@@ -240,6 +240,49 @@ extension FailureTests {
     }
 }
 
+extension FailureTests {
+    /// The layout of a head unit: maps shipped installed on a read-only partition, updates
+    /// written to a writable overlay (Linux overlayfs, the lower folder the read-only data
+    /// directory, the upper one on writable storage), the data directory being the merged
+    /// folder. Readers and an update work there, and the read-only partition is untouched.
+    @Test(.enabled(if: ReadOnlyMount.available, "needs mount(2) for read-only and overlay file systems"))
+    func aReadOnlyDataDirectoryUnderAWritableOverlayIsUpdated() async throws {
+        let site = try TestSite()
+        let shipped = try ReadOnlyMount(size: "16m")
+        defer { shipped.unmount() }
+        let lower = shipped.url.appendingPathComponent("data")
+        let installed = try await CLI.run(["install", "de-berlin"], site: site, data: lower)
+        #expect(installed.status == 0, "\(installed.stderr)")
+        try shipped.makeReadOnly()
+        let writable = try ReadOnlyMount(size: "16m")
+        defer { writable.unmount() }
+        let merged = writable.url.appendingPathComponent("merged")
+        for folder in ["upper", "work", "merged"] {
+            try FileManager.default.createDirectory(at: writable.url.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        let options = "lowerdir=\(lower.path),upperdir=\(writable.url.path)/upper,workdir=\(writable.url.path)/work"
+        guard ReadOnlyMount.shell("mount", "-t", "overlay", "overlay", "-o", options, merged.path) else {
+            print("skipped: this kernel refuses an overlay mount here (overlayfs inside a container?)")
+            return
+        }
+        defer { ReadOnlyMount.shell("umount", merged.path) }
+        let listed = try await CLI.run(["list", "--installed"], site: site, data: merged)
+        #expect(listed.status == 0 && listed.stdout.contains("de-berlin"), "\(listed.stderr)")
+        try site.publish(2)
+        let updated = try await CLI.run(["update", "--delta"], site: site, data: merged)
+        #expect(updated.status == 0, "\(updated.stderr)")
+        let info = try await CLI.run(["info", "de-berlin"], site: site, data: merged)
+        #expect(info.status == 0 && info.stdout.contains("v2"), "\(info.stdout) \(info.stderr)")
+        let verified = try await CLI.run(["verify"], site: site, data: merged)
+        #expect(verified.status == 0, "\(verified.stderr)")
+        // The shipped partition still holds version 1, whole.
+        let shippedInfo = try await CLI.run(["info", "de-berlin"], site: site, data: lower)
+        #expect(shippedInfo.status == 0 && !shippedInfo.stdout.contains("v2"), "\(shippedInfo.stdout)")
+        let shippedVerify = try await CLI.run(["verify"], site: site, data: lower)
+        #expect(shippedVerify.status == 0, "\(shippedVerify.stderr)")
+    }
+}
+
 /// A small tmpfs mounted for a test, which can be switched to read-only: the only way to
 /// make a folder unwritable for root.
 struct ReadOnlyMount {
