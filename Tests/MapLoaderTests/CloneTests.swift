@@ -19,7 +19,8 @@ struct ReflinkMount {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("maploader-xfs-\(UUID().uuidString)")
         image = URL(fileURLWithPath: url.path + ".img")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        guard ReadOnlyMount.shell("truncate", "-s", size, image.path), ReadOnlyMount.shell("mkfs.xfs", "-q", "-m", "reflink=\(reflink ? 1 : 0)", image.path),
+        guard ReadOnlyMount.shell("truncate", "-s", size, image.path),
+            ReadOnlyMount.shell("mkfs.xfs", "-q", "-m", "reflink=\(reflink ? 1 : 0)", image.path),
             ReadOnlyMount.shell("mount", "-o", "loop", image.path, url.path)
         else {
             try? FileManager.default.removeItem(at: url)
@@ -102,7 +103,8 @@ struct CloneTests {
         #expect(abs(Double(predicted) - Double(extra)) <= Double(extra) * 0.1, "predicted \(predicted) B, took \(extra) B")
         print("clone: \(size) B file, 10 edits, reflink \(reflink ? "on" : "off"): predicted \(predicted) B, took \(extra) B")
         if ProcessInfo.processInfo.environment["MAPLOADER_CLONE_DEBUG"] != nil {
-            _ = ReadOnlyMount.shell("sh", "-c", "du -ak \(mount.url.path) | sort -n | tail -15; xfs_bmap -v \(loader.currentFolder.path)/region/base/map.bin")
+            _ = ReadOnlyMount.shell(
+                "sh", "-c", "du -ak \(mount.url.path) | sort -n | tail -15; xfs_bmap -v \(loader.currentFolder.path)/region/base/map.bin")
         }
     }
 }
