@@ -150,7 +150,7 @@ public actor MapLoader {
             runningID = nil
             store = base
         }
-        hub.emit(.started(operation))
+        hub.begin(operation, monitor: OperationMonitor.current)
         do {
             try store.prepare()
             // Writers hold the write lock for the whole operation and clean up first; readers
@@ -173,10 +173,10 @@ public actor MapLoader {
             }
             let value = try await body(self)
             withExtendedLifetime((writeLock, lease)) {}
-            hub.emit(.finished(operation))
+            hub.end(operation, error: nil)
             return value
         } catch {
-            hub.emit(.failed(operation, MapLoaderError(error)))
+            hub.end(operation, error: MapLoaderError(error))
             throw error
         }
     }

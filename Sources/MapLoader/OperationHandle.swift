@@ -10,14 +10,38 @@ import MapTransfer
 /// write lock): pause for a moment, such as while the user starts navigation, and cancel
 /// to give the place up. A cancelled operation changes nothing installed and keeps its
 /// partial downloads for the next try.
+///
+/// Its progress is one number that never goes backwards, for a bar:
+///
+/// ```swift
+/// let install = loader.start { try await $0.install(["de-berlin"]) }
+/// for await progress in install.progress {
+///     bar.value = progress.overallFraction      // 0…1, across every group and phase
+/// }
+/// let report = try await install.value
+/// ```
 public final class OperationHandle<Value: Sendable>: Sendable {
     private let task: Task<Value, any Error>
     private let control: TransferControl
+    private let monitor: OperationMonitor
 
-    init(task: Task<Value, any Error>, control: TransferControl) {
+    init(task: Task<Value, any Error>, control: TransferControl, monitor: OperationMonitor) {
         self.task = task
         self.control = control
+        self.monitor = monitor
     }
+
+    /// The progress of the operation from now on, starting with the latest; it ends when
+    /// the operation does. Each value's ``OperationProgress/overallFraction`` never goes
+    /// backwards within one operation (a handle whose closure runs several operations
+    /// reports each from 0 to 1, told apart by ``OperationProgress/operationID``).
+    public var progress: AsyncStream<OperationProgress> { monitor.stream() }
+
+    /// The latest progress, or `nil` before the operation has reported any.
+    public var latestProgress: OperationProgress? { monitor.latest }
+
+    /// How far the operation has come, 0…1 (the latest ``OperationProgress/overallFraction``).
+    public var fractionCompleted: Double { monitor.latest?.overallFraction ?? 0 }
 
     /// Cancels the operation; ``value`` then throws ``MapLoaderError/cancelled``.
     public func cancel() { task.cancel() }
@@ -63,9 +87,13 @@ extension MapLoader {
         _ operation: @escaping @Sendable (MapLoader) async throws -> Value
     ) -> OperationHandle<Value> {
         let control = TransferControl()
+        let monitor = OperationMonitor()
         let task = Task<Value, any Error> {
-            try await TransferControl.$current.withValue(control) { try await operation(self) }
+            defer { monitor.finish() }
+            return try await TransferControl.$current.withValue(control) {
+                try await OperationMonitor.$current.withValue(monitor) { try await operation(self) }
+            }
         }
-        return OperationHandle(task: task, control: control)
+        return OperationHandle(task: task, control: control, monitor: monitor)
     }
 }

@@ -66,7 +66,7 @@ actor ProgressRenderer {
         }
         if progress.phase == .download { lastDownload = progress }
         guard terminal else { return }
-        // Groups download, unpack and patch at once: while bytes are still coming, the bar
+        // Groups download, unpack and patch at once: while bytes are still coming, the label
         // shows the whole download, so it never flips between phases.
         let shown: OperationProgress
         if let download = lastDownload, download.totalBytes > 0, download.completedBytes < download.totalBytes {
@@ -74,13 +74,16 @@ actor ProgressRenderer {
         } else {
             shown = progress
         }
-        guard now.timeIntervalSince(lastDraw) >= 0.1 || shown.fraction >= 1 else { return }
+        // The bar is the whole operation's (it never goes back); the label and bytes say
+        // what runs now.
+        let overall = progress.overallFraction
+        guard now.timeIntervalSince(lastDraw) >= 0.1 || overall >= 1 else { return }
         lastDraw = now
         let columns = Terminal.columns()
         let width = max(8, min(24, columns / 4))
-        let filled = Int(shown.fraction * Double(width))
+        let filled = Int(overall * Double(width))
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-        var text = "\(shown.phase.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(bar) \(Int(shown.fraction * 100))%"
+        var text = "\(shown.phase.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(bar) \(Int(overall * 100))%"
         if shown.totalBytes > 0 {
             text += "  \(ByteFormat.string(shown.completedBytes))/\(ByteFormat.string(shown.totalBytes))"
             if shown.phase == .download, let start = downloadStart, now.timeIntervalSince(start.time) > 0.3,

@@ -15,6 +15,26 @@ final class EventHub: Sendable {
 
     private let delegate = Mutex(WeakDelegate())
     private let streams = Mutex([UUID: AsyncStream<MapLoaderEvent>.Continuation]())
+    private let tracker = ProgressTracker()
+
+    /// Starts an operation: numbers it and follows its overall progress (also for the
+    /// handle `monitor` belongs to, if any), then reports `.started`.
+    func begin(_ operation: MapLoaderOperation, monitor: OperationMonitor?) {
+        tracker.begin(monitor: monitor)
+        emit(.started(operation))
+    }
+
+    /// Declares bytes of work of the running operation (see ``ProgressTracker``).
+    func addWork(_ bytes: Int64) { tracker.addWork(bytes) }
+
+    /// Ends an operation: a last progress event at 1 when it succeeded and reported any,
+    /// then `.finished` or `.failed`.
+    func end(_ operation: MapLoaderOperation, error: MapLoaderError?) {
+        let (last, monitor) = tracker.finish(operation, succeeded: error == nil)
+        if let last { deliver(.progress(last)) }
+        if let last { monitor?.receive(last) }
+        emit(error.map { .failed(operation, $0) } ?? .finished(operation))
+    }
 
     func setDelegate(_ newValue: (any MapLoaderDelegate)?) {
         delegate.withLock { $0.value = newValue }
@@ -32,6 +52,13 @@ final class EventHub: Sendable {
     }
 
     func emit(_ event: MapLoaderEvent) {
+        guard case .progress(let progress) = event else { return deliver(event) }
+        let (stamped, monitor) = tracker.stamp(progress)
+        deliver(.progress(stamped))
+        monitor?.receive(stamped)
+    }
+
+    private func deliver(_ event: MapLoaderEvent) {
         for continuation in streams.withLock({ Array($0.values) }) { continuation.yield(event) }
         guard let target = delegate.withLock({ $0.value }) else { return }
         switch event {

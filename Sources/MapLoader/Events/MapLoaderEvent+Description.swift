@@ -3,9 +3,9 @@ import MapModel
 import MapPlanner
 
 extension OperationProgress: CustomStringConvertible {
-    /// `update: download de-berlin/base (1/2), 64.0 kB of 127 kB`.
+    /// `update 3, 41%: download de-berlin/base (1/2), 64.0 kB of 127 kB`.
     public var description: String {
-        var text = "\(operation.rawValue): \(phase.rawValue)"
+        var text = "\(operation.rawValue) \(operationID), \(Int(overallFraction * 100))%: \(phase.rawValue)"
         if let item { text += " \(item)" }
         if totalItems > 0 { text += " (\(min(completedItems + 1, totalItems))/\(totalItems))" }
         if totalBytes > 0 { text += ", \(ByteFormat.string(completedBytes)) of \(ByteFormat.string(totalBytes))" }

@@ -72,11 +72,30 @@ public struct OperationProgress: Sendable, Hashable, Codable {
     public var totalItems: Int
     /// What is being worked on, e.g. `de-berlin/base`.
     public var item: String?
+    /// Which operation of this loader the progress belongs to: the same number on every
+    /// event of one operation, a larger one for each later operation.
+    public var operationID: Int
+    /// How far the whole operation has come, 0…1: downloads, unpacking and patching
+    /// weighted by their bytes, across every group and phase. Within one operation it
+    /// never goes backwards, and it is 1 on the operation's last progress event. Drive a
+    /// progress bar with this.
+    public var overallFraction: Double
 
     /// A progress value.
+    /// - Parameters:
+    ///   - operation: The operation.
+    ///   - phase: Its current phase.
+    ///   - completedBytes: Bytes done in this phase.
+    ///   - totalBytes: Bytes this phase will take in all (0 when unknown).
+    ///   - completedItems: Items done in this phase.
+    ///   - totalItems: Items in this phase.
+    ///   - item: What is being worked on.
+    ///   - operationID: Which operation of the loader it belongs to (set by the loader).
+    ///   - overallFraction: How far the whole operation has come (set by the loader).
     public init(
         operation: MapLoaderOperation, phase: OperationPhase, completedBytes: Int64 = 0, totalBytes: Int64 = 0,
-        completedItems: Int = 0, totalItems: Int = 0, item: String? = nil
+        completedItems: Int = 0, totalItems: Int = 0, item: String? = nil, operationID: Int = 0,
+        overallFraction: Double = 0
     ) {
         self.operation = operation
         self.phase = phase
@@ -85,9 +104,13 @@ public struct OperationProgress: Sendable, Hashable, Codable {
         self.completedItems = completedItems
         self.totalItems = totalItems
         self.item = item
+        self.operationID = operationID
+        self.overallFraction = overallFraction
     }
 
-    /// Completed fraction of the phase, 0…1 (by bytes when known, else by items).
+    /// Completed fraction of the current **phase**, 0…1 (by bytes when known, else by
+    /// items). Phases of several groups interleave, so this jumps back and forth; a
+    /// progress bar wants ``overallFraction``.
     public var fraction: Double {
         if totalBytes > 0 { return min(1, Double(completedBytes) / Double(totalBytes)) }
         if totalItems > 0 { return min(1, Double(completedItems) / Double(totalItems)) }

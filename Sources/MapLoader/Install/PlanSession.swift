@@ -82,6 +82,7 @@ actor PlanSession {
     func run(_ plan: Plan, from state: InstalledState, manifestSHA: String?) async throws -> UpdateReport {
         let started = Date()
         for step in plan.steps where step.action != .keep { hub.emit(.planned(step)) }
+        hub.addWork(Self.work(of: plan))
         try checkQuota(plan, state)
         if plan.peakBytes > 0, let available = store.availableSpace(), plan.peakBytes > available {
             throw MapLoaderError.insufficientSpace(needed: plan.peakBytes, available: available, path: store.root.path)
@@ -158,6 +159,15 @@ actor PlanSession {
         }
     }
 
+    /// The bytes of work `plan` declares for its overall progress: every download, and
+    /// every group's unpacked bytes once per archive or patch that produces them.
+    static func work(of plan: Plan) -> Int64 {
+        plan.steps.filter { [.install, .update].contains($0.action) }.saturatingSum { step in
+            let produced = (step.artifact?.unpackedSize ?? 0).multipliedReportingOverflow(by: Int64(max(1, step.patches.count)))
+            return step.downloadBytes.plusSaturating(produced.overflow ? .max : produced.partialValue)
+        }
+    }
+
     /// How many groups are fetched and produced at once.
     static let parallelGroups = 3
 
@@ -195,6 +205,7 @@ actor PlanSession {
                         .appendingPathComponent(step.group))
                 record = step.fellBack(reason: "patch failed (\(error)); fell back to the full archive")
                 transfer.addToTotal(artifact.size)
+                hub.addWork(artifact.size.plusSaturating(artifact.unpackedSize))
                 hub.emit(.planned(record))
             }
         }

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import MapLoader
+import MapModel
+import MapTransfer
+
+/// One overall fraction per operation that a progress bar can follow: it never goes
+/// backwards, ends at 1, and every event says which operation it belongs to.
+@Suite struct ProgressTests {
+    /// The progress events of `events`, by operation number, in order.
+    static func progressByOperation(_ events: [MapLoaderEvent]) -> [(id: Int, values: [OperationProgress])] {
+        var out: [(id: Int, values: [OperationProgress])] = []
+        for case .progress(let progress) in events {
+            if out.last?.id == progress.operationID {
+                out[out.count - 1].values.append(progress)
+            } else {
+                out.append((progress.operationID, [progress]))
+            }
+        }
+        return out
+    }
+
+    static func expectMonotonic(_ values: [OperationProgress], _ what: String) {
+        let fractions = values.map(\.overallFraction)
+        let backwards = zip(fractions, fractions.dropFirst()).filter { $1 < $0 }
+        #expect(backwards.isEmpty, "\(what): overall progress went back \(backwards.prefix(3)) in \(fractions.count) events")
+        #expect(fractions.last == 1, "\(what): ends at \(fractions.last ?? -1)")
+        #expect(fractions.allSatisfy { (0...1).contains($0) })
+    }
+
+    @Test func overallProgressNeverGoesBackOnAnInstallAPatchedUpdateAndAFallback() async throws {
+        let site = try TestSite()
+        let loader = site.loader()
+        let log = EventLog()
+        let events = loader.events()
+        let collector = Task { for await event in events { await log.append(event) } }
+        try await loader.install(["de-berlin", "de-hamburg"])
+        try site.publish(2)
+        try await loader.performUpdate()
+        // v2→v3 with the patch of one group damaged: that group falls back to its archive.
+        try site.publish(3)
+        let plan = try await loader.checkForUpdate().plan
+        let patched = try #require(plan.steps.first { $0.method == .delta && !$0.patches.isEmpty })
+        let url = site.site.appendingPathComponent(SiteLayout.blob(try #require(patched.patches.first).sha256))
+        var bytes = try Data(contentsOf: url)
+        bytes[bytes.count - 3] ^= 0xFF
+        try bytes.write(to: url)
+        let fallback = try await loader.performUpdate()
+        #expect(fallback.steps.contains { $0.reason.contains("fell back") }, "\(fallback.steps.map(\.reason))")
+        loader.closeEventStreams()
+        await collector.value
+        let all = await log.events
+        let operations = Self.progressByOperation(all)
+        let started = all.compactMap { event -> MapLoaderOperation? in
+            if case .started(let operation) = event { return operation }
+            return nil
+        }
+        #expect(started == [.install, .update, .checkForUpdate, .update], "\(started)")
+        // Install, update, update (the check reports no progress of its own).
+        let withWork = operations.filter { run in run.values.contains { $0.phase == .download } }
+        #expect(withWork.count == 3, "\(operations.map { ($0.id, $0.values.count) })")
+        #expect(operations.map(\.id) == operations.map(\.id).sorted() && Set(operations.map(\.id)).count == operations.count)
+        for (run, name) in zip(withWork, ["install", "patched update", "update with a fallback"]) {
+            Self.expectMonotonic(run.values, name)
+            // The bar moves through the work, not only at the end.
+            let middle = run.values.filter { $0.overallFraction > 0.1 && $0.overallFraction < 0.9 }
+            #expect(!middle.isEmpty, "\(name): \(run.values.map(\.overallFraction))")
+        }
+        // The per-phase fraction of the same events does go back (phases interleave): the
+        // overall fraction is what makes a bar usable.
+        let phases = withWork.flatMap { $0.values.map(\.fraction) }
+        #expect(zip(phases, phases.dropFirst()).contains { $1 < $0 })
+    }
+
+    @Test func anOperationHandleReportsItsOwnProgress() async throws {
+        let site = try TestSite()
+        let loader = site.loader()
+        let handle = loader.start { try await $0.install(["de-berlin", "de-hamburg"]) }
+        var seen: [OperationProgress] = []
+        for await progress in handle.progress { seen.append(progress) }
+        _ = try await handle.value
+        Self.expectMonotonic(seen, "handle")
+        #expect(Set(seen.map(\.operationID)).count == 1)
+        #expect(handle.fractionCompleted == 1)
+        #expect(handle.latestProgress?.operation == .install)
+        // A stream opened after the end yields the last value and ends.
+        var late: [OperationProgress] = []
+        for await progress in handle.progress { late.append(progress) }
+        #expect(late.map(\.overallFraction) == [1])
+    }
+}
