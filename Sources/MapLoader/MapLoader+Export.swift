@@ -31,11 +31,11 @@ extension MapLoader {
             else {
                 throw MapLoaderError.invalidMetadata(
                     what: catalogFile.path,
-                    detail: "no accepted catalog is kept; run 'maploader check-update' once while the site is reachable, then export")
+                    detail: "no accepted catalog is kept; check for updates once while the site is reachable, then export")
             }
             guard catalog.current == version, let entry = catalog.entry(version) else {
                 throw MapLoaderError.invalidParameters(
-                    "the installed maps are version \(version) but the site's current version is \(catalog.current): run 'maploader update', then export"
+                    "the installed maps are version \(version) but the site's current version is \(catalog.current): update, then export"
                 )
             }
             let signature = try? Data(contentsOf: signatureFile)
@@ -47,7 +47,7 @@ extension MapLoader {
                 !(((try? JSONCoding.decode(CatalogSignature.self, from: signature))?.isValid(for: catalogBytes, trusting: keys)) ?? false)
             {
                 throw MapLoaderError.signatureRefused(
-                    "the kept catalog and its signature do not match; run 'maploader check-update' while the site is reachable, then export")
+                    "the kept catalog and its signature do not match; check for updates while the site is reachable, then export")
             }
             guard let manifestBytes = try? Data(contentsOf: loader.manifestCache.appendingPathComponent(manifestSHA)),
                 FileHashing.sha256(of: manifestBytes) == manifestSHA,
@@ -55,7 +55,7 @@ extension MapLoader {
             else {
                 throw MapLoaderError.invalidMetadata(
                     what: "the manifest of \(version)",
-                    detail: "it is not in the cache; run 'maploader list' while the site is reachable, then export")
+                    detail: "it is not in the cache; read the package tree while the site is reachable, then export")
             }
             // A split manifest travels with all its parts: the stick is a site of its own.
             let parts = try Manifest.decode(manifestBytes).stubs.map { stub in
@@ -92,7 +92,7 @@ extension MapLoader {
                     guard TreeHash.of(files) == installed.treeHash else {
                         throw MapLoaderError.integrityFailed(
                             what: "\(package)/\(group) on this device",
-                            detail: "its files were changed since they were installed; run 'maploader repair', then export")
+                            detail: "its files were changed since they were installed; repair, then export")
                     }
                     total += installed.size
                 }

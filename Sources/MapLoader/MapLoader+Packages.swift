@@ -55,7 +55,7 @@ extension MapLoader {
         if let first = saved.first, let added = unknown.first, !configuration.trust.addKeys {
             let others = saved.count > 1 ? " and \(saved.count - 1) more" : ""
             throw MapLoaderError.signatureRefused(
-                "this data directory trusts publisher key \(first.base64.prefix(12))…\(others), and \(added.base64.prefix(12))… is another key: nothing was changed; to trust it beside them pass --add-trust-key (TrustPolicy.addKeys), to replace them run 'maploader forget-keys' first"
+                "this data directory trusts publisher key \(first.base64.prefix(12))…\(others), and \(added.base64.prefix(12))… is another key: nothing was changed; to trust it beside them add it (TrustPolicy.addKeys), to replace them forget the trusted keys first"
             )
         }
         let keys = Array(Set(saved + configuration.trust.keys))

@@ -2,8 +2,9 @@ import Foundation
 import MapPlatform
 
 /// Every way a MapLoader operation can fail. Each message is one line: what failed,
-/// for which package or file, and what to do. A failed operation leaves the installed
-/// maps exactly as they were.
+/// for which package or file, and what to do, in the library's words (an app can show it
+/// as it is; the `maploader` command adds its own flags and commands). A failed operation
+/// leaves the installed maps exactly as they were.
 public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A caller mistake: an empty id list, a bad coordinate, a malformed option.
     case invalidParameters(String)
@@ -56,17 +57,17 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
             return "invalid parameters: \(detail)"
         case .unknownPackage(let id, let suggestion):
             let hint = suggestion.map { "did you mean '\($0)'? " } ?? ""
-            return "unknown package '\(id)': \(hint)run 'maploader list' to see package ids"
+            return "unknown package '\(id)': \(hint)the package tree lists every package id"
         case .unknownGroup(let id, let known):
             return "unknown data group '\(id)': known groups are \(known.joined(separator: ", "))"
         case .requiredGroup(let id):
             return "data group '\(id)' is required and cannot be deselected"
         case .notInstalled(let id):
-            return "package '\(id)' is not installed: run 'maploader install \(id)' first"
+            return "package '\(id)' is not installed: install it first"
         case .cancelled:
             return "cancelled: nothing was changed"
         case .noServer:
-            return "no server configured: pass --server URL or set MAPLOADER_SERVER"
+            return "no server configured: set the site's address in the loader's configuration"
         case .connectionFailed(let url, let reason):
             return "cannot download \(url): \(reason); check the server address and network, then retry"
         case .httpStatus(let url, let status):
@@ -82,7 +83,7 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidArchive(let package, let group, let detail):
             return "archive of \(package)/\(group) refused: \(detail); nothing was installed"
         case .versionUnavailable(let installed, let current):
-            return "installed maps are version \(installed), which the site no longer has (current is \(current)): run 'maploader update' first"
+            return "installed maps are version \(installed), which the site no longer has (current is \(current)): update them first"
         case .insufficientSpace(let needed, _, let path) where needed <= 0:
             return "not enough disk space in \(path): the file system is full (no blocks, inodes or quota left); free some space and retry"
         case .insufficientSpace(let needed, let available, let path):
@@ -91,7 +92,7 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
         case .quotaExceeded(let quota, let needed, let largest):
             let room =
                 largest.isEmpty
-                ? "raise the quota ('maploader config set quota SIZE')"
+                ? "raise the quota"
                 : "uninstall one of the largest packages (\(largest.joined(separator: ", "))) or raise the quota"
             return
                 "refused: this change needs \(ByteFormat.string(needed)) at its peak, over the data directory's quota of \(ByteFormat.string(quota)); \(room)"

@@ -25,7 +25,7 @@ package enum Planner {
                 guard let artifact, artifact.treeHash == installed.treeHash else {
                     throw .invalidMetadata(
                         what: "\(package)/\(group)",
-                        detail: "the site has no archive of the installed files; run 'maploader update' instead")
+                        detail: "the site has no archive of the installed files; update instead")
                 }
                 steps.append(
                     GroupStep(

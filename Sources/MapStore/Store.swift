@@ -255,10 +255,10 @@ package struct Store: Sendable {
         do {
             state = try JSONCoding.decode(InstalledState.self, from: Data(contentsOf: file))
         } catch {
-            throw .storageFailed(path: file.path, reason: "unreadable state (\(error)); run 'maploader repair'")
+            throw .storageFailed(path: file.path, reason: "unreadable state (\(error)); repair the data directory")
         }
         if let problem = state.problem {
-            throw .storageFailed(path: file.path, reason: "\(problem); run 'maploader repair'")
+            throw .storageFailed(path: file.path, reason: "\(problem); repair the data directory")
         }
         return state
     }

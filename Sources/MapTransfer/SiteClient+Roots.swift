@@ -46,7 +46,7 @@ extension SiteClient {
         guard trusted != nil || hint != nil else { return RootWalk() }
         let site = source.baseURL.absoluteString
         if trusted == nil, anchors.isEmpty {
-            throw .signatureRefused("no publisher key is trusted for \(site): pass --trust-key with one of the site's root or catalog keys")
+            throw .signatureRefused("no publisher key is trusted for \(site): trust one of the site's root or catalog keys")
         }
         var current = trusted
         var fetched: [RootFile] = []

@@ -141,7 +141,7 @@ package struct SiteClient: Sendable {
         let site = source.baseURL.absoluteString
         guard root != nil || !trust.keys.isEmpty else {
             throw .signatureRefused(
-                "no publisher key is trusted for \(site): pass --trust-key with the publisher's public key, or --allow-unsigned for a site you control"
+                "no publisher key is trusted for \(site): trust the publisher's public key, or allow unsigned catalogs for a site you control"
             )
         }
         let data: Data
@@ -150,11 +150,11 @@ package struct SiteClient: Sendable {
         } catch .httpStatus(_, 404) {
             if trust.allowUnsigned || root != nil {
                 throw .signatureRefused(
-                    "\(site) has no catalog.json.sig, but a publisher key is trusted for this data directory: a signed site may not become unsigned, and --allow-unsigned does not change that; if the publisher really stopped signing, run 'maploader forget-keys' first"
+                    "\(site) has no catalog.json.sig, but a publisher key is trusted for this data directory: a signed site may not become unsigned, and allowing unsigned catalogs does not change that; if the publisher really stopped signing, forget the trusted keys first"
                 )
             }
             throw .signatureRefused(
-                "\(site) has no catalog.json.sig: the site is unsigned; ask the publisher to sign it (publish --key), or pass --allow-unsigned for a site you control"
+                "\(site) has no catalog.json.sig: the site is unsigned; ask the publisher to sign it, or allow unsigned catalogs for a site you control"
             )
         }
         let keys = root?.catalogPublicKeys(at: now) ?? trust.keys

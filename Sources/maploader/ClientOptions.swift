@@ -154,13 +154,14 @@ struct Failure: Error, CustomStringConvertible {
     let error: MapLoaderError
     let json: Bool
 
-    var description: String { "\(error)" }
+    /// The library's message with the command-line hint after it.
+    var description: String { error.commandLineHint.map { "\(error); \($0)" } ?? "\(error)" }
 
     /// Prints the failure (stderr, plus a JSON object on stdout with `--json`) and returns
     /// the exit code to throw.
     func exit() -> ExitCode {
-        Output.error("error: \(error)")
-        if json { Output.json(ErrorJSON(error: "\(error)", exitCode: exitCode)) }
+        Output.error("error: \(description)")
+        if json { Output.json(ErrorJSON(error: description, exitCode: exitCode)) }
         return ExitCode(exitCode)
     }
 

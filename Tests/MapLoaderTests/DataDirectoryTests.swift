@@ -341,7 +341,7 @@ import Testing
             _ = try await loader.packageTree()
         } throws: { error in
             guard case MapLoaderError.storageFailed(_, let reason) = error else { return false }
-            return reason.contains("run 'maploader repair'")
+            return reason.contains("repair the data directory")
         }
         try await loader.repair()
         let installed = try await loader.packageTree().packages.filter { $0.state == .installed && $0.isLeaf }.map(\.id)

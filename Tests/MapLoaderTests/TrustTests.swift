@@ -26,7 +26,7 @@ import MapPublisher
         }
         let dir = TemporaryDirectory()
         let noKeys = MapLoader(configuration: .init(server: site.url, dataDirectory: dir.path("a")))
-        await expectRefused(noKeys) { error in isSignature(error) && error.description.contains("--trust-key") }
+        await expectRefused(noKeys) { error in isSignature(error) && error.description.contains("trust the publisher's public key") }
         let permissive = MapLoader(
             configuration: .init(
                 server: site.url, dataDirectory: dir.path("b"),
@@ -118,7 +118,7 @@ import MapPublisher
             configuration: .init(
                 server: site.url, dataDirectory: data,
                 trust: TrustPolicy(allowUnsigned: true)))
-        await expectRefused(permissive) { error in isSignature(error) && error.description.contains("forget-keys") }
+        await expectRefused(permissive) { error in isSignature(error) && error.description.contains("forget the trusted keys") }
         #expect(try snapshot(data.appendingPathComponent("current")) == before)
 
         // Forgetting the key is the explicit way out.

@@ -94,7 +94,8 @@ package enum SigningKeyFile {
             let raw = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)),
             let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
         else {
-            throw MapLoaderError.invalidParameters("\(url.path) is not a maploader signing key (make one with 'maploader keygen')")
+            throw MapLoaderError.invalidParameters(
+                "\(url.path) is not a MapLoader signing key (the keygen command or SigningKeyFile.generate makes one)")
         }
         return key
     }
