@@ -19,6 +19,8 @@ echo "==> CLI smoke test"
 scripts/smoke.sh
 echo "==> every example of README.md and --help, as written"
 scripts/examples.sh
+echo "==> the example app (public API only) against maploader serve"
+scripts/example-app.sh
 echo "==> S3: upload with publish-s3.sh to moto on loopback, install and update from the bucket"
 scripts/s3-test.sh
 echo "==> stress: concurrent processes and SIGKILLs on one data directory (short run)"
