@@ -15,7 +15,8 @@ let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto"
 
 let package = Package(
     name: "MapLoader",
-    platforms: [.macOS(.v15)],
+    // iOS 18 / macOS 15: the Synchronization module (Mutex) and typed throws in the standard library.
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "MapLoader", targets: ["MapLoader"]),
         .executable(name: "maploader", targets: ["maploader"]),
@@ -44,7 +45,9 @@ let package = Package(
             providers: [.apt(["libdivsufsort-dev"]), .brew(["libdivsufsort"])]),
         // The client library, bottom to top; every arrow points down this list.
         // Platform: every system call (files, locks, mmap, fsync, statfs), and hashing.
-        .target(name: "MapPlatform", dependencies: [system, crypto]),
+        // CPlatform: the few system calls Swift's Glibc module hides (syncfs), inline C.
+        .target(name: "CPlatform"),
+        .target(name: "MapPlatform", dependencies: ["CPlatform", system, crypto]),
         // Model: catalog, manifests, installed state, trust, errors: values and their codecs.
         // It uses MapPlatform for hashing and typed errno only, never for I/O.
         .target(name: "MapModel", dependencies: ["MapPlatform", "CZstd", crypto, system]),

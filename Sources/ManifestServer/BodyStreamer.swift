@@ -1,4 +1,8 @@
-import Glibc
+#if canImport(Darwin)
+    import Darwin
+#else
+    import Glibc
+#endif
 
 /// Copies a byte span of a file to a socket in bounded chunks, applying the
 /// throttle, corruption and drop faults on the way.

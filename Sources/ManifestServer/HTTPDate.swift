@@ -1,4 +1,8 @@
-import Glibc
+#if canImport(Darwin)
+    import Darwin
+#else
+    import Glibc
+#endif
 
 /// HTTP dates (RFC 9110 §5.6.7): formats IMF-fixdate, parses all three historic forms.
 enum HTTPDate {

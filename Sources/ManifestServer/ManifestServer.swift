@@ -1,6 +1,10 @@
 import Dispatch
 import Foundation
-import Glibc
+#if canImport(Darwin)
+    import Darwin
+#else
+    import Glibc
+#endif
 import Synchronization
 
 /// A small static-file HTTP/1.1 server for a map site folder, with optional fault injection.

@@ -1,4 +1,8 @@
-import Glibc
+#if canImport(Darwin)
+    import Darwin
+#else
+    import Glibc
+#endif
 
 /// An open regular file inside the served root. The owner must call `close()`.
 struct ServedFile: Sendable {
@@ -28,10 +32,10 @@ struct ServedFile: Sendable {
         var info = stat()
         // Check before opening: opening a FIFO would block.
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        let fd = Posix.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            _ = Glibc.close(fd)
+            Posix.close(fd)
             return nil
         }
         let size = Int64(info.st_size)
@@ -54,7 +58,7 @@ struct ServedFile: Sendable {
         }
     }
 
-    func close() { _ = Glibc.close(fd) }
+    func close() { Posix.close(fd) }
 
     private static func canonicalPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }

@@ -1,13 +1,17 @@
-import Glibc
+#if canImport(Darwin)
+    import Darwin
+#else
+    import Glibc
+#endif
 
-/// Thin wrappers over the POSIX socket calls the server makes. All sends use
-/// `MSG_NOSIGNAL`, so a client that hangs up yields an error, never SIGPIPE.
+/// Thin wrappers over the POSIX socket calls the server makes. Sends never raise SIGPIPE
+/// (`MSG_NOSIGNAL` on Linux, `SO_NOSIGPIPE` on Darwin): a client that hangs up yields an error.
 enum Socket {
     /// Binds a TCP listener (with `SO_REUSEADDR`) and returns it with the port it got.
     static func listen(host: String, port: Int, backlog: Int32 = 128) throws -> (fd: Int32, port: Int) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = Posix.streamSocket
         hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
         var result: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, String(port), &hints, &result)
@@ -16,9 +20,7 @@ enum Socket {
         }
         defer { freeaddrinfo(info) }
 
-        let fd = socket(
-            info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue),
-            info.pointee.ai_protocol)
+        let fd = Posix.socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
         guard fd >= 0 else { throw ManifestServerError.socket(operation: "socket", errno: errno) }
         var one: Int32 = 1
         guard setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
@@ -27,16 +29,17 @@ enum Socket {
         guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
             throw closing(fd, operation: "bind")
         }
-        guard Glibc.listen(fd, backlog) == 0 else { throw closing(fd, operation: "listen") }
+        guard Posix.listen(fd, backlog) == 0 else { throw closing(fd, operation: "listen") }
         guard let bound = localPort(fd) else { throw closing(fd, operation: "getsockname") }
         return (fd, bound)
     }
 
     /// Accepts one connection; returns `nil` with `errno` set on failure.
     static func accept(_ listener: Int32) -> Int32? {
-        let fd = Glibc.accept(listener, nil, nil)  // accept4 is not exported without _GNU_SOURCE
+        let fd = Posix.accept(listener)
         guard fd >= 0 else { return nil }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        Posix.noSignalPipe(fd)
         return fd
     }
 
@@ -45,7 +48,7 @@ enum Socket {
         guard let base = buffer.baseAddress else { return 0 }
         var sent = 0
         while sent < buffer.count {
-            let n = send(fd, base + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
+            let n = send(fd, base + sent, buffer.count - sent, Posix.sendFlags)
             if n > 0 {
                 sent += n
             } else if n < 0 && errno == EINTR {
@@ -94,7 +97,7 @@ enum Socket {
     static func shutdownBoth(_ fd: Int32) { _ = shutdown(fd, Int32(SHUT_RDWR)) }
 
     /// Closes `fd`.
-    static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+    static func close(_ fd: Int32) { Posix.close(fd) }
 
     private static func localPort(_ fd: Int32) -> Int? {
         var storage = sockaddr_storage()
@@ -119,7 +122,7 @@ enum Socket {
 
     private static func closing(_ fd: Int32, operation: String) -> ManifestServerError {
         let code = errno
-        _ = Glibc.close(fd)
+        Posix.close(fd)
         return .socket(operation: operation, errno: code)
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import SystemPackage
+import CPlatform
+
 #if canImport(Darwin)
     import Darwin
 #elseif canImport(Glibc)
@@ -109,14 +111,20 @@ package enum FileSystem {
         try file.sync()
     }
 
-    /// Flushes every written file to disk: one `sync(2)`, which on Linux waits for the
-    /// writes to complete (cheaper than an `fsync` per file of a large tree). On Darwin,
-    /// where `sync` only schedules the writes, each file under `tree` is fsync'ed instead.
+    /// Flushes every written file under `tree` to disk. On Linux one `syncfs(2)` of the file
+    /// system holding `tree` (cheaper than an `fsync` per file of a large tree, and unlike
+    /// `sync(2)` it leaves the machine's other file systems alone). On Darwin, where no
+    /// such call waits for the drive, each file is synced with `F_FULLFSYNC`
+    /// (``SystemFile/sync()``).
     package static func syncAll(under tree: String) throws(SystemError) {
         #if canImport(Darwin)
             for file in try FileTree.files(in: tree) { try sync(tree + "/" + file.path) }
         #else
-            Glibc.sync()
+            let folder = try SystemFile.openDirectory(tree)
+            while cplatform_syncfs(folder.descriptor.rawValue) != 0 {
+                let code = Errno.current
+                if code != .interrupted { throw SystemError("syncfs", tree, code) }
+            }
         #endif
     }
 
@@ -126,7 +134,16 @@ package enum FileSystem {
     }
 
     /// Bytes an unprivileged writer may still use on the file system holding `path`.
+    /// On Apple platforms this is the capacity the system offers for important use, which
+    /// counts purgeable space it would free (what `statvfs` leaves out on iOS).
     package static func availableSpace(at path: String) -> Int64? {
+        #if canImport(Darwin)
+            if let values = try? URL(fileURLWithPath: path).resourceValues(forKeys: [.volumeAvailableCapacityForImportantUsageKey]),
+                let capacity = values.volumeAvailableCapacityForImportantUsage
+            {
+                return capacity
+            }
+        #endif
         var info = statvfs()
         guard statvfs(path, &info) == 0 else { return nil }
         return Int64(info.f_bavail) * Int64(info.f_frsize)

@@ -169,8 +169,13 @@ package final class SystemFile: Sendable {
         }
     }
 
-    /// Flushes the file's data and metadata to disk.
+    /// Flushes the file's data and metadata to disk. On Darwin `fsync` leaves the data in
+    /// the drive's cache, which a power loss can lose: `F_FULLFSYNC` asks the drive to write
+    /// it (falling back to `fsync` on file systems that refuse it, such as network shares).
     package func sync() throws(SystemError) {
+        #if canImport(Darwin)
+            if fcntl(descriptor.rawValue, F_FULLFSYNC) == 0 { return }
+        #endif
         while fsync(descriptor.rawValue) != 0 {
             let code = Errno.current
             if code != .interrupted { throw SystemError("fsync", path, code) }
