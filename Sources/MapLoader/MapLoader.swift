@@ -91,6 +91,7 @@ public actor MapLoader {
         self.store = Store(root: configuration.dataDirectory)
         self.limiter = configuration.maximumRate.map { RateLimiter(bytesPerSecond: $0) }
         hub.setDelegate(delegate)
+        hub.attach(self)
     }
 
     deinit { hub.finish() }

@@ -99,7 +99,7 @@ import Testing
         let release = DispatchSemaphore(value: 0)
         var opened = false
         init(phase: OperationPhase) { self.phase = phase }
-        func mapLoader(didUpdateProgress progress: OperationProgress) {
+        func mapLoader(_ loader: MapLoader, didUpdateProgress progress: OperationProgress) {
             guard progress.phase == phase, !opened else { return }
             opened = true
             reached.signal()

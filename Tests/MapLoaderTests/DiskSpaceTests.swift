@@ -51,7 +51,7 @@ struct DiskSpaceTests {
         let file: URL
         init(file: URL) { self.file = file }
 
-        func mapLoader(didUpdateProgress progress: OperationProgress) {
+        func mapLoader(_ loader: MapLoader, didUpdateProgress progress: OperationProgress) {
             guard progress.phase == .download, !FileManager.default.fileExists(atPath: file.path) else { return }
             _ = FileManager.default.createFile(atPath: file.path, contents: nil)
             guard let handle = try? FileHandle(forWritingTo: file) else { return }

@@ -475,7 +475,7 @@ final class PauseAtBytes: MapLoaderDelegate, Sendable {
 
     init(_ threshold: Int64) { self.threshold = threshold }
 
-    func mapLoader(didUpdateProgress progress: OperationProgress) {
+    func mapLoader(_ loader: MapLoader, didUpdateProgress progress: OperationProgress) {
         guard progress.phase == .download, progress.completedBytes >= threshold else { return }
         handle.withLock { handle in
             guard let handle else { return }

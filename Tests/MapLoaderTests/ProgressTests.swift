@@ -3,6 +3,7 @@ import Testing
 @testable import MapLoader
 import MapModel
 import MapTransfer
+import Synchronization
 
 /// One overall fraction per operation that a progress bar can follow: it never goes
 /// backwards, ends at 1, and every event says which operation it belongs to.
@@ -87,5 +88,28 @@ import MapTransfer
         var late: [OperationProgress] = []
         for await progress in handle.progress { late.append(progress) }
         #expect(late.map(\.overallFraction) == [1])
+    }
+}
+
+/// The delegate's calls name their loader, so one delegate can serve several.
+@Suite struct DelegateTests {
+    final class Recorder: MapLoaderDelegate {
+        let installs = Mutex<[(ObjectIdentifier, [String])]>([])
+        func mapLoader(_ loader: MapLoader, didInstallPackages ids: [String]) {
+            installs.withLock { $0.append((ObjectIdentifier(loader), ids)) }
+        }
+    }
+
+    @Test func oneDelegateTellsItsLoadersApart() async throws {
+        let site = try TestSite()
+        let recorder = Recorder()
+        let first = site.loader(), second = site.loader()
+        await first.setDelegate(recorder)
+        await second.setDelegate(recorder)
+        try await first.install(["de-berlin"])
+        try await second.install(["de-hamburg"])
+        let seen = recorder.installs.withLock { $0 }
+        #expect(seen.map(\.0) == [ObjectIdentifier(first), ObjectIdentifier(second)])
+        #expect(seen.map(\.1) == [["de-berlin"], ["de-hamburg"]])
     }
 }

@@ -11,6 +11,8 @@ import MapPlatform
 final class EventHub: Sendable {
     private struct WeakDelegate {
         weak var value: (any MapLoaderDelegate)?
+        /// The loader the delegate hears from (weak: the loader owns this hub).
+        weak var loader: MapLoader?
     }
 
     private let delegate = Mutex(WeakDelegate())
@@ -40,6 +42,11 @@ final class EventHub: Sendable {
         delegate.withLock { $0.value = newValue }
     }
 
+    /// Names the loader the delegate's calls come from.
+    func attach(_ loader: MapLoader) {
+        delegate.withLock { $0.loader = loader }
+    }
+
     /// A new stream that receives every event from now on.
     func stream() -> AsyncStream<MapLoaderEvent> {
         let (stream, continuation) = AsyncStream<MapLoaderEvent>.makeStream(bufferingPolicy: .bufferingNewest(4096))
@@ -60,19 +67,20 @@ final class EventHub: Sendable {
 
     private func deliver(_ event: MapLoaderEvent) {
         for continuation in streams.withLock({ Array($0.values) }) { continuation.yield(event) }
-        guard let target = delegate.withLock({ $0.value }) else { return }
+        let (target, loader) = delegate.withLock { ($0.value, $0.loader) }
+        guard let target, let loader else { return }
         switch event {
-        case .progress(let progress): target.mapLoader(didUpdateProgress: progress)
-        case .installed(let ids): target.mapLoader(didInstallPackages: ids)
-        case .uninstalled(let ids): target.mapLoader(didUninstallPackages: ids)
-        case .updateChecked(let check): target.mapLoader(didFindUpdate: check)
-        case .updated(let report): target.mapLoader(didUpdate: report)
-        case .failed(let operation, let error): target.mapLoader(didFail: operation, error: error)
-        case .connectionLost(let url, let reason, _): target.mapLoaderDidLoseConnection(url: url, reason: reason)
-        case .connectionFound(let url): target.mapLoaderDidFindConnection(url: url)
+        case .progress(let progress): target.mapLoader(loader, didUpdateProgress: progress)
+        case .installed(let ids): target.mapLoader(loader, didInstallPackages: ids)
+        case .uninstalled(let ids): target.mapLoader(loader, didUninstallPackages: ids)
+        case .updateChecked(let check): target.mapLoader(loader, didFindUpdate: check)
+        case .updated(let report): target.mapLoader(loader, didUpdate: report)
+        case .failed(let operation, let error): target.mapLoader(loader, didFail: operation, error: error)
+        case .connectionLost(let url, let reason, _): target.mapLoader(loader, didLoseConnectionTo: url, reason: reason)
+        case .connectionFound(let url): target.mapLoader(loader, didFindConnectionTo: url)
         default: break
         }
-        target.mapLoader(didReceive: event)
+        target.mapLoader(loader, didReceive: event)
     }
 
     /// Ends every stream (the loader is going away).

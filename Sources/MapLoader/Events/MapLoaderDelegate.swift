@@ -5,36 +5,40 @@ import MapStore
 import MapTransfer
 import MapPlatform
 /// Receives a ``MapLoader``'s events. Every method has an empty default, so implement
-/// only what you need. Calls arrive in event order, off the main thread.
+/// only what you need. Calls arrive in event order, off the main thread, and name the
+/// loader they come from (one delegate can serve several loaders).
+///
+/// The loader holds its delegate **weakly**, as UIKit and AppKit do: keep a reference to it
+/// yourself (``MapLoader/init(configuration:delegate:)``, ``MapLoader/setDelegate(_:)``).
 public protocol MapLoaderDelegate: AnyObject, Sendable {
     /// Progress of the running operation.
-    func mapLoader(didUpdateProgress progress: OperationProgress)
+    func mapLoader(_ loader: MapLoader, didUpdateProgress progress: OperationProgress)
     /// Packages were installed.
-    func mapLoader(didInstallPackages ids: [String])
+    func mapLoader(_ loader: MapLoader, didInstallPackages ids: [String])
     /// Packages were removed.
-    func mapLoader(didUninstallPackages ids: [String])
+    func mapLoader(_ loader: MapLoader, didUninstallPackages ids: [String])
     /// An update check finished; `check.updateAvailable` tells whether one is due.
-    func mapLoader(didFindUpdate check: UpdateCheck)
+    func mapLoader(_ loader: MapLoader, didFindUpdate check: UpdateCheck)
     /// An update was committed.
-    func mapLoader(didUpdate report: UpdateReport)
+    func mapLoader(_ loader: MapLoader, didUpdate report: UpdateReport)
     /// An operation failed; nothing was changed.
-    func mapLoader(didFail operation: MapLoaderOperation, error: MapLoaderError)
+    func mapLoader(_ loader: MapLoader, didFail operation: MapLoaderOperation, error: MapLoaderError)
     /// The network dropped; the request will be retried.
-    func mapLoaderDidLoseConnection(url: String, reason: String)
+    func mapLoader(_ loader: MapLoader, didLoseConnectionTo url: String, reason: String)
     /// The network came back.
-    func mapLoaderDidFindConnection(url: String)
+    func mapLoader(_ loader: MapLoader, didFindConnectionTo url: String)
     /// Every event, including those above.
-    func mapLoader(didReceive event: MapLoaderEvent)
+    func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent)
 }
 
 extension MapLoaderDelegate {
-    public func mapLoader(didUpdateProgress progress: OperationProgress) {}
-    public func mapLoader(didInstallPackages ids: [String]) {}
-    public func mapLoader(didUninstallPackages ids: [String]) {}
-    public func mapLoader(didFindUpdate check: UpdateCheck) {}
-    public func mapLoader(didUpdate report: UpdateReport) {}
-    public func mapLoader(didFail operation: MapLoaderOperation, error: MapLoaderError) {}
-    public func mapLoaderDidLoseConnection(url: String, reason: String) {}
-    public func mapLoaderDidFindConnection(url: String) {}
-    public func mapLoader(didReceive event: MapLoaderEvent) {}
+    public func mapLoader(_ loader: MapLoader, didUpdateProgress progress: OperationProgress) {}
+    public func mapLoader(_ loader: MapLoader, didInstallPackages ids: [String]) {}
+    public func mapLoader(_ loader: MapLoader, didUninstallPackages ids: [String]) {}
+    public func mapLoader(_ loader: MapLoader, didFindUpdate check: UpdateCheck) {}
+    public func mapLoader(_ loader: MapLoader, didUpdate report: UpdateReport) {}
+    public func mapLoader(_ loader: MapLoader, didFail operation: MapLoaderOperation, error: MapLoaderError) {}
+    public func mapLoader(_ loader: MapLoader, didLoseConnectionTo url: String, reason: String) {}
+    public func mapLoader(_ loader: MapLoader, didFindConnectionTo url: String) {}
+    public func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {}
 }

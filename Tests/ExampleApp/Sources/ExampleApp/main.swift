@@ -10,8 +10,8 @@ import MapLoader
 /// The app's delegate: a log line per finished operation. The loader holds it weakly, so
 /// the app keeps it (here in a global).
 final class AppDelegate: MapLoaderDelegate {
-    func mapLoader(didInstallPackages ids: [String]) { print("delegate: installed \(ids.joined(separator: ", "))") }
-    func mapLoader(didUpdate report: UpdateReport) { print("delegate: \(report)") }
+    func mapLoader(_ loader: MapLoader, didInstallPackages ids: [String]) { print("delegate: installed \(ids.joined(separator: ", "))") }
+    func mapLoader(_ loader: MapLoader, didUpdate report: UpdateReport) { print("delegate: \(report)") }
 }
 
 let appDelegate = AppDelegate()
