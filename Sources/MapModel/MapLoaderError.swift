@@ -32,8 +32,11 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidArchive(package: String, group: String, detail: String)
     /// Installed maps are at one version and the site no longer has it.
     case versionUnavailable(installed: String, current: String)
-    /// The data directory's file system has too little room.
-    case insufficientSpace(needed: Int64, available: Int64, path: String)
+    /// The data directory's file system has too little room: the change needs `needed`
+    /// bytes at its peak and `available` are free (`needed` 0: the file system filled up
+    /// during the change). `ways` says what would make it fit: packages to uninstall, or
+    /// a group to leave out of the change and the peak without it.
+    case insufficientSpace(needed: Int64, available: Int64, path: String, ways: [String] = [])
     /// The change would take the data directory past its quota (``MapLoader/Configuration/quota``
     /// or `maploader config set quota`): `needed` bytes at the change's peak, with the
     /// largest installed packages that could go to make room.
@@ -84,11 +87,12 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
             return "archive of \(package)/\(group) refused: \(detail); nothing was installed"
         case .versionUnavailable(let installed, let current):
             return "installed maps are version \(installed), which the site no longer has (current is \(current)): update them first"
-        case .insufficientSpace(let needed, _, let path) where needed <= 0:
+        case .insufficientSpace(let needed, _, let path, _) where needed <= 0:
             return "not enough disk space in \(path): the file system is full (no blocks, inodes or quota left); free some space and retry"
-        case .insufficientSpace(let needed, let available, let path):
+        case .insufficientSpace(let needed, let available, let path, let ways):
+            let fix = ways.isEmpty ? "free some space" : "free some space (\(ways.joined(separator: "; or ")))"
             return
-                "not enough disk space in \(path): need \(ByteFormat.string(needed)), \(ByteFormat.string(available)) free; free some space and retry"
+                "not enough disk space in \(path): need \(ByteFormat.string(needed)), \(ByteFormat.string(available)) free; \(fix) and retry"
         case .quotaExceeded(let quota, let needed, let largest):
             let room =
                 largest.isEmpty

@@ -16,7 +16,7 @@ struct DiskSpaceTests {
             try await loader.install(["germany"])
             Issue.record("install on a too-small disk succeeded")
         } catch {
-            guard case .insufficientSpace(let needed, let available, _) = error else { Issue.record("\(error)"); return }
+            guard case .insufficientSpace(let needed, let available, _, _) = error else { Issue.record("\(error)"); return }
             #expect(needed > available)
             #expect(error.description.contains(ByteFormat.string(needed)) && error.description.contains(ByteFormat.string(available)))
         }

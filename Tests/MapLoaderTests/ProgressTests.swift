@@ -113,3 +113,33 @@ import Synchronization
         #expect(seen.map(\.1) == [["de-berlin"], ["de-hamburg"]])
     }
 }
+
+/// A change that does not fit says what would make it fit.
+@Suite struct SpaceAdviceTests {
+    static func group(_ size: Int64) -> InstalledGroup { InstalledGroup(artifact: "a", treeHash: "t", files: 1, size: size) }
+
+    @Test func aRefusalNamesPackagesToUninstallAndAGroupToLeaveOut() {
+        let state = InstalledState(
+            version: "v1", manifest: nil, generation: 1, committed: Date(),
+            packages: [
+                "de-berlin": ["base": Self.group(5_000_000)], "nl": ["base": Self.group(3_000_000)],
+                "ch": ["base": Self.group(1_000_000)],
+            ])
+        let plan = Plan(
+            version: "v2",
+            steps: [
+                GroupStep(
+                    package: "de-berlin", group: "base", action: .update, method: .full, downloadBytes: 4_000_000, writeBytes: 5_000_000, reason: "r"),
+                GroupStep(
+                    package: "de-berlin", group: "terrain", action: .install, method: .full, downloadBytes: 1_000_000, writeBytes: 2_000_000,
+                    reason: "r"),
+            ])
+        // Peak 12 MB, 9.5 MB free: nl (3 MB) frees the 2.5 MB short; leaving terrain out peaks at 9 MB.
+        let ways = PlanSession.waysToFit(plan, state: state, available: 9_500_000)
+        #expect(ways == ["uninstall nl 3.00 MB", "leave de-berlin/terrain out of this change (its peak is then 9.00 MB)"], "\(ways)")
+        let error = MapLoaderError.insufficientSpace(needed: plan.peakBytes, available: 9_500_000, path: "/maps", ways: ways)
+        #expect(error.description.contains("uninstall nl 3.00 MB; or leave de-berlin/terrain out"), "\(error)")
+        // Nothing helps when even both are not enough.
+        #expect(PlanSession.waysToFit(plan, state: state, available: 1_000).isEmpty)
+    }
+}

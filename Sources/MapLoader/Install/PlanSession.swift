@@ -85,7 +85,9 @@ actor PlanSession {
         hub.addWork(Self.work(of: plan))
         try checkQuota(plan, state)
         if plan.peakBytes > 0, let available = store.availableSpace(), plan.peakBytes > available {
-            throw MapLoaderError.insufficientSpace(needed: plan.peakBytes, available: available, path: store.root.path)
+            throw MapLoaderError.insufficientSpace(
+                needed: plan.peakBytes, available: available, path: store.root.path,
+                ways: Self.waysToFit(plan, state: state, available: available))
         }
         let builder = try store.beginGeneration()
         do {
@@ -166,6 +168,32 @@ actor PlanSession {
             let produced = (step.artifact?.unpackedSize ?? 0).multipliedReportingOverflow(by: Int64(max(1, step.patches.count)))
             return step.downloadBytes.plusSaturating(produced.overflow ? .max : produced.partialValue)
         }
+    }
+
+    /// What would make `plan` fit in `available` bytes: installed packages it does not touch
+    /// whose removal frees the shortfall (largest first), and the group whose leaving out
+    /// brings the peak under what is free (the smallest such saving), with that peak.
+    static func waysToFit(_ plan: Plan, state: InstalledState, available: Int64) -> [String] {
+        let shortfall = plan.peakBytes - available
+        var ways: [String] = []
+        let touched = Set(plan.steps.map(\.package))
+        let untouched = state.packages.keys.filter { !touched.contains($0) }
+            .sorted { (state.size(of: $0), $1) > (state.size(of: $1), $0) }
+        var freed: Int64 = 0
+        var names: [String] = []
+        for id in untouched where freed < shortfall {
+            freed += state.size(of: id)
+            names.append("\(id) \(ByteFormat.string(state.size(of: id)))")
+        }
+        if freed >= shortfall, !names.isEmpty { ways.append("uninstall \(names.joined(separator: ", "))") }
+        let changing = plan.steps.filter { $0.action == .install || $0.action == .update }
+        let cost = { (step: GroupStep) in step.downloadBytes.plusSaturating(step.writeBytes) }
+        if changing.count > 1,
+            let step = changing.filter({ plan.peakBytes - cost($0) <= available }).min(by: { cost($0) < cost($1) })
+        {
+            ways.append("leave \(step.name) out of this change (its peak is then \(ByteFormat.string(plan.peakBytes - cost(step))))")
+        }
+        return ways
     }
 
     /// How many groups are fetched and produced at once.
