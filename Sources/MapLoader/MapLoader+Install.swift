@@ -49,7 +49,7 @@ extension MapLoader {
             installed: context.state, manifest: context.manifest,
             packages: Set(context.state.packages.keys).union(leaves),
             selection: context.selection, strategy: .full, inconsistent: broken,
-            scope: leaves)
+            scope: leaves, canClone: store.canCloneFiles(), canLink: store.canHardLinkFiles())
         return (plan, leaves)
     }
 

@@ -123,7 +123,7 @@ extension MapLoader {
         let plan = Planner.plan(
             installed: context.state, manifest: context.manifest,
             packages: Set(context.state.packages.keys), selection: context.selection,
-            strategy: strategy, inconsistent: broken, canClone: store.canCloneFiles())
+            strategy: strategy, inconsistent: broken, canClone: store.canCloneFiles(), canLink: store.canHardLinkFiles())
         let moves = context.state.version != nil && context.state.version != context.manifest.version
         let check = UpdateCheck(
             installedVersion: context.state.version, currentVersion: context.catalog.current,

@@ -65,18 +65,22 @@ package enum Planner {
     public static func plan(
         installed: InstalledState, manifest: Manifest, packages: Set<String>,
         selection: Set<String>, strategy: UpdateStrategy,
-        inconsistent: Set<GroupKey> = [], scope: Set<String>? = nil, canClone: Bool = false
+        inconsistent: Set<GroupKey> = [], scope: Set<String>? = nil, canClone: Bool = false, canLink: Bool = true
     ) -> Plan {
+        // Where the file system refuses hard links (FAT and exFAT cards) and cannot clone,
+        // every file carried over into the new version is a copy.
+        let copies = !canLink && !canClone
         var steps: [GroupStep] = []
         let leaves = manifest.root.leaves
         let leafIDs = Set(leaves.map(\.id))
         for leaf in leaves where packages.contains(leaf.id) {
             let have = installed.packages[leaf.id] ?? [:]
             if let scope, !scope.contains(leaf.id) {
-                for group in have.keys {
+                for (group, installedGroup) in have {
                     steps.append(
                         GroupStep(
                             package: leaf.id, group: group, action: .keep, method: .none,
+                            writeBytes: copies ? diskBytes(size: installedGroup.size, files: installedGroup.files) : 0,
                             reason: "not part of this operation", artifact: leaf.artifacts?[group]))
                 }
                 continue
@@ -94,7 +98,8 @@ package enum Planner {
                 steps.append(
                     step(
                         for: key, current: current, artifact: artifact, strategy: strategy,
-                        broken: inconsistent.contains(key), installedVersion: installed.version, canClone: canClone))
+                        broken: inconsistent.contains(key), installedVersion: installed.version, canClone: canClone,
+                        canLink: canLink))
             }
         }
         for (package, groups) in installed.packages where !packages.contains(package) || !leafIDs.contains(package) {
@@ -113,8 +118,10 @@ package enum Planner {
     ///   patched file takes only its changed blocks (``PatchEdge/cloneWriteBytes``).
     package static func step(
         for key: GroupKey, current: InstalledGroup?, artifact: Artifact,
-        strategy: UpdateStrategy, broken: Bool, installedVersion: String? = nil, canClone: Bool = false
+        strategy: UpdateStrategy, broken: Bool, installedVersion: String? = nil, canClone: Bool = false,
+        canLink: Bool = true
     ) -> GroupStep {
+        let copies = !canLink && !canClone
         func full(_ action: GroupStep.Action, _ reason: String) -> GroupStep {
             GroupStep(
                 package: key.package, group: key.group, action: action, method: .full,
@@ -125,7 +132,7 @@ package enum Planner {
         if current.treeHash == artifact.treeHash && !broken {
             return GroupStep(
                 package: key.package, group: key.group, action: .keep, method: .none,
-                reason: "unchanged", artifact: artifact)
+                writeBytes: copies ? diskBytes(artifact) : 0, reason: "unchanged", artifact: artifact)
         }
         if broken { return full(.update, "installed files were changed locally; a patch cannot apply") }
         if strategy == .full { return full(.update, "full update requested") }
@@ -139,8 +146,9 @@ package enum Planner {
         let versions = [installedVersion ?? chain[0].from] + chain.map(\.to)
         // A patch writes only the files it changes (the rest are hard links); an edge of an
         // older manifest does not say how much, so the whole tree is counted for it.
+        // Without hard links or clones the unchanged files of each tree are copied too.
         let writes = chain.saturatingSum { edge in
-            (canClone ? edge.cloneWriteBytes : nil) ?? edge.writeBytes ?? diskBytes(artifact)
+            copies ? diskBytes(artifact) : (canClone ? edge.cloneWriteBytes : nil) ?? edge.writeBytes ?? diskBytes(artifact)
         }
         return GroupStep(
             package: key.package, group: key.group, action: .update, method: .delta, chain: versions,
@@ -152,8 +160,13 @@ package enum Planner {
     /// Disk space the unpacked files may take: their bytes plus up to one 4 KiB block per
     /// file lost to rounding.
     package static func diskBytes(_ artifact: Artifact) -> Int64 {
-        let blocks = Int64(artifact.files).multipliedReportingOverflow(by: 4096)
-        return artifact.unpackedSize.plusSaturating(blocks.overflow ? .max : blocks.partialValue)
+        diskBytes(size: artifact.unpackedSize, files: artifact.files)
+    }
+
+    /// `size` bytes in `files` files, each rounded up by at most one 4 KiB block.
+    package static func diskBytes(size: Int64, files: Int) -> Int64 {
+        let blocks = Int64(files).multipliedReportingOverflow(by: 4096)
+        return size.plusSaturating(blocks.overflow ? .max : blocks.partialValue)
     }
 
     /// The patch sequence with the fewest bytes from tree `start` to tree `goal` (Dijkstra

@@ -73,11 +73,14 @@ package struct GenerationBuilder: Sendable {
         store.removeUnusedGenerations()
     }
 
+    /// Puts `source`'s file at `target` without copying where the file system allows: a hard
+    /// link, else (another device, no hard links, the link limit) a copy-on-write clone,
+    /// else a copy.
     package static func link(_ source: URL, to target: URL) throws {
         try FileSystem.makeDirectories(target.deletingLastPathComponent())
         if case .failure(let error) = Result(catching: { () throws(SystemError) in try FileSystem.link(source.path, target.path) }) {
-            // Another device, no hard links, or the link limit: copy instead.
             guard [Errno.improperLink, .notPermitted, .tooManyLinks].contains(error.errno) else { throw error }
+            if FileSystem.cloneFile(source.path, target.path) { return }
             try FileManager.default.copyItem(at: source, to: target)
         }
     }

@@ -48,6 +48,21 @@ package struct Store: Sendable {
         }
         return FileSystem.cloneFile(probe.path, probe.path + ".clone")
     }
+    /// Whether the data directory's file system makes hard links (FAT and exFAT cards do
+    /// not), tried with a one-byte file in `staging/`. Without them every file carried over
+    /// into a new version is cloned or copied, and the plan counts it.
+    package func canHardLinkFiles() -> Bool {
+        let probe = staging.appendingPathComponent(".link-probe-\(UUID().uuidString)")
+        guard (try? FileSystem.makeDirectories(staging)) != nil, (try? FileSystem.write(Data([0]), to: probe)) != nil else {
+            return true  // nothing can be written: the change fails on its own, whatever the plan says
+        }
+        defer {
+            FileSystem.remove(probe.path)
+            FileSystem.remove(probe.path + ".link")
+        }
+        return (try? FileSystem.link(probe.path, probe.path + ".link")) != nil
+    }
+
     package var leases: URL { root.appendingPathComponent("leases") }
     package var locks: URL { root.appendingPathComponent("locks") }
     /// The marker that makes a folder a MapLoader data directory.

@@ -73,6 +73,26 @@ import Testing
         #expect(!plan.changesFiles)
     }
 
+    /// On a file system without hard links (FAT and exFAT cards) an unchanged group is
+    /// copied into the new version and a patched one's unchanged files too; the plan counts
+    /// the copies, unless the file system clones (then they cost nothing).
+    @Test func withoutHardLinksCarriedOverFilesAreCounted() {
+        var edge = Self.edge("t1", "t3", 100)
+        edge.writeBytes = 500
+        let manifest = Self.manifest(["base": Self.artifact("t3", patches: [edge]), "poi": Self.artifact("p3")])
+        let installed = Self.installed(["base": "t1", "poi": "p3"])
+        func peak(canClone: Bool, canLink: Bool) -> Int64 {
+            Planner.plan(
+                installed: installed, manifest: manifest, packages: ["a"], selection: ["base", "poi"], strategy: .delta,
+                canClone: canClone, canLink: canLink
+            ).peakBytes
+        }
+        let tree = Int64(3000 + 3 * 4096)  // one group's files on disk
+        #expect(peak(canClone: false, canLink: true) == 100 + 500, "links: the patch and the file it changes")
+        #expect(peak(canClone: false, canLink: false) == 100 + tree + tree, "copies: the patched tree whole, the kept one too")
+        #expect(peak(canClone: true, canLink: false) == 100 + 500, "clones cost what links cost")
+    }
+
     @Test func chainOfAdjacentPatchesIsTaken() {
         let target = Self.artifact("t3", patches: [Self.edge("t1", "t2", 100), Self.edge("t2", "t3", 150)])
         let plan = Planner.plan(
