@@ -166,6 +166,10 @@ package struct DownloadAttempt: Sendable {
             return .append
         case 416 where pinned == offset:
             return .stop(.finished)
+        case 416 where pinned == nil && offset > 0 && ContentRange.unsatisfiedTotal(contentRange) == offset:
+            // A file of no pinned length (a catalog) that was whole when its transfer was
+            // paused or dropped: the server says it has exactly the bytes kept.
+            return .stop(.finished)
         case 408, 429, 500...599:
             return .stop(.retryable(reason: "HTTP \(status)", validator: etag, worked: true))
         default:
@@ -298,6 +302,12 @@ package struct ContentRange: Sendable, Equatable {
     /// A range from its numbers.
     package init(first: Int64, last: Int64, total: Int64?) {
         (self.first, self.last, self.total) = (first, last, total)
+    }
+
+    /// The total of an unsatisfied-range header (`bytes */TOTAL`, sent with a 416), or `nil`.
+    package static func unsatisfiedTotal(_ header: String?) -> Int64? {
+        guard let header, header.count <= 200, header.hasPrefix("bytes */") else { return nil }
+        return Int64(header.dropFirst(8)).flatMap { $0 >= 0 ? $0 : nil }
     }
 
     /// Parses the header; `nil` for anything else (and for `bytes */TOTAL`).

@@ -106,6 +106,14 @@ import MapTransfer
             range: "bytes */16395"
         ) { $0 == .stop(.failed(.httpStatus(url: url, status: 416))) },
         HeadRow(
+            name: "416 for an unpinned file kept whole (a catalog paused at its end)", limit: .atMost(1 << 20), offset: 4_000,
+            window: nil, status: 416, length: nil, range: "bytes */4000"
+        ) { $0 == .stop(.finished) },
+        HeadRow(
+            name: "416 for an unpinned file that is shorter on the server", limit: .atMost(1 << 20), offset: 4_000,
+            window: nil, status: 416, length: nil, range: "bytes */3000"
+        ) { $0 == .stop(.failed(.httpStatus(url: url, status: 416))) },
+        HeadRow(
             name: "503 is worth a retry", limit: .exactly(16_395), offset: 0, window: nil, status: 503, length: 10,
             range: nil
         ) { $0 == .stop(.retryable(reason: "HTTP 503", validator: nil, worked: true)) },
