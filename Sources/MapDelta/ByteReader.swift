@@ -95,3 +95,15 @@ package struct ByteReader {
         return Int64(value)
     }
 }
+
+extension ByteReader {
+    /// Appends `value` as an unsigned LEB128 varint (what ``varint()`` reads).
+    package static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            out.append(UInt8(value & 0x7F) | 0x80)
+            value >>= 7
+        }
+        out.append(UInt8(value))
+    }
+}

@@ -90,20 +90,9 @@ extension DeflateRecipe {
         from file: SystemFile, at offset: Int64, within length: Int64, layout: [UInt8],
         displayPath: String
     ) throws -> (DeflateRecipe, Int64) {
-        let head = try DeflateStreams.read(file, at: offset, count: 8)
-        let frameLength = Int64(head[0..<4].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
-        let columnsLength = Int(head[4..<8].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
-        guard frameLength > 0, 8 + frameLength <= length, columnsLength <= maxColumnsLength else {
-            throw PatchError.corrupt(detail: "see-through payload of \(displayPath) has an invalid recipe frame")
-        }
-        var columns: [UInt8] = []
-        columns.reserveCapacity(columnsLength)
-        try layout.withUnsafeBytes { prefix in
-            try ZstdDelta.decodeFrame(
-                from: file, offset: offset + 8, length: frameLength, prefix: layout.isEmpty ? nil : prefix,
-                expectedSize: Int64(columnsLength), displayPath: displayPath
-            ) { columns += $0 }
-        }
-        return (try DeflateRecipe(columns: columns), 8 + frameLength)
+        let (columns, taken) = try ColumnFrame.decode(
+            from: file, at: offset, within: length, prefix: layout, maxLength: maxColumnsLength,
+            displayPath: displayPath, what: "recipe")
+        return (try DeflateRecipe(columns: columns), taken)
     }
 }

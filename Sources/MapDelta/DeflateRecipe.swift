@@ -150,16 +150,7 @@ package struct DeflateRecipe: Sendable, Equatable {
     ) throws {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
-        var done: Int64 = 0
-        while done < length {
-            let want = Int(min(Int64(buffer.count), length - done))
-            let part = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
-            guard try input.readChunk(into: part, at: offset + done) == want else {
-                throw PatchError.truncated(detail: "the expansion of \(input.path) ends early")
-            }
-            try output(UnsafeRawBufferPointer(part))
-            done += Int64(want)
-        }
+        try input.copy(from: offset, length: length, buffer: buffer, to: output)
     }
 
     // MARK: - Making a recipe (publisher) and expansions (both sides)

@@ -109,7 +109,7 @@ package struct GatherMap: Sendable, Equatable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         for piece in pieces(size: size) {
-            try Self.copy(input, from: piece.offset, length: piece.length, buffer: buffer) { try output.writeAll($0) }
+            try input.copy(from: piece.offset, length: piece.length, buffer: buffer) { try output.writeAll($0) }
         }
     }
 
@@ -126,23 +126,7 @@ package struct GatherMap: Sendable, Equatable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         for piece in placed {
-            try Self.copy(gathered, from: piece.gathered, length: piece.length, buffer: buffer, to: output)
-        }
-    }
-
-    private static func copy(
-        _ input: SystemFile, from offset: Int64, length: Int64, buffer: UnsafeMutableRawBufferPointer,
-        to output: (UnsafeRawBufferPointer) throws -> Void
-    ) throws {
-        var done: Int64 = 0
-        while done < length {
-            let want = Int(min(Int64(buffer.count), length - done))
-            let part = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
-            guard try input.readChunk(into: part, at: offset + done) == want else {
-                throw PatchError.truncated(detail: "\(input.path) ends before its gathered bytes do")
-            }
-            try output(UnsafeRawBufferPointer(part))
-            done += Int64(want)
+            try gathered.copy(from: piece.gathered, length: piece.length, buffer: buffer, to: output)
         }
     }
 }
@@ -157,27 +141,19 @@ extension GatherMap {
     package var columns: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(moves.count * 6 + 4)
-        func put(_ value: UInt64) {
-            var value = value
-            while value >= 0x80 {
-                out.append(UInt8(value & 0x7F) | 0x80)
-                value >>= 7
-            }
-            out.append(UInt8(value))
-        }
-        put(UInt64(moves.count))
+        ByteReader.appendVarint(UInt64(moves.count), to: &out)
         var previous: Int64 = 0
         for move in moves {
-            put(UInt64(move.insertAt - previous))
+            ByteReader.appendVarint(UInt64(move.insertAt - previous), to: &out)
             previous = move.insertAt
         }
         var end: Int64 = 0
         for move in moves {
             let delta = move.from - end
-            put(UInt64(bitPattern: (delta << 1) ^ (delta >> 63)))
+            ByteReader.appendVarint(UInt64(bitPattern: (delta << 1) ^ (delta >> 63)), to: &out)
             end = move.from + move.length
         }
-        for move in moves { put(UInt64(move.length)) }
+        for move in moves { ByteReader.appendVarint(UInt64(move.length), to: &out) }
         return out
     }
 
@@ -185,38 +161,21 @@ extension GatherMap {
     /// malformed or not a permutation.
     package init(columns bytes: [UInt8], size: Int64) throws {
         func fail() -> PatchError { .corrupt(detail: "see-through payload has an invalid gather map") }
-        var index = 0
-        func number() throws -> Int64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while index < bytes.count, shift < 64 {
-                let byte = bytes[index]
-                index += 1
-                value |= UInt64(byte & 0x7F) << shift
-                if byte & 0x80 == 0 {
-                    guard value <= UInt64(Int64.max) else { throw fail() }
-                    return Int64(value)
-                }
-                shift += 7
-            }
-            throw fail()
-        }
-        let count = try number()
-        guard count <= Int64(Self.maxMoves), count <= Int64(bytes.count) else { throw fail() }
-        var moves = [Move](repeating: Move(insertAt: 0, from: 0, length: 0), count: Int(count))
+        var reader = ByteReader(bytes)
+        let count = try reader.count(minimumEntrySize: 3)
+        guard count <= Self.maxMoves else { throw fail() }
+        var moves = [Move](repeating: Move(insertAt: 0, from: 0, length: 0), count: count)
         var previous: Int64 = 0
         for i in moves.indices {
-            previous = previous.plusSaturating(try number())
+            previous = previous.plusSaturating(try reader.varint())
             moves[i].insertAt = previous
         }
         for i in moves.indices {
-            let zigzag = UInt64(try number())
+            let zigzag = UInt64(try reader.varint())
             moves[i].from = Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))
         }
-        for i in moves.indices {
-            moves[i].length = try number()
-        }
-        guard index == bytes.count, let map = GatherMap(moves: Self.resolved(moves), size: size) else { throw fail() }
+        for i in moves.indices { moves[i].length = try reader.varint() }
+        guard reader.remaining == 0, let map = GatherMap(moves: Self.resolved(moves), size: size) else { throw fail() }
         self = map
     }
 
@@ -239,30 +198,16 @@ extension GatherMap {
     /// The most bytes the columns of one map may take.
     package static let maxColumnsLength = 256 << 20
 
-    /// Reads the map at the start of a ``PatchEncoding/gatheredDeflateDelta`` payload:
-    /// `u32 frame length, u32 columns length`, then one zstd frame of the new file's
-    /// ``columns`` with the `old` file's as prefix. Returns the map (checked against the
-    /// target's `size`) and the bytes it took.
+    /// Reads the map at the start of a ``PatchEncoding/gatheredDeflateDelta`` payload: a
+    /// ``ColumnFrame`` of the new file's ``columns`` with the `old` file's as prefix. Returns
+    /// the map (checked against the target's `size`) and the bytes it took.
     package static func decodeFrame(
         from file: SystemFile, at offset: Int64, within length: Int64, old: GatherMap, size: Int64,
         displayPath: String
     ) throws -> (GatherMap, Int64) {
-        guard length >= 8 else { throw PatchError.truncated(detail: "see-through payload of \(displayPath) ends inside its gather map") }
-        let head = try DeflateStreams.read(file, at: offset, count: 8)
-        let frameLength = Int64(head[0..<4].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
-        let columnsLength = Int(head[4..<8].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
-        guard frameLength > 0, 8 + frameLength <= length, columnsLength <= maxColumnsLength else {
-            throw PatchError.corrupt(detail: "see-through payload of \(displayPath) has an invalid gather map frame")
-        }
-        var columns: [UInt8] = []
-        columns.reserveCapacity(columnsLength)
-        let prefix = old.columns
-        try prefix.withUnsafeBytes { raw in
-            try ZstdDelta.decodeFrame(
-                from: file, offset: offset + 8, length: frameLength, prefix: raw,
-                expectedSize: Int64(columnsLength), displayPath: displayPath
-            ) { columns += $0 }
-        }
-        return (try GatherMap(columns: columns, size: size), 8 + frameLength)
+        let (columns, taken) = try ColumnFrame.decode(
+            from: file, at: offset, within: length, prefix: old.columns, maxLength: maxColumnsLength,
+            displayPath: displayPath, what: "gather map")
+        return (try GatherMap(columns: columns, size: size), taken)
     }
 }

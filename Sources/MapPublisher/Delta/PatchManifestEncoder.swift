@@ -45,12 +45,7 @@ package enum PatchManifestEncoder {
 
     /// Appends an unsigned LEB128 varint.
     package static func varint(_ value: Int64, _ out: inout [UInt8]) {
-        var v = UInt64(bitPattern: value)
-        while v >= 0x80 {
-            out.append(UInt8(v & 0x7f) | 0x80)
-            v >>= 7
-        }
-        out.append(UInt8(v))
+        ByteReader.appendVarint(UInt64(bitPattern: value), to: &out)
     }
 
     private static func string(_ s: String, _ out: inout [UInt8]) {

@@ -13,9 +13,8 @@ extension PayloadChooser {
         guard !newMap.isIdentity else { return nil }
         let oldMap = SQLiteOverflow.map(of: basePath)
         let oldGathered = workDirectory + "/old.gathered", newGathered = workDirectory + "/new.gathered"
-        let plain = workDirectory + "/map.columns", mapFrame = workDirectory + "/map.frame"
         defer {
-            for path in [oldGathered, newGathered, plain, mapFrame] { FileSystem.remove(path) }
+            for path in [oldGathered, newGathered] { FileSystem.remove(path) }
         }
         for (map, path, gathered) in [(oldMap, basePath, oldGathered), (newMap, newPath, newGathered)] {
             let input = try SystemFile.openForReading(path)
@@ -30,16 +29,12 @@ extension PayloadChooser {
         }
         let columns = newMap.columns
         guard columns.count <= GatherMap.maxColumnsLength else { return .failure(NoSeeThrough(description: "its gather map is too large")) }
-        try columns.withUnsafeBytes { try SystemFile.createOrTruncate(plain).writeAll($0) }
-        let frameLength = try oldMap.columns.withUnsafeBytes { try encode(plain, prefix: $0.isEmpty ? nil : $0, into: mapFrame) }
+        let frame = try columnFrame(columns, prefix: oldMap.columns)
         let path = workDirectory + "/gathered.payload"
         let out = try SystemFile.createOrTruncate(path)
-        let head =
-            withUnsafeBytes(of: UInt32(frameLength).littleEndian, Array.init) + withUnsafeBytes(of: UInt32(columns.count).littleEndian, Array.init)
-        try head.withUnsafeBytes { try out.writeAll($0) }
-        try SystemFile.openForReading(mapFrame).forEachChunk { try out.writeAll($0) }
+        try frame.withUnsafeBytes { try out.writeAll($0) }
         try SystemFile.openForReading(payload.path).forEachChunk { try out.writeAll($0) }
-        payload.length += 8 + frameLength
+        payload.length += Int64(frame.count)
         payload.path = path
         return .success(payload)
     }

@@ -107,7 +107,7 @@ extension PayloadChooser {
         }
         let recipe =
             try scanned
-            ? columnFrame(DeflateRecipe(segments: segments, tail: try original.size() - end), layout: layout)
+            ? columnFrame(DeflateRecipe(segments: segments, tail: try original.size() - end).columns, prefix: layout)
             : DeflateRecipe(segments: segments, tail: try original.size() - end).encoded
         let base = try basePath.map { try MappedFile.source(oldExpansion, displayPath: $0) }
         let frame = workDirectory + "/deflate.frame"
@@ -122,19 +122,18 @@ extension PayloadChooser {
                 seenBytes: found.reduce(0) { $0 + $1.stream.length }, fileBytes: try original.size()))
     }
 
-    /// A recipe's columns as a scanned see-through payload starts: their frame's length,
-    /// their length, and one zstd frame of them with the old file's `layout` as prefix.
-    private func columnFrame(_ recipe: DeflateRecipe, layout: [UInt8]) throws -> [UInt8] {
-        let columns = recipe.columns
-        let plain = workDirectory + "/recipe.columns", frame = workDirectory + "/recipe.frame"
+    /// `columns` as a ``ColumnFrame``: compressed with `prefix` (what the client computes
+    /// from its old file: the layout of a recipe, the gather map) as zstd's prefix.
+    func columnFrame(_ columns: [UInt8], prefix: [UInt8]) throws -> [UInt8] {
+        let plain = workDirectory + "/columns.plain", frame = workDirectory + "/columns.frame"
         defer {
             FileSystem.remove(plain)
             FileSystem.remove(frame)
         }
         try columns.withUnsafeBytes { try SystemFile.createOrTruncate(plain).writeAll($0) }
-        let length = try layout.withUnsafeBytes { try encode(plain, prefix: layout.isEmpty ? nil : $0, into: frame) }
-        var out = withUnsafeBytes(of: UInt32(length).littleEndian, Array.init) + withUnsafeBytes(of: UInt32(columns.count).littleEndian, Array.init)
-        out += Array(try Data(contentsOf: URL(fileURLWithPath: frame)))
+        let length = try prefix.withUnsafeBytes { try encode(plain, prefix: prefix.isEmpty ? nil : $0, into: frame) }
+        var out = ColumnFrame.head(frameLength: length, columnsLength: columns.count)
+        try SystemFile.openForReading(frame).forEachChunk { out += $0 }
         return out
     }
 }
