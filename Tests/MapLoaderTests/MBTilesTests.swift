@@ -86,17 +86,7 @@ import MapPlatform
         let whole = DeflateStreams.scan(in: gathered).count, inPlace = DeflateStreams.scan(in: newPath).count
         #expect(whole >= 50 && whole > inPlace * 2, "\(whole) streams gathered, \(inPlace) in place")
 
-        let patch = dir.path("p.mlpatch")
-        let stats = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: patch, options: PatchOptions(level: 19))
-        }
-        let file = try #require(stats.file("world.mbtiles"))
-        #expect(file.encoding == .gatheredDeflateDelta, "\(file.note ?? "") \(file.tried)")
-        let byteLevel = try #require([file.tried[.delta], file.tried[.suffixDelta]].compactMap { $0 }.min())
-        #expect(file.payloadBytes * 4 < byteLevel, "see-through \(file.payloadBytes) B, byte-level \(byteLevel) B")
-        let out = dir.path("out")
-        _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("r1"), into: out) }
-        #expect(try Data(contentsOf: out.appendingPathComponent("world.mbtiles")) == Data(contentsOf: dir.path("r2/world.mbtiles")))
+        try await TileArchiveTests.expectPatchedInside(dir, "world.mbtiles", as: .gatheredDeflateDelta)
     }
 
     @Test func aDamagedGatherMapFailsTheApplyAndNothingElse() async throws {

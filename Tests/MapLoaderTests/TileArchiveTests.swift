@@ -57,17 +57,7 @@ import MapPublisher
         let streams = DeflateStreams.scan(in: dir.path("r2/world.pmtiles").path)
         #expect(DeflateStreams.find(in: dir.path("r2/world.pmtiles").path).isEmpty, "PMTiles is no container MapLoader parses")
         #expect(streams.count > 500, "\(streams.count) streams: the gzip'd tiles, metadata and directories")
-        let patch = dir.path("p.mlpatch")
-        let stats = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: patch, options: PatchOptions(level: 19))
-        }
-        let file = try #require(stats.file("world.pmtiles"))
-        #expect(file.encoding == .scannedDeflateDelta, "\(file.note ?? "") \(file.tried)")
-        let byteLevel = try #require([file.tried[.delta], file.tried[.suffixDelta]].compactMap { $0 }.min())
-        #expect(file.payloadBytes * 4 < byteLevel, "see-through \(file.payloadBytes) B, byte-level \(byteLevel) B")
-        let out = dir.path("out")
-        _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("r1"), into: out) }
-        #expect(try Data(contentsOf: out.appendingPathComponent("world.pmtiles")) == Data(contentsOf: dir.path("r2/world.pmtiles")))
+        try await TileArchiveTests.expectPatchedInside(dir, "world.pmtiles", as: .scannedDeflateDelta)
     }
 
     @Test func scanningTakesOnlyWholeStreamsWithMatchingChecks() throws {
@@ -114,17 +104,24 @@ import MapPublisher
             try Data(bytes).write(to: dir.path("r\(revision)/roads.bin"))
         }
         #expect(DeflateStreams.scan(in: dir.path("r2/roads.bin").path).count == 2)
+        try await TileArchiveTests.expectPatchedInside(dir, "roads.bin", as: .scannedDeflateDelta)
+    }
+
+    /// Builds the patch from `dir/r1` to `dir/r2` and checks that `name` is patched inside
+    /// its streams (`encoding`, under a quarter of the best byte-level payload) and is
+    /// rebuilt byte for byte.
+    static func expectPatchedInside(_ dir: TemporaryDirectory, _ name: String, as encoding: PatchEncoding) async throws {
         let patch = dir.path("p.mlpatch")
         let stats = try await RawThread.value {
             try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: patch, options: PatchOptions(level: 19))
         }
-        let file = try #require(stats.file("roads.bin"))
-        #expect(file.encoding == .scannedDeflateDelta, "\(file.note ?? "") \(file.tried)")
+        let file = try #require(stats.file(name))
+        #expect(file.encoding == encoding, "\(file.note ?? "") \(file.tried)")
         let byteLevel = try #require([file.tried[.delta], file.tried[.suffixDelta]].compactMap { $0 }.min())
         #expect(file.payloadBytes * 4 < byteLevel, "see-through \(file.payloadBytes) B, byte-level \(byteLevel) B")
         let out = dir.path("out")
         _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("r1"), into: out) }
-        #expect(try Data(contentsOf: out.appendingPathComponent("roads.bin")) == Data(contentsOf: dir.path("r2/roads.bin")))
+        #expect(try Data(contentsOf: out.appendingPathComponent(name)) == Data(contentsOf: dir.path("r2/\(name)")))
     }
 
     static func gzip(_ content: [UInt8]) throws -> [UInt8] {
