@@ -44,13 +44,14 @@ let package = Package(
             name: "CDivSufSort", pkgConfig: "libdivsufsort",
             providers: [.apt(["libdivsufsort-dev"]), .brew(["libdivsufsort"])]),
         // The client library, bottom to top; every arrow points down this list.
-        // Platform: every system call (files, locks, mmap, fsync, statfs), and hashing.
         // CPlatform: the few system calls Swift's Glibc module hides (syncfs), inline C.
         .target(name: "CPlatform"),
-        .target(name: "MapPlatform", dependencies: ["CPlatform", system, crypto]),
+        // Platform: every system call (files, locks, mmap, fsync, statfs), hashing, and zstd
+        // for small in-memory frames (manifests).
+        .target(name: "MapPlatform", dependencies: ["CPlatform", "CZstd", system, crypto]),
         // Model: catalog, manifests, installed state, trust, errors: values and their codecs.
-        // It uses MapPlatform for hashing and typed errno only, never for I/O.
-        .target(name: "MapModel", dependencies: ["MapPlatform", "CZstd", crypto, system]),
+        // It uses MapPlatform for hashing, typed errno and zstd frames; it imports no C module.
+        .target(name: "MapModel", dependencies: ["MapPlatform", crypto, system]),
         // Planner: (installed state, manifest, selection) -> plan; imports only MapModel.
         .target(name: "MapPlanner", dependencies: ["MapModel"]),
         // Delta codec: the patch container, its decoder, the zstd-based apply, and

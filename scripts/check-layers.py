@@ -6,8 +6,10 @@
    may import Glibc, Darwin or Musl.
 2. The planner is pure: MapPlanner depends on MapModel only, and its files import
    nothing but MapModel and Foundation.
-3. The client library never links the publisher or the server.
-4. The module graph has no cycle (SwiftPM refuses one anyway; printed for the record).
+3. The model holds values: MapModel depends on no C module (no system library or C
+   target, directly) and its files import none.
+4. The client library never links the publisher or the server.
+5. The module graph has no cycle (SwiftPM refuses one anyway; printed for the record).
 
 Prints the module graph and one line per rule; exits 1 on the first broken rule.
 """
@@ -58,6 +60,15 @@ for path in Path(targets["MapPlanner"]["path"]).rglob("*.swift"):
 if deps["MapPlanner"] != ["MapModel"] or not planner_imports <= {"MapModel", "Foundation"}:
     failures.append(f"MapPlanner must depend on MapModel only (depends on {deps['MapPlanner']}, imports {sorted(planner_imports)})")
 print(f"planner: depends on {', '.join(deps['MapPlanner'])}; imports {', '.join(sorted(planner_imports))}")
+
+c_modules = {n for n, t in targets.items() if t.get("module_type") in ("SystemLibraryTarget", "ClangTarget")}
+model_imports = set()
+for path in Path(targets["MapModel"]["path"]).rglob("*.swift"):
+    model_imports |= set(re.findall(r"^\s*(?:@preconcurrency\s+)?import\s+(\w+)", path.read_text(), re.M))
+model_c = (set(deps["MapModel"]) | model_imports) & c_modules
+if model_c:
+    failures.append(f"MapModel uses C modules {sorted(model_c)}: values only, the platform layer wraps C")
+print(f"model: depends on {', '.join(deps['MapModel'])}; no C module" if not model_c else f"model uses C modules {sorted(model_c)}")
 
 leaked = library & {"MapPublisher", "ManifestServer"}
 if leaked:

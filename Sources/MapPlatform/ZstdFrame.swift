@@ -1,6 +1,5 @@
 @preconcurrency import CZstd
 import Foundation
-import MapPlatform
 
 /// One whole zstd frame in memory, with its content size and checksum: for small
 /// metadata (patch-container manifests, site manifests), never for map files.
