@@ -3,7 +3,8 @@
 
 1. System calls go through one portable layer: in the targets an app links (the
    MapLoader product and everything below it) and in the publisher, only MapPlatform
-   may import Glibc, Darwin or Musl.
+   may import Glibc, Darwin or Musl; in the targets an app links, only MapPlatform
+   calls the file system through Foundation's FileManager.
 2. The planner is pure: MapPlanner depends on MapModel only, and its files import
    nothing but MapModel and Foundation.
 3. The model holds values: MapModel depends on no C module (no system library or C
@@ -53,6 +54,13 @@ if offenders:
     failures.append("Glibc/Darwin imported outside MapPlatform: " + ", ".join(offenders))
 print(f"platform: {sum(len(list(Path(targets[n]['path']).rglob('*.swift'))) for n in checked)} files in {len(checked)} targets; "
       f"Glibc/Darwin imported in {platform_files} MapPlatform files and {len(offenders)} others")
+
+file_manager = [str(p) for n in library if n != "MapPlatform" and targets[n].get("module_type") == "SwiftTarget"
+                for p in sorted(Path(targets[n]["path"]).rglob("*.swift"))
+                if re.search(r"^(?!\s*///).*\bFileManager\b", p.read_text(), re.M)]
+if file_manager:
+    failures.append("FileManager used outside MapPlatform: " + ", ".join(file_manager))
+print(f"file system: FileManager in MapPlatform only" if not file_manager else f"FileManager in {len(file_manager)} other files")
 
 planner_imports = set()
 for path in Path(targets["MapPlanner"]["path"]).rglob("*.swift"):

@@ -53,10 +53,10 @@ package enum PatchApplier {
 
     /// Creates `url` (and missing parents) if needed and requires it to be empty.
     private static func prepareEmptyDirectory(_ url: URL) throws {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) {
-            let contents = isDirectory.boolValue ? try? FileManager.default.contentsOfDirectory(atPath: url.path) : nil
-            guard contents?.isEmpty == true else { throw PatchError.destinationNotEmpty(path: url.path) }
+        if let status = FileStatus.of(url.path) {
+            guard status.kind == .directory, FileSystem.names(in: url.path).isEmpty else {
+                throw PatchError.destinationNotEmpty(path: url.path)
+            }
             return
         }
         try FileSystem.makeDirectories(url)

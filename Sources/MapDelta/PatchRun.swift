@@ -507,7 +507,7 @@ package struct SegmentCheckpoint: Codable, Equatable {
 
     /// The checkpoint at `path`, if one is there and readable.
     package static func read(_ path: String) -> SegmentCheckpoint? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        guard let data = FileSystem.contents(path) else { return nil }
         return try? JSONDecoder().decode(SegmentCheckpoint.self, from: data)
     }
 

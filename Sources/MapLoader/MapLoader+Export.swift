@@ -16,7 +16,7 @@ extension MapLoader {
     public func export(_ ids: [String], to folder: URL) async throws(MapLoaderError) -> ExportReport {
         guard !ids.isEmpty else { throw .invalidParameters("name at least one installed package to export") }
         let destination = folder.standardizedFileURL
-        let existing = (try? FileManager.default.contentsOfDirectory(atPath: destination.path)) ?? []
+        let existing = FileSystem.names(in: destination.path)
         guard existing.isEmpty else {
             throw .invalidParameters("\(destination.path) is not empty: export into a new or empty folder")
         }

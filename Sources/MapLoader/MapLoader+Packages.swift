@@ -125,7 +125,7 @@ extension MapLoader {
         if let signature {
             try? Store.writeAtomically(signatureFile) { signature }
         } else {
-            try? FileManager.default.removeItem(at: signatureFile)
+            FileSystem.removeTree(signatureFile)
         }
         try? Store.writeAtomically(file) { bytes }
     }

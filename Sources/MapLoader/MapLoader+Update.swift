@@ -106,9 +106,8 @@ extension MapLoader {
             .flatMap { ($0 as? [String: Any])?["version"] as? String }
         let version = recorded.flatMap { catalog.entry($0) == nil ? nil : $0 } ?? catalog.current
         let manifest = try await client.manifest(version, in: catalog)
-        let fm = FileManager.default
         let leaves = Set(manifest.root.leaves.map(\.id))
-        let found = Set(((try? fm.contentsOfDirectory(atPath: live.path)) ?? []).filter(leaves.contains))
+        let found = Set(FileSystem.names(in: live.path).filter(leaves.contains))
         let plan = Planner.plan(
             installed: .empty, manifest: manifest, packages: found,
             selection: settings.selectedGroups(manifest.groups), strategy: .full)

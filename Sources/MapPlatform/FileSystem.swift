@@ -100,6 +100,52 @@ package enum FileSystem {
         _ = unlink(path)
     }
 
+    /// Removes `url`, a file, a link or a folder with everything in it, for cleanup: what is
+    /// missing or cannot be removed is left. Returns whether it is gone.
+    @discardableResult
+    package static func removeTree(_ url: URL) -> Bool {
+        (try? FileManager.default.removeItem(at: url)) != nil || FileStatus.of(url.path) == nil
+    }
+
+    /// The names in folder `path`, or none when it cannot be read.
+    package static func names(in path: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+    }
+
+    /// What the symbolic link at `path` points to, or `nil`.
+    package static func linkTarget(_ path: String) -> String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: path)
+    }
+
+    /// The bytes of the file at `path`, or `nil` when it cannot be read.
+    package static func contents(_ path: String) -> Data? {
+        FileManager.default.contents(atPath: path)
+    }
+
+    /// Creates `path` (which must not exist) readable and writable by its owner only (0600),
+    /// with `data`, synced: for secrets such as signing keys.
+    package static func writePrivate(_ data: Data, to path: String) throws(SystemError) {
+        let file = try SystemFile.create(path, ownerOnly: true)
+        let bytes = [UInt8](data)
+        try bytes.withUnsafeBufferPointer { (buffer) throws(SystemError) in try file.writeAll(UnsafeRawBufferPointer(buffer)) }
+        try file.sync()
+    }
+
+    /// Copies the file at `source` to `target`, which must not exist, streaming.
+    package static func copyFile(_ source: String, _ target: String) throws(SystemError) {
+        let input = try SystemFile.openForReading(source)
+        let output = try SystemFile.create(target)
+        do {
+            try input.forEachChunk { try output.writeAll($0) }
+        } catch let error as SystemError {
+            remove(target)
+            throw error
+        } catch {
+            remove(target)
+            throw SystemError("copy", target, .ioError)
+        }
+    }
+
     /// `rmdir(2)`: removes `path` if it is an empty folder; anything else is left alone.
     package static func removeIfEmptyFolder(_ path: String) {
         _ = rmdir(path)

@@ -36,9 +36,12 @@ package final class SystemFile: Sendable {
         try open(path, .readOnly, [.closeOnExec, .noFollow], operation: "open")
     }
 
-    /// Creates `path`, which must not exist yet, for writing (mode 0644 before umask).
-    package static func create(_ path: String) throws(SystemError) -> SystemFile {
-        try open(path, .writeOnly, [.create, .exclusiveCreate, .closeOnExec, .noFollow], operation: "create")
+    /// Creates `path`, which must not exist yet, for writing (mode 0644 before umask, or
+    /// 0600 when `ownerOnly`).
+    package static func create(_ path: String, ownerOnly: Bool = false) throws(SystemError) -> SystemFile {
+        try open(
+            path, .writeOnly, [.create, .exclusiveCreate, .closeOnExec, .noFollow], operation: "create",
+            permissions: ownerOnly ? [.ownerReadWrite] : nil)
     }
 
     /// Creates or truncates `path` for writing (mode 0644 before umask).
@@ -70,12 +73,12 @@ package final class SystemFile: Sendable {
 
     private static func open(
         _ path: String, _ mode: FileDescriptor.AccessMode, _ options: FileDescriptor.OpenOptions,
-        operation: String
+        operation: String, permissions: FilePermissions? = nil
     ) throws(SystemError) -> SystemFile {
         do {
             let descriptor = try FileDescriptor.open(
                 FilePath(path), mode, options: options,
-                permissions: options.contains(.create) ? [.ownerReadWrite, .groupRead, .otherRead] : nil)
+                permissions: options.contains(.create) ? permissions ?? [.ownerReadWrite, .groupRead, .otherRead] : nil)
             return SystemFile(descriptor: descriptor, path: path)
         } catch {
             throw SystemError(operation, path, Errno.of(error))

@@ -17,7 +17,7 @@ package struct GenerationBuilder: Sendable {
     public func makeGroupDirectory(package: String, group: String) throws(MapLoaderError) -> URL {
         let folder = directory.appendingPathComponent(package).appendingPathComponent(group)
         do {
-            try? FileManager.default.removeItem(at: folder)
+            FileSystem.removeTree(folder)
             try FileSystem.makeDirectories(folder)
         } catch {
             throw .storage(path: folder.path, error)
@@ -81,7 +81,7 @@ package struct GenerationBuilder: Sendable {
         if case .failure(let error) = Result(catching: { () throws(SystemError) in try FileSystem.link(source.path, target.path) }) {
             guard [Errno.improperLink, .notPermitted, .tooManyLinks].contains(error.errno) else { throw error }
             if FileSystem.cloneFile(source.path, target.path) { return }
-            try FileManager.default.copyItem(at: source, to: target)
+            try FileSystem.copyFile(source.path, target.path)
         }
     }
 }

@@ -111,7 +111,7 @@ package struct Store: Sendable {
                     reason: "it was written by a newer MapLoader (store format \(found.format), this one reads \(Self.format)); upgrade maploader")
             }
         } else {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+            let names = FileSystem.names(in: root.path)
             let ownPrefixes = ["current.", ".settings.json.", "..maploader."]  // links and temporary files being made
             if let foreign = names.sorted().first(where: { name in
                 !Self.ownNames.contains(name) && !ownPrefixes.contains { name.hasPrefix($0) }
@@ -157,7 +157,7 @@ package struct Store: Sendable {
     package var needsRecovery: Bool {
         if currentIsFolder { return true }
         guard currentGeneration() == nil else { return false }
-        return !(((try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? []).compactMap { Int($0) }.isEmpty)
+        return !((FileSystem.names(in: generations.path)).compactMap { Int($0) }.isEmpty)
     }
 
     /// Whether `current` is a real folder rather than the link to a generation (a data
@@ -170,18 +170,17 @@ package struct Store: Sendable {
     /// generations neither live nor pinned by a reader, and leases of dead processes; turns a
     /// copied `current` folder back into a generation. Call only while holding the write lock.
     package func recover() throws(MapLoaderError) {
-        let fm = FileManager.default
         if currentIsFolder { try adoptCurrentFolder() }
         if currentGeneration() == nil, let newest = newestUsableGeneration() {
             // A crash between moving a generation into place and switching `current` to it
             // (an adoption, or a first install): that generation is whole, so it goes live.
             try switchCurrent(to: newest)
         }
-        for name in (try? fm.contentsOfDirectory(atPath: staging.path)) ?? [] {
-            try? fm.removeItem(at: staging.appendingPathComponent(name))
+        for name in FileSystem.names(in: staging.path) {
+            FileSystem.removeTree(staging.appendingPathComponent(name))
         }
-        for name in (try? fm.contentsOfDirectory(atPath: root.path)) ?? [] where name.hasPrefix("current.") {
-            try? fm.removeItem(at: root.appendingPathComponent(name))
+        for name in FileSystem.names(in: root.path) where name.hasPrefix("current.") {
+            FileSystem.removeTree(root.appendingPathComponent(name))
         }
         removeUnusedGenerations()
     }
@@ -190,7 +189,7 @@ package struct Store: Sendable {
     /// write lock.
     package func removeUnusedGenerations() {
         for number in unusedGenerations() {
-            try? FileManager.default.removeItem(at: generationDirectory(number))
+            FileSystem.removeTree(generationDirectory(number))
         }
     }
 
@@ -200,13 +199,13 @@ package struct Store: Sendable {
     package func unusedGenerations() -> [Int] {
         guard let live = currentGeneration() else { return [] }
         let pinned = GenerationLease.pinnedGenerations(of: self)
-        return ((try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? [])
+        return (FileSystem.names(in: generations.path))
             .compactMap { Int($0) }.filter { $0 != live && !pinned.contains($0) }
     }
 
     /// The highest generation whose state reads and is consistent.
     private func newestUsableGeneration() -> Int? {
-        let numbers = ((try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? []).compactMap { Int($0) }
+        let numbers = (FileSystem.names(in: generations.path)).compactMap { Int($0) }
         return numbers.sorted(by: >).first { number in
             var candidate = self
             candidate.live = generationDirectory(number)
@@ -239,7 +238,7 @@ package struct Store: Sendable {
     package func switchCurrent(to number: Int) throws(MapLoaderError) {
         let link = root.appendingPathComponent("current.\(number)")
         do {
-            try? FileManager.default.removeItem(at: link)
+            FileSystem.removeTree(link)
             try FileSystem.symbolicLink(link.path, to: "generations/\(number)")
             try FileSystem.rename(link.path, current.path)
             try FileSystem.sync(root.path)
@@ -250,13 +249,13 @@ package struct Store: Sendable {
 
     /// One more than every generation on disk. Call only while holding the write lock.
     package func nextGenerationNumber() -> Int {
-        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? []).compactMap { Int($0) }
+        let existing = (FileSystem.names(in: generations.path)).compactMap { Int($0) }
         return max(existing.max() ?? 0, currentGeneration() ?? 0) + 1
     }
 
     /// The number of the live generation, or `nil` before the first install.
     public func currentGeneration() -> Int? {
-        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: current.path) else { return nil }
+        guard let target = FileSystem.linkTarget(current.path) else { return nil }
         return Int((target as NSString).lastPathComponent)
     }
 
@@ -328,7 +327,7 @@ package struct Store: Sendable {
         let number = nextGenerationNumber()
         let directory = staging.appendingPathComponent("gen-\(number)")
         do {
-            try? FileManager.default.removeItem(at: directory)
+            FileSystem.removeTree(directory)
             try FileSystem.makeDirectories(directory)
         } catch {
             throw .storage(path: directory.path, error)
@@ -351,7 +350,7 @@ package struct Store: Sendable {
             try FileSystem.sync(temporary.path)
             try FileSystem.rename(temporary.path, url.path)
         } catch {
-            try? FileManager.default.removeItem(at: temporary)
+            FileSystem.removeTree(temporary)
             throw .storage(path: url.path, error)
         }
     }

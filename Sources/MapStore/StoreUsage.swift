@@ -64,22 +64,22 @@ extension Store {
         var freed: Int64 = 0
         func remove(_ url: URL) {
             let bytes = Self.freed(by: url.path)
-            guard (try? FileManager.default.removeItem(at: url)) != nil else { return }
+            guard FileSystem.removeTree(url) else { return }
             freed += bytes
             removed.append(String(url.path.dropFirst(root.path.count + 1)))
         }
         for number in unusedGenerations() { remove(generationDirectory(number)) }
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? [] {
+        for name in FileSystem.names(in: staging.path) {
             remove(staging.appendingPathComponent(name))
         }
         let now = Date().timeIntervalSince1970
         func stale(_ url: URL) -> Bool { (FileStatus.of(url.path)?.modified ?? now) < now - grace }
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: downloads.path)) ?? [] {
+        for name in FileSystem.names(in: downloads.path) {
             let file = downloads.appendingPathComponent(name)
             if stale(file) { remove(file) }
         }
         let manifests = root.appendingPathComponent("cache/manifests")
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: manifests.path)) ?? [] where !keepManifests.contains(name) {
+        for name in FileSystem.names(in: manifests.path) where !keepManifests.contains(name) {
             let file = manifests.appendingPathComponent(name)
             if stale(file) { remove(file) }
         }

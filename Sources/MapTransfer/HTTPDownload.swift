@@ -45,7 +45,7 @@ package enum HTTPDownload {
             offset: offset, validator: validator, deadlines: deadlines, giveUp: giveUp,
             now: .now)
         if let decided = attempt.before {
-            if case .retryable = decided { try? FileManager.default.removeItem(at: file) }
+            if case .retryable = decided { FileSystem.removeTree(file) }
             return decided
         }
         let transfer = Transfer(url: url, output: output, attempt: attempt, control: control, progress: progress)

@@ -95,7 +95,7 @@ extension SiteClient {
                     what: source.describe(path),
                     detail: "SHA-256 is \(actual.prefix(12))…, the manifest pins \(pin.sha256.prefix(12))…")
             }
-            try? FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
+            try? FileSystem.makeDirectories(cache)
             try? fetched.write(to: cache.appendingPathComponent(pin.sha256), options: .atomic)
             data = fetched
         }

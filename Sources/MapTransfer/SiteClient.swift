@@ -198,7 +198,7 @@ package struct SiteClient: Sendable {
                     what: source.describe(entry.manifest),
                     detail: "SHA-256 is \(actual.prefix(12))…, the catalog pins \(entry.sha256.prefix(12))…")
             }
-            try? FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
+            try? FileSystem.makeDirectories(cache)
             try? fetched.write(to: cache.appendingPathComponent(entry.sha256), options: .atomic)
             data = fetched
         }

@@ -59,7 +59,7 @@ extension SiteSource {
     }
 
     private func fetchData(_ path: String, limit: TransferLimit, into file: URL) async throws(MapLoaderError) -> Data {
-        defer { try? FileManager.default.removeItem(at: file) }
+        defer { FileSystem.removeTree(file) }
         try await download(path, to: file, limit: limit, progress: { _ in })
         do {
             return try Data(contentsOf: file)

@@ -30,7 +30,7 @@ extension PlanSession {
         }
         var source = store.groupDirectory(package: step.package, group: step.group)
         var intermediates: [URL] = []
-        defer { for folder in intermediates { try? FileManager.default.removeItem(at: folder) } }
+        defer { for folder in intermediates { FileSystem.removeTree(folder) } }
         var files: [FileEntry] = []
         let hub = self.hub
         let name = step.name

@@ -132,7 +132,7 @@ actor PlanSession {
             let fetched = transfer.fetched
             try await offActor {
                 try builder.commit(next)
-                for blob in fetched { try? FileManager.default.removeItem(at: blob) }
+                for blob in fetched { FileSystem.removeTree(blob) }
             }
             var report = UpdateReport(
                 fromVersion: state.version, toVersion: next.version, steps: done,
@@ -141,17 +141,17 @@ actor PlanSession {
             report.resumedBytes = resumedBytes
             return report
         } catch {
-            try? FileManager.default.removeItem(at: builder.directory)
+            FileSystem.removeTree(builder.directory)
             guard Self.isNoSpace(error) else { throw error }
             // A disk that filled during the operation: drop this run's downloads too, since
             // keeping partial files for a resume would keep the disk full.
             // Only this plan's blobs: a reader may be fetching a catalog into the same folder.
             let blobs = Set(plan.steps.flatMap { step in [step.artifact?.sha256].compactMap { $0 } + step.patches.map(\.sha256) })
-            for name in blobs { try? FileManager.default.removeItem(at: store.downloads.appendingPathComponent(name)) }
+            for name in blobs { FileSystem.removeTree(store.downloads.appendingPathComponent(name)) }
             // Half-built large files kept for a resume are dropped too.
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: store.downloads.path)) ?? []
+            for name in FileSystem.names(in: store.downloads.path)
             where name.hasPrefix("apply-") {
-                try? FileManager.default.removeItem(at: store.downloads.appendingPathComponent(name))
+                FileSystem.removeTree(store.downloads.appendingPathComponent(name))
             }
             // With the bytes there, what ran out was inodes or a quota: say the file system is full.
             let available = store.availableSpace() ?? 0
@@ -228,8 +228,7 @@ actor PlanSession {
                 if error is CancellationError || (error as? MapLoaderError) == .cancelled || Self.isNoSpace(error) {
                     throw error
                 }
-                try? FileManager.default.removeItem(
-                    at: builder.directory.appendingPathComponent(step.package)
+                FileSystem.removeTree(builder.directory.appendingPathComponent(step.package)
                         .appendingPathComponent(step.group))
                 record = step.fellBack(reason: "patch failed (\(error)); fell back to the full archive")
                 transfer.addToTotal(artifact.size)
@@ -255,12 +254,12 @@ actor PlanSession {
                     progress: report, isCancelled: { Task.isCancelled })
             }
         } catch let refusal as ArchiveExtractor.Refusal {
-            try? FileManager.default.removeItem(at: archive)
+            FileSystem.removeTree(archive)
             throw MapLoaderError.invalidArchive(package: step.package, group: step.group, detail: refusal.description)
         }
         let treeHash = TreeHash.of(files)
         guard treeHash == artifact.treeHash, files.count == artifact.files else {
-            try? FileManager.default.removeItem(at: archive)
+            FileSystem.removeTree(archive)
             throw MapLoaderError.integrityFailed(
                 what: "\(step.name) files",
                 detail: "unpacked tree hash \(treeHash.prefix(12))… differs from the manifest's \(artifact.treeHash.prefix(12))…")
@@ -370,7 +369,7 @@ actor PlanSession {
             progress(.verify, items: index - 1, totalItems: items, item: item)
             let actual = try await offActor { try FileHashing.sha256(ofFileAt: file) }
             if actual.hex == sha256, actual.size == size { return file }
-            try? FileManager.default.removeItem(at: file)
+            FileSystem.removeTree(file)
             var served = source
             if attempt == 1, let mirrored = source as? MirroredSource, mirrored.mirrors.count > 1 {
                 served = mirrored.lastUsed

@@ -66,15 +66,13 @@ package enum SigningKeyFile {
     /// Makes a new key, writes it to `url` (refusing to overwrite), and returns its public key.
     public static func generate(at url: URL) throws -> PublicKey {
         let key = Curve25519.Signing.PrivateKey()
-        guard !FileManager.default.fileExists(atPath: url.path) else {
+        guard FileStatus.of(url.path) == nil else {
             throw MapLoaderError.invalidParameters("\(url.path) exists; keygen never overwrites a key")
         }
-        guard
-            FileManager.default.createFile(
-                atPath: url.path, contents: Data((key.rawRepresentation.base64EncodedString() + "\n").utf8),
-                attributes: [.posixPermissions: 0o600])
-        else {
-            throw MapLoaderError.storageFailed(path: url.path, reason: "cannot create the key file")
+        do {
+            try FileSystem.writePrivate(Data((key.rawRepresentation.base64EncodedString() + "\n").utf8), to: url.path)
+        } catch {
+            throw MapLoaderError.storageFailed(path: url.path, reason: "cannot create the key file (\(error))")
         }
         return PublicKey(key.publicKey)
     }
