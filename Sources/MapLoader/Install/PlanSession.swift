@@ -228,7 +228,8 @@ actor PlanSession {
                 if error is CancellationError || (error as? MapLoaderError) == .cancelled || Self.isNoSpace(error) {
                     throw error
                 }
-                FileSystem.removeTree(builder.directory.appendingPathComponent(step.package)
+                FileSystem.removeTree(
+                    builder.directory.appendingPathComponent(step.package)
                         .appendingPathComponent(step.group))
                 record = step.fellBack(reason: "patch failed (\(error)); fell back to the full archive")
                 transfer.addToTotal(artifact.size)
