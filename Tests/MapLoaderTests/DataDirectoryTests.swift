@@ -52,22 +52,38 @@ import Testing
         #expect(try await second.verify().problems.isEmpty)
     }
 
+    /// Each reader runs while an update is in the middle of its download (the server sends
+    /// 6 kB/s, and the reader starts once the update's first blob has begun to arrive), and
+    /// the test checks that the update was still running when the reader finished.
     @Test func readersDuringAnUpdateNeverBreakIt() async throws {
-        let site = try TestSite(revisions: [1])
+        let site = try TestSite(revisions: [1], faults: FaultPlan(bytesPerSecond: 6_000))
+        let fast = ManifestServer(root: site.site)
+        let fastURL = "http://127.0.0.1:\(try fast.start())"
+        defer { fast.stop() }
+        func quick(_ arguments: [String], _ data: URL) -> [String] {
+            arguments + ["--server", fastURL, "--data-dir", data.path, "--trust-key", site.publicKey.base64]
+        }
         let template = site.dir.path("template")
-        #expect(try await CLI.run(["install", "germany"], site: site, data: template).status == 0)
+        #expect(try await CLI.run(quick(["install", "germany"], template)).status == 0)
         try site.publish(2)
         let reference = site.dir.path("reference")
         try FileManager.default.copyItem(at: template, to: reference)
-        #expect(try await CLI.run(["update"], site: site, data: reference).status == 0)
+        #expect(try await CLI.run(quick(["update"], reference)).status == 0)
         let new = try CrashTests.installed(reference)
-        for (round, reader) in ["list", "verify", "list", "check-update", "verify", "list"].enumerated() {
+        for (round, reader) in ["list", "verify", "check-update", "list"].enumerated() {
             let data = site.dir.path("round-\(round)")
             try FileManager.default.copyItem(at: template, to: data)
             let update = try CLI.start(["update"] + CLI.client(site, data))
-            usleep(UInt32(round * 15_000))
+            let downloads = data.appendingPathComponent("downloads")
+            try await RawThread.run {
+                try waitUntil {
+                    !update.0.isRunning || FileSystem.names(in: downloads.path).contains { $0.count == 64 }
+                }
+            }
             let read = try await CLI.run([reader] + CLI.client(site, data))
+            let overlapped = update.0.isRunning
             let updated = try CLI.finish(update)
+            #expect(overlapped, "round \(round): the update had finished before \(reader) did")
             #expect(updated.status == 0, "round \(round): update failed: \(updated.stderr)")
             #expect([0, 3].contains(read.status), "round \(round): \(reader) failed: \(read.stderr)")
             #expect(try await CLI.run(["verify"], site: site, data: data).status == 0, "round \(round)")

@@ -436,8 +436,11 @@ private func duApparentBytes(_ folder: URL) throws -> Int {
         let kept = try #require(FileStatus.of(partial.path)?.size)
         #expect(kept > 0 && kept < blob.size)
         let sentBeforeResume = site.server.statistics.bodyBytesSentByPath["/" + SiteLayout.blob(blob.sha256)] ?? 0
-        // Paused: nothing more arrives, whatever time passes.
+        // Paused: nothing more arrives while time passes (the rest of this blob takes the
+        // server a few milliseconds, so a transfer that kept going would have grown it).
+        try await Task.sleep(for: .milliseconds(400))
         #expect(FileStatus.of(partial.path)?.size == kept)
+        #expect(site.server.statistics.bodyBytesSentByPath["/" + SiteLayout.blob(blob.sha256)] ?? 0 == sentBeforeResume)
         handle.resume()
         let report = try await handle.value
         #expect(report.committed)

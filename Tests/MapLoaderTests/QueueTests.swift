@@ -5,16 +5,20 @@ import Testing
 
 /// The actor's queue: one operation at a time, in call order; cancellation changes nothing.
 @Suite struct QueueTests {
+    /// The second install is called while the first is running (its download has begun,
+    /// from a server sending 20 kB/s): it waits, and starts only after the first has ended.
     @Test func operationsRunOneAtATimeInCallOrder() async throws {
-        let site = try TestSite()
+        let site = try TestSite(faults: FaultPlan(bytesPerSecond: 20_000))
         let loader = site.loader()
         let log = EventLog()
         let events = loader.events()
         let collector = Task { for await event in events { await log.append(event) } }
-        async let first: UpdateReport = loader.install(["de-berlin"])
-        try await Task.sleep(nanoseconds: 1_000_000)
-        async let second: UpdateReport = loader.install(["ch"])
-        _ = try await (first, second)
+        let first = loader.start { try await $0.install(["de-berlin"]) }
+        for await progress in first.progress where progress.phase == .download { break }
+        let calledWhileRunning = first.latestProgress?.overallFraction ?? 1 < 1
+        let second = loader.start { try await $0.install(["ch"]) }
+        _ = try await (first.value, second.value)
+        #expect(calledWhileRunning, "the first install had finished before the second was called")
         loader.closeEventStreams()
         await collector.value
         let bounds = await log.events.compactMap { event -> String? in

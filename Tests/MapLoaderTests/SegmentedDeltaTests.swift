@@ -154,7 +154,9 @@ import MapPublisher
                 return false
             }
             let first = try await RawThread.value { try CLI.finish(started) }
-            if sawCheckpoint && first.status == SIGKILL + 128 || started.0.terminationReason == .uncaughtSignal {
+            // Killed by our SIGKILL after a checkpoint: both must hold (a death by another
+            // signal, or a kill before any checkpoint, proves nothing about resuming).
+            if sawCheckpoint && (first.status == SIGKILL + 128 || started.0.terminationReason == .uncaughtSignal) {
                 killed = data
             }
         }
