@@ -13,6 +13,9 @@ package struct PatchRun {
     /// Where segmented outputs are built and checkpointed, so that an apply killed in the
     /// middle of a large file resumes after its last finished segment; `nil`: built in place.
     package let resume: String?
+    /// How the names of resume files (a half-built large file, its checkpoint and lock) in
+    /// the resume folder begin: whoever cleans that folder finds them by it.
+    package static let resumePrefix = "apply-"
     /// Bytes of segmented outputs an earlier, interrupted run had already produced.
     package private(set) var resumedBytes: Int64 = 0
     /// Old paths whose bytes were hashed, with the digest found.
@@ -354,7 +357,7 @@ package struct PatchRun {
             displayPath: target.path)
         // The spot is this run's while it holds its lock: another group of the same run (or
         // another process) building the same file builds in place instead.
-        var spot = resume.map { "\($0)/apply-\(target.sha256.hex.prefix(24))-\(table.identity.prefix(24))" }
+        var spot = resume.map { "\($0)/\(Self.resumePrefix)\(target.sha256.hex.prefix(24))-\(table.identity.prefix(24))" }
         let lock = spot.flatMap { try? FileLock.attempt($0 + ".lock", .exclusive) }
         if lock == nil { spot = nil }
         defer { withExtendedLifetime(lock) {} }

@@ -101,7 +101,7 @@ extension MapLoader {
 
     /// The accepted catalog as published, with its signature, for ``export(_:to:)``.
     var keptCatalog: (catalog: URL, signature: URL) {
-        let folder = store.root.appendingPathComponent("cache/site")
+        let folder = store.siteCache
         return (folder.appendingPathComponent(SiteLayout.catalog), folder.appendingPathComponent(SiteLayout.catalogSignature))
     }
 

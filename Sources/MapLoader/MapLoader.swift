@@ -190,7 +190,7 @@ public actor MapLoader {
     }
 
     /// Verified manifests by SHA-256, so an unchanged manifest is never downloaded twice.
-    var manifestCache: URL { store.root.appendingPathComponent("cache/manifests") }
+    var manifestCache: URL { store.manifestCache }
 
     /// The site client for the configured server.
     func site() throws(MapLoaderError) -> SiteClient {

@@ -64,6 +64,10 @@ package struct Store: Sendable {
     }
 
     package var leases: URL { root.appendingPathComponent("leases") }
+    /// Verified manifests by SHA-256, so an unchanged manifest is never downloaded twice.
+    package var manifestCache: URL { root.appendingPathComponent("cache/manifests") }
+    /// The accepted catalog, its signature and roots as published (for exports and offline reads).
+    package var siteCache: URL { root.appendingPathComponent("cache/site") }
     package var locks: URL { root.appendingPathComponent("locks") }
     /// The marker that makes a folder a MapLoader data directory.
     package var marker: URL { root.appendingPathComponent(".maploader") }

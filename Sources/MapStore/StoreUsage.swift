@@ -78,7 +78,7 @@ extension Store {
             let file = downloads.appendingPathComponent(name)
             if stale(file) { remove(file) }
         }
-        let manifests = root.appendingPathComponent("cache/manifests")
+        let manifests = manifestCache
         for name in FileSystem.names(in: manifests.path) where !keepManifests.contains(name) {
             let file = manifests.appendingPathComponent(name)
             if stale(file) { remove(file) }

@@ -150,7 +150,7 @@ actor PlanSession {
             for name in blobs { FileSystem.removeTree(store.downloads.appendingPathComponent(name)) }
             // Half-built large files kept for a resume are dropped too.
             for name in FileSystem.names(in: store.downloads.path)
-            where name.hasPrefix("apply-") {
+            where name.hasPrefix(PatchRun.resumePrefix) {
                 FileSystem.removeTree(store.downloads.appendingPathComponent(name))
             }
             // With the bytes there, what ran out was inodes or a quota: say the file system is full.
