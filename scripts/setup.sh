@@ -2,10 +2,10 @@
 # Installs the system packages MapLoader builds and tests with, if any is missing.
 # Debian/Ubuntu: libarchive, zlib, zstd, libdivsufsort and libcurl headers; the zstd, xdelta3 and bsdiff tools
 # for benchmarks; curl and python3 for scripts; GNU parallel for the README's sharded publish;
-# netpbm (libpng's pnmtopng), to write PNGs as real encoders do, and xfsprogs (XFS with
-# reflink on a loop device), for the tests.
+# netpbm (libpng's pnmtopng), to write PNGs as real encoders do, and xfsprogs and
+# btrfs-progs (copy-on-write file systems on loop devices), for the tests.
 set -euo pipefail
-packages=(libarchive-dev zlib1g-dev libzstd-dev libdivsufsort-dev libcurl4-openssl-dev pkg-config zstd curl python3 parallel netpbm xfsprogs)
+packages=(libarchive-dev zlib1g-dev libzstd-dev libdivsufsort-dev libcurl4-openssl-dev pkg-config zstd curl python3 parallel netpbm xfsprogs btrfs-progs)
 [ "${1:-}" = "--bench" ] && packages+=(time)
 [ "${1:-}" = "--bench" ] && packages+=(xdelta3 bsdiff tilemaker osmium-tool sqlite3)
 missing=()

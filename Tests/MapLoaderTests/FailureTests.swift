@@ -314,7 +314,10 @@ struct ReadOnlyMount {
     }
 
     @discardableResult
-    static func shell(_ arguments: String...) -> Bool {
+    static func shell(_ arguments: String...) -> Bool { shell(arguments) }
+
+    @discardableResult
+    static func shell(_ arguments: [String]) -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
