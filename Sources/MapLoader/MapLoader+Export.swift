@@ -77,12 +77,7 @@ extension MapLoader {
             let bytes: Int64 = try await offActor {
                 var total: Int64 = 0
                 for (index, (package, group, installed)) in groups.enumerated() {
-                    hub.emit(
-                        .progress(
-                            OperationProgress(
-                                operation: .export, phase: .extract, completedBytes: total,
-                                totalBytes: 0, completedItems: index, totalItems: groups.count,
-                                item: "\(package)/\(group)")))
+                    hub.progress(.export, .extract, bytes: total, items: index, totalItems: groups.count, item: "\(package)/\(group)")
                     let tree = destination.appendingPathComponent(SiteLayout.tree(installed.treeHash))
                     guard FileStatus.of(tree.path) == nil else { continue }  // two packages with one tree
                     let files = try TreeCopy.copy(

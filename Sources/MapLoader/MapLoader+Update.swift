@@ -53,11 +53,7 @@ extension MapLoader {
             let hub = loader.hub
             let findings = try await offActor {
                 StoreCheck.full(store, state) { checked, key in
-                    hub.emit(
-                        .progress(
-                            OperationProgress(
-                                operation: .verify, phase: .verify, completedItems: checked,
-                                totalItems: total, item: "\(key.package)/\(key.group)")))
+                    hub.progress(.verify, .verify, items: checked, totalItems: total, item: "\(key.package)/\(key.group)")
                 }
             }
             let report = VerifyReport(

@@ -220,11 +220,7 @@ public actor MapLoader {
         _ operation: MapLoaderOperation, _ phase: OperationPhase, bytes: Int64 = 0, total: Int64 = 0,
         items: Int = 0, totalItems: Int = 0, item: String? = nil
     ) {
-        hub.emit(
-            .progress(
-                OperationProgress(
-                    operation: operation, phase: phase, completedBytes: bytes, totalBytes: total,
-                    completedItems: items, totalItems: totalItems, item: item)))
+        hub.progress(operation, phase, bytes: bytes, total: total, items: items, totalItems: totalItems, item: item)
     }
 }
 

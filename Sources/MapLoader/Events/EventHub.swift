@@ -26,6 +26,18 @@ final class EventHub: Sendable {
         emit(.started(operation))
     }
 
+    /// Sends a progress event of `operation` (stamped with its number and overall fraction).
+    func progress(
+        _ operation: MapLoaderOperation, _ phase: OperationPhase, bytes: Int64 = 0, total: Int64 = 0,
+        items: Int = 0, totalItems: Int = 0, item: String? = nil
+    ) {
+        emit(
+            .progress(
+                OperationProgress(
+                    operation: operation, phase: phase, completedBytes: bytes, totalBytes: total,
+                    completedItems: items, totalItems: totalItems, item: item)))
+    }
+
     /// Declares bytes of work of the running operation (see ``ProgressTracker``).
     func addWork(_ bytes: Int64) { tracker.addWork(bytes) }
 

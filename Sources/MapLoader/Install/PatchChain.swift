@@ -50,12 +50,8 @@ extension PlanSession {
             let resume = store.downloads
             let applied = try await offActor {
                 try PatchApplier.apply(patch: patch, oldTree: from, into: target, resumeIn: resume) { done in
-                    hub.emit(
-                        .progress(
-                            OperationProgress(
-                                operation: operation, phase: .patch, completedBytes: done,
-                                totalBytes: artifact.unpackedSize, completedItems: item - 1,
-                                totalItems: items, item: name)))
+                    hub.progress(
+                        operation, .patch, bytes: done, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
                 }
             }
             files = applied.files

@@ -68,11 +68,7 @@ actor PlanSession {
         _ phase: OperationPhase, bytes: Int64 = 0, total: Int64 = 0,
         items: Int = 0, totalItems: Int = 0, item: String? = nil
     ) {
-        hub.emit(
-            .progress(
-                OperationProgress(
-                    operation: operation, phase: phase, completedBytes: bytes, totalBytes: total,
-                    completedItems: items, totalItems: totalItems, item: item)))
+        hub.progress(operation, phase, bytes: bytes, total: total, items: items, totalItems: totalItems, item: item)
     }
 
     /// Carries out `plan` on top of the installed `state`: fetches, verifies and unpacks what changes,
@@ -279,12 +275,8 @@ actor PlanSession {
         progress(.extract, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: step.name)
         let (hub, operation, name) = (self.hub, self.operation, step.name)
         return { written in
-            hub.emit(
-                .progress(
-                    OperationProgress(
-                        operation: operation, phase: .extract, completedBytes: written,
-                        totalBytes: artifact.unpackedSize, completedItems: item - 1,
-                        totalItems: items, item: name)))
+            hub.progress(
+                operation, .extract, bytes: written, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
         }
     }
 
@@ -359,12 +351,8 @@ actor PlanSession {
             progress(.download, bytes: completed, total: transfer.total, items: index - 1, totalItems: items, item: item)
             try await source.download(SiteLayout.blob(sha256), to: file, limit: .exactly(size)) { bytes in
                 let completed = transfer.record(sha256, bytes: bytes)
-                hub.emit(
-                    .progress(
-                        OperationProgress(
-                            operation: operation, phase: .download, completedBytes: completed,
-                            totalBytes: transfer.total, completedItems: index - 1, totalItems: items,
-                            item: item)))
+                hub.progress(
+                    operation, .download, bytes: completed, total: transfer.total, items: index - 1, totalItems: items, item: item)
             }
             transfer.finished(file, new: size - already)
             progress(.verify, items: index - 1, totalItems: items, item: item)
