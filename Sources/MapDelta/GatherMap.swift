@@ -32,9 +32,10 @@ package struct GatherMap: Sendable, Equatable {
     /// The moves, by `insertAt`; moves to one place keep their order.
     package private(set) var moves: [Move]
 
-    /// The most moves a map may hold (one per overflow page of a database of up to 64 GiB
-    /// in 4 KiB pages).
-    package static let maxMoves = 1 << 24
+    /// The most moves a map may hold: one per overflow page of a database of 4 GiB in 4 KiB
+    /// pages (see-through deltas are for files far smaller), so a decoded map takes at most
+    /// 24 MB whatever a payload claims.
+    package static let maxMoves = 1 << 20
 
     /// The identity: nothing moves.
     package static let identity = GatherMap(checked: [])
@@ -196,7 +197,7 @@ extension GatherMap {
 
 extension GatherMap {
     /// The most bytes the columns of one map may take.
-    package static let maxColumnsLength = 256 << 20
+    package static let maxColumnsLength = 32 << 20
 
     /// Reads the map at the start of a ``PatchEncoding/gatheredDeflateDelta`` payload: a
     /// ``ColumnFrame`` of the new file's ``columns`` with the `old` file's as prefix. Returns
