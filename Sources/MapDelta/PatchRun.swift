@@ -256,6 +256,7 @@ package struct PatchRun {
             }
             let streams = scanned ? DeflateStreams.scan(in: oldPath) : DeflateStreams.find(in: oldPath)
             let lengths = try DeflateRecipe.expand(oldPath, streams: streams, into: scratch + ".old")
+            FileSystem.remove(scratch + ".gathered")  // expanded: the gathered copy is not read again
             if scanned { layout = DeflateRecipe.layout(of: streams, lengths: lengths) }
             old = try MappedFile.source(scratch + ".old", displayPath: source.path)
         }

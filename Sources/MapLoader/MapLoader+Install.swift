@@ -45,11 +45,12 @@ extension MapLoader {
     private func installPlan(_ ids: [String], _ context: Context) async throws -> (plan: Plan, leaves: Set<String>) {
         let leaves = try leaves(of: ids, in: context.manifest)
         let broken = try await quickCheck(context.state)
+        let sharing = store.fileSharing()
         let plan = Planner.plan(
             installed: context.state, manifest: context.manifest,
             packages: Set(context.state.packages.keys).union(leaves),
             selection: context.selection, strategy: .full, inconsistent: broken,
-            scope: leaves, canClone: store.canCloneFiles(), canLink: store.canHardLinkFiles())
+            scope: leaves, canClone: sharing.canClone, canLink: sharing.canLink)
         return (plan, leaves)
     }
 

@@ -115,10 +115,11 @@ extension MapLoader {
     private func updateCheck(strategy: UpdateStrategy, operation: MapLoaderOperation) async throws -> (check: UpdateCheck, context: Context) {
         let context = try await context(atInstalledVersion: false, operation: operation, need: .installed)
         let broken = try await quickCheck(context.state)
+        let sharing = store.fileSharing()
         let plan = Planner.plan(
             installed: context.state, manifest: context.manifest,
             packages: Set(context.state.packages.keys), selection: context.selection,
-            strategy: strategy, inconsistent: broken, canClone: store.canCloneFiles(), canLink: store.canHardLinkFiles())
+            strategy: strategy, inconsistent: broken, canClone: sharing.canClone, canLink: sharing.canLink)
         let moves = context.state.version != nil && context.state.version != context.manifest.version
         let check = UpdateCheck(
             installedVersion: context.state.version, currentVersion: context.catalog.current,

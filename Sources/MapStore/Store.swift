@@ -35,32 +35,20 @@ package struct Store: Sendable {
     package var generations: URL { root.appendingPathComponent("generations") }
     package var staging: URL { root.appendingPathComponent("staging") }
 
-    /// Whether the data directory's file system makes copy-on-write clones (btrfs, XFS with
-    /// reflink, APFS), tried with a one-byte file in `staging/`.
-    package func canCloneFiles() -> Bool {
-        let probe = staging.appendingPathComponent(".clone-probe-\(UUID().uuidString)")
+    /// What the data directory's file system can do for carrying files into a new version,
+    /// tried once with a one-byte file in `staging/`: copy-on-write clones (btrfs, XFS with
+    /// reflink, APFS), and hard links (FAT and exFAT cards have none; then every file
+    /// carried over is cloned or copied, and the plan counts it). Where nothing can be
+    /// written, links are assumed: the change fails on its own, whatever the plan says.
+    package func fileSharing() -> (canClone: Bool, canLink: Bool) {
+        let probe = staging.appendingPathComponent(".probe-\(UUID().uuidString)")
         guard (try? FileSystem.makeDirectories(staging)) != nil, (try? FileSystem.write(Data([0]), to: probe)) != nil else {
-            return false
+            return (false, true)
         }
         defer {
-            FileSystem.remove(probe.path)
-            FileSystem.remove(probe.path + ".clone")
+            for suffix in ["", ".clone", ".link"] { FileSystem.remove(probe.path + suffix) }
         }
-        return FileSystem.cloneFile(probe.path, probe.path + ".clone")
-    }
-    /// Whether the data directory's file system makes hard links (FAT and exFAT cards do
-    /// not), tried with a one-byte file in `staging/`. Without them every file carried over
-    /// into a new version is cloned or copied, and the plan counts it.
-    package func canHardLinkFiles() -> Bool {
-        let probe = staging.appendingPathComponent(".link-probe-\(UUID().uuidString)")
-        guard (try? FileSystem.makeDirectories(staging)) != nil, (try? FileSystem.write(Data([0]), to: probe)) != nil else {
-            return true  // nothing can be written: the change fails on its own, whatever the plan says
-        }
-        defer {
-            FileSystem.remove(probe.path)
-            FileSystem.remove(probe.path + ".link")
-        }
-        return (try? FileSystem.link(probe.path, probe.path + ".link")) != nil
+        return (FileSystem.cloneFile(probe.path, probe.path + ".clone"), (try? FileSystem.link(probe.path, probe.path + ".link")) != nil)
     }
 
     package var leases: URL { root.appendingPathComponent("leases") }
