@@ -72,13 +72,25 @@ final class EventHub: Sendable {
 
     func emit(_ event: MapLoaderEvent) {
         guard case .progress(let progress) = event else { return deliver(event) }
-        let (stamped, monitor) = tracker.stamp(progress)
-        deliver(.progress(stamped))
-        monitor?.receive(stamped)
+        // Threads report at once (downloads, unpacking); stamping and handing to the streams
+        // and the handle happen in one step, so they see the fraction in the order it grew.
+        let stamped = tracker.stamp(progress) { stamped, monitor in
+            self.yieldToStreams(.progress(stamped))
+            monitor?.receive(stamped)
+        }
+        notifyDelegate(.progress(stamped))
+    }
+
+    private func yieldToStreams(_ event: MapLoaderEvent) {
+        for continuation in streams.withLock({ Array($0.values) }) { continuation.yield(event) }
     }
 
     private func deliver(_ event: MapLoaderEvent) {
-        for continuation in streams.withLock({ Array($0.values) }) { continuation.yield(event) }
+        yieldToStreams(event)
+        notifyDelegate(event)
+    }
+
+    private func notifyDelegate(_ event: MapLoaderEvent) {
         let (target, loader) = delegate.withLock { ($0.value, $0.loader) }
         guard let target, let loader else { return }
         switch event {

@@ -44,11 +44,17 @@ final class ProgressTracker: Sendable {
         state.withLock { $0.run?.work += max(0, bytes) }
     }
 
-    /// `progress` stamped with the operation's number and overall fraction, and the monitor
-    /// to hand it to.
-    func stamp(_ progress: OperationProgress) -> (OperationProgress, OperationMonitor?) {
+    /// `progress` stamped with the operation's number and overall fraction; `deliver` gets it
+    /// and the monitor to hand it to while the tracker is still locked, so concurrent
+    /// reporters deliver in the order the fraction grew.
+    func stamp(
+        _ progress: OperationProgress, deliver: (OperationProgress, OperationMonitor?) -> Void
+    ) -> OperationProgress {
         state.withLock { state in
-            guard var run = state.run else { return (progress, nil) }
+            guard var run = state.run else {
+                deliver(progress, nil)
+                return progress
+            }
             var stamped = progress
             stamped.operationID = run.id
             let computed = Self.overall(of: progress, run: &run)
@@ -56,7 +62,8 @@ final class ProgressTracker: Sendable {
             run.reported = true
             stamped.overallFraction = run.overall
             state.run = run
-            return (stamped, run.monitor)
+            deliver(stamped, run.monitor)
+            return stamped
         }
     }
 
