@@ -123,28 +123,7 @@ package struct DeflateRecipe: Sendable, Equatable {
         return (recipe, position - offset)
     }
 
-    /// Writes the rebuilt file: raw runs of `expansion` as they are, segments deflated.
-    package func rebuild(from expansion: SystemFile, output: (UnsafeRawBufferPointer) throws -> Void) throws {
-        var position: Int64 = 0
-        for segment in segments {
-            try Self.copy(expansion, from: position, length: segment.rawBefore, to: output)
-            position += segment.rawBefore
-            if let png = segment.png {
-                let framed = try DeflateStreams.framePNG(
-                    expansion, offset: position, length: segment.expandedLength,
-                    run: png, parameters: segment.parameters)
-                try framed.withUnsafeBytes { try output($0) }
-            } else {
-                try DeflateStreams.deflate(
-                    expansion, offset: position, length: segment.expandedLength,
-                    parameters: segment.parameters, output: output)
-            }
-            position += segment.expandedLength
-        }
-        try Self.copy(expansion, from: position, length: tail, to: output)
-    }
-
-    private static func copy(
+    static func copy(
         _ input: SystemFile, from offset: Int64, length: Int64,
         to output: (UnsafeRawBufferPointer) throws -> Void
     ) throws {

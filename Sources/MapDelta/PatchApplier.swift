@@ -32,16 +32,17 @@ package enum PatchApplier {
     /// ``apply(patch:oldTree:into:progress:)`` that builds large (segmented) files in
     /// `resumeIn` with a checkpoint per segment, so that a run killed in the middle of one
     /// continues there next time; returns the files and the bytes taken over from such an
-    /// earlier run.
+    /// earlier run. Up to `threads` threads rebuild a see-through file's deflate streams
+    /// (the bytes are the same for any number).
     public static func apply(
-        patch: URL, oldTree: URL, into newTree: URL, resumeIn: URL?,
+        patch: URL, oldTree: URL, into newTree: URL, resumeIn: URL?, threads: Int = 1,
         progress: ((Int64) -> Void)? = nil
     ) throws -> (files: [FileEntry], resumedBytes: Int64) {
         let opened = try OpenedPatch(url: patch)
         try prepareEmptyDirectory(newTree)
         if let resumeIn { try FileSystem.makeDirectories(resumeIn) }
         var run = PatchRun(
-            patch: opened, oldRoot: oldTree.path, newRoot: newTree.path, resume: resumeIn?.path,
+            patch: opened, oldRoot: oldTree.path, newRoot: newTree.path, resume: resumeIn?.path, threads: threads,
             progress: progress)
         for target in opened.manifest.targets {
             try run.produce(target)

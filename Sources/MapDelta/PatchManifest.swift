@@ -35,10 +35,44 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     /// that a tile cut over overflow pages is one gzip stream; the payload starts with the
     /// new file's gather map, compressed against the old file's, which the client computes.
     case gatheredDeflateDelta = 8
+    /// A see-through delta (as ``deflateDelta``) whose expansion is sent as a
+    /// ``SegmentedDelta`` (each segment against a window of the old expansion) instead of
+    /// one frame: memory bounded by a segment whatever the file's size, resumable after the
+    /// last finished segment. For expansions larger than the segment threshold.
+    case segmentedDeflateDelta = 9
+    /// ``scannedDeflateDelta`` with a segmented expansion (see ``segmentedDeflateDelta``).
+    case segmentedScannedDeflateDelta = 10
+    /// ``gatheredDeflateDelta`` with a segmented expansion (see ``segmentedDeflateDelta``).
+    case segmentedGatheredDeflateDelta = 11
 
     /// Whether a payload of this encoding can patch an old file (everything but the file
     /// on its own, stored or compressed).
     package var isDelta: Bool { self != .stored && self != .zstd }
+
+    /// How a see-through payload of this encoding is read; `nil` for the others.
+    package var seeThrough: SeeThroughKind? {
+        switch self {
+        case .deflateDelta: return SeeThroughKind(scanned: false, gathered: false, segmented: false)
+        case .scannedDeflateDelta: return SeeThroughKind(scanned: true, gathered: false, segmented: false)
+        case .gatheredDeflateDelta: return SeeThroughKind(scanned: true, gathered: true, segmented: false)
+        case .segmentedDeflateDelta: return SeeThroughKind(scanned: false, gathered: false, segmented: true)
+        case .segmentedScannedDeflateDelta: return SeeThroughKind(scanned: true, gathered: false, segmented: true)
+        case .segmentedGatheredDeflateDelta: return SeeThroughKind(scanned: true, gathered: true, segmented: true)
+        case .stored, .zstd, .delta, .segmentedDelta, .crossDelta, .suffixDelta: return nil
+        }
+    }
+
+    /// The see-through encoding of `kind`.
+    package init(seeThrough kind: SeeThroughKind) {
+        switch (kind.gathered, kind.scanned, kind.segmented) {
+        case (true, _, false): self = .gatheredDeflateDelta
+        case (true, _, true): self = .segmentedGatheredDeflateDelta
+        case (false, true, false): self = .scannedDeflateDelta
+        case (false, true, true): self = .segmentedScannedDeflateDelta
+        case (false, false, false): self = .deflateDelta
+        case (false, false, true): self = .segmentedDeflateDelta
+        }
+    }
 
     /// The name used in manifests, stats and messages.
     public var description: String {
@@ -52,7 +86,28 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .suffixDelta: return "suffix-delta"
         case .scannedDeflateDelta: return "scanned-deflate-delta"
         case .gatheredDeflateDelta: return "gathered-deflate-delta"
+        case .segmentedDeflateDelta: return "segmented-deflate-delta"
+        case .segmentedScannedDeflateDelta: return "segmented-scanned-deflate-delta"
+        case .segmentedGatheredDeflateDelta: return "segmented-gathered-deflate-delta"
         }
+    }
+}
+
+/// How a see-through payload (``PatchEncoding/seeThrough``) is laid out and applied.
+package struct SeeThroughKind: Sendable, Equatable {
+    /// The old file's streams are found by scanning (``DeflateStreams/scan(in:)``), not by
+    /// parsing its container; the recipe is a column frame against the old layout.
+    package var scanned: Bool
+    /// Both files are gathered first (``GatherMap``); the payload starts with the new map.
+    package var gathered: Bool
+    /// The expansion is a ``SegmentedDelta`` rather than one zstd frame.
+    package var segmented: Bool
+
+    /// A kind with every field given.
+    package init(scanned: Bool, gathered: Bool, segmented: Bool) {
+        self.scanned = scanned
+        self.gathered = gathered
+        self.segmented = segmented
     }
 }
 

@@ -38,7 +38,7 @@ package enum PatchManifestDecoder {
             case PatchFormat.kindAdd:
                 sha = try reader.sha256()
                 let payload = try readPayload(&reader, cursor: &cursor, end: containerSize)
-                guard [.stored, .zstd, .deflateDelta].contains(payload.encoding) else {
+                guard [.stored, .zstd, .deflateDelta, .segmentedDeflateDelta].contains(payload.encoding) else {
                     throw PatchError.corrupt(detail: "add of \(path) uses a delta payload")
                 }
                 origin = .add(payload)

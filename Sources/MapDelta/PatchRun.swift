@@ -16,24 +16,30 @@ package struct PatchRun {
     /// How the names of resume files (a half-built large file, its checkpoint and lock) in
     /// the resume folder begin: whoever cleans that folder finds them by it.
     package static let resumePrefix = "apply-"
-    /// Bytes of segmented outputs an earlier, interrupted run had already produced.
-    package private(set) var resumedBytes: Int64 = 0
+    /// Threads that may rebuild a see-through file's deflate streams at once.
+    package let threads: Int
+    /// Bytes of segmented outputs an earlier, interrupted run had already produced (for a
+    /// see-through file, its share of the target's bytes: see ``expansionShare``).
+    package internal(set) var resumedBytes: Int64 = 0
+    /// The most deflate streams rebuilt at once so far (at most ``threads``).
+    package internal(set) var peakRebuildThreads = 0
     /// Old paths whose bytes were hashed, with the digest found.
     private var verified: [PathKey: SHA256Hash] = [:]
     /// Directories of the new tree created or known to exist (relative; "" is the root).
     private var directories: Set<PathKey> = [PathKey("")]
     /// Target bytes done.
-    private var done: Int64 = 0
+    var done: Int64 = 0
     /// Targets produced so far (a cross-file delta may read those).
     private var produced = 0
     /// Bytes done at the last progress report.
     private var reported: Int64 = -1
 
     package init(
-        patch: OpenedPatch, oldRoot: String, newRoot: String, resume: String? = nil,
+        patch: OpenedPatch, oldRoot: String, newRoot: String, resume: String? = nil, threads: Int = 1,
         progress: ((Int64) -> Void)?
     ) {
         self.resume = resume
+        self.threads = max(1, threads)
         self.patch = patch
         self.oldRoot = oldRoot
         self.newRoot = newRoot
@@ -50,12 +56,13 @@ package struct PatchRun {
             try linkVerified(oldPath: target.path, target: target, destination: destination)
         case .copy(let index):
             try linkVerified(oldPath: sources[index].path, target: target, destination: destination)
-        case .add(let payload) where payload.encoding == .deflateDelta:
-            try decodeDeflate(payload, source: nil, target: target, destination: destination)
+        case .add(let payload) where payload.encoding.seeThrough != nil:
+            try decodeSeeThrough(payload, kind: payload.encoding.seeThrough!, source: nil, target: target, destination: destination)
         case .add(let payload):
             try decode(payload, prefix: nil, target: target, destination: destination)
-        case .patch(let index, let payload) where [.deflateDelta, .scannedDeflateDelta, .gatheredDeflateDelta].contains(payload.encoding):
-            try decodeDeflate(payload, source: sources[index], target: target, destination: destination)
+        case .patch(let index, let payload) where payload.encoding.seeThrough != nil:
+            try decodeSeeThrough(
+                payload, kind: payload.encoding.seeThrough!, source: sources[index], target: target, destination: destination)
         case .patch(let index, let payload) where payload.encoding == .segmentedDelta:
             try decodeSegmented(payload, source: sources[index], target: target, destination: destination)
         case .patch(let index, let payload) where payload.encoding == .crossDelta:
@@ -134,7 +141,7 @@ package struct PatchRun {
     /// After a decode failed: the error naming `source` when its bytes (`bytes`, else read
     /// from the old tree) are not the ones the patch expects, so the message says which
     /// side was wrong; `nil` when the old file is right (the payload is at fault).
-    private func mismatch(of source: PatchManifest.Source, bytes: UnsafeRawBufferPointer?) -> PatchError? {
+    func mismatch(of source: PatchManifest.Source, bytes: UnsafeRawBufferPointer?) -> PatchError? {
         let found =
             verified[PathKey(source.path)]
             ?? bytes.map(SHA256Hash.of)
@@ -199,7 +206,8 @@ package struct PatchRun {
                 done = start + writer.written
                 report(force: false)
             }
-        case .deflateDelta, .segmentedDelta, .crossDelta, .scannedDeflateDelta, .gatheredDeflateDelta:
+        case .deflateDelta, .segmentedDelta, .crossDelta, .scannedDeflateDelta, .gatheredDeflateDelta, .segmentedDeflateDelta,
+            .segmentedScannedDeflateDelta, .segmentedGatheredDeflateDelta:
             throw PatchError.corrupt(detail: "a \(payload.encoding) payload for \(target.path) outside a patch operation")
         case .zstd, .delta:
             try ZstdDelta.decodeFrame(
@@ -215,104 +223,6 @@ package struct PatchRun {
         let (hash, size) = try writer.finish()
         guard hash == target.sha256, size == target.size else {
             unlink(destination)
-            throw PatchError.outputMismatch(
-                path: target.path, expectedSHA256: target.sha256.hex,
-                foundSHA256: hash.hex, expectedSize: target.size, foundSize: size)
-        }
-        done = start + target.size
-    }
-
-    /// Rebuilds a file from a see-through payload: expands the old file beside the new
-    /// tree (its deflate streams inflated), decodes the new file's expansion against it,
-    /// and rebuilds the compressed file from that with the recipe into the target, whose
-    /// SHA-256 is checked as for any payload. Memory stays at the buffers and the mapping.
-    /// Without a `source` (a new file), the expansion was compressed on its own.
-    /// A gathered payload (an SQLite database) does the same on both files gathered
-    /// (``GatherMap``) and scatters the rebuilt bytes back into file order.
-    private mutating func decodeDeflate(
-        _ payload: PatchManifest.Payload, source: PatchManifest.Source?,
-        target: PatchManifest.Target, destination: String
-    ) throws {
-        let scanned = payload.encoding == .scannedDeflateDelta || payload.encoding == .gatheredDeflateDelta
-        let gathered = payload.encoding == .gatheredDeflateDelta
-        let scratch = newRoot + ".expand-\(UUID().uuidString)"
-        defer {
-            for suffix in [".old", ".new", ".gathered", ".rebuilt"] { FileSystem.remove(scratch + suffix) }
-        }
-        var old: MappedFile?
-        var layout: [UInt8] = []
-        var oldMap = GatherMap.identity
-        if let source {
-            var oldPath = oldRoot + "/" + source.path
-            guard let status = FileStatus.of(oldPath), status.kind == .file else {
-                throw PatchError.sourceMissing(path: source.path)
-            }
-            if gathered {
-                oldMap = SQLiteOverflow.map(of: oldPath)
-                try oldMap.gather(
-                    try SystemFile.openForReading(oldPath), size: status.size,
-                    into: try SystemFile.createOrTruncate(scratch + ".gathered"))
-                oldPath = scratch + ".gathered"
-            }
-            let streams = scanned ? DeflateStreams.scan(in: oldPath) : DeflateStreams.find(in: oldPath)
-            let lengths = try DeflateRecipe.expand(oldPath, streams: streams, into: scratch + ".old")
-            FileSystem.remove(scratch + ".gathered")  // expanded: the gathered copy is not read again
-            if scanned { layout = DeflateRecipe.layout(of: streams, lengths: lengths) }
-            old = try MappedFile.source(scratch + ".old", displayPath: source.path)
-        }
-        var offset = payload.offset
-        var newMap = GatherMap.identity
-        if gathered {
-            let (map, mapLength) = try GatherMap.decodeFrame(
-                from: patch.file, at: offset, within: payload.length, old: oldMap, size: target.size,
-                displayPath: target.path)
-            (newMap, offset) = (map, offset + mapLength)
-        }
-        let remaining = payload.length - (offset - payload.offset)
-        let (recipe, recipeLength) =
-            scanned
-            ? try DeflateRecipe.decodeColumns(
-                from: patch.file, at: offset, within: remaining, layout: layout,
-                displayPath: target.path)
-            : try DeflateRecipe.decode(from: patch.file, at: offset, within: remaining)
-        let expansion = try SystemFile.createOrTruncate(scratch + ".new")
-        try ZstdDelta.decodeFrame(
-            from: patch.file, offset: offset + recipeLength, length: remaining - recipeLength,
-            prefix: old?.bytes, expectedSize: recipe.expandedSize, displayPath: target.path
-        ) {
-            try expansion.writeAll($0)
-        }
-        let writer = try HashingFileWriter(path: destination, displayPath: target.path, limit: target.size)
-        let start = done
-        if gathered {
-            // Rebuilt in gathered order, then written in file order.
-            let rebuilt = try SystemFile.createOrTruncate(scratch + ".rebuilt")
-            var length: Int64 = 0
-            try recipe.rebuild(from: try SystemFile.openForReading(scratch + ".new")) {
-                length += Int64($0.count)
-                guard length <= target.size else {
-                    throw PatchError.corrupt(detail: "the gathered bytes of \(target.path) grow past the target's size")
-                }
-                try rebuilt.writeAll($0)
-            }
-            guard length == target.size else {
-                throw PatchError.corrupt(detail: "the gathered bytes of \(target.path) do not have the target's size")
-            }
-            try newMap.scatter(try SystemFile.openForReading(scratch + ".rebuilt"), size: target.size) {
-                try writer.write($0)
-                done = start + writer.written
-                report(force: false)
-            }
-        } else {
-            try recipe.rebuild(from: try SystemFile.openForReading(scratch + ".new")) {
-                try writer.write($0)
-                done = start + writer.written
-                report(force: false)
-            }
-        }
-        let (hash, size) = try writer.finish()
-        guard hash == target.sha256, size == target.size else {
-            FileSystem.remove(destination)
             throw PatchError.outputMismatch(
                 path: target.path, expectedSHA256: target.sha256.hex,
                 foundSHA256: hash.hex, expectedSize: target.size, foundSize: size)
@@ -358,10 +268,9 @@ package struct PatchRun {
             displayPath: target.path)
         // The spot is this run's while it holds its lock: another group of the same run (or
         // another process) building the same file builds in place instead.
-        var spot = resume.map { "\($0)/\(Self.resumePrefix)\(target.sha256.hex.prefix(24))-\(table.identity.prefix(24))" }
-        let lock = spot.flatMap { try? FileLock.attempt($0 + ".lock", .exclusive) }
-        if lock == nil { spot = nil }
-        defer { withExtendedLifetime(lock) {} }
+        let claimed = ResumeSpot.claim(in: resume, target: target, identity: table.identity)
+        let spot = claimed?.path
+        defer { withExtendedLifetime(claimed) {} }
         let building = spot.map { $0 + ".partial" } ?? destination
         let checkpoint = SegmentCheckpoint(identity: table.identity, source: source.sha256.hex, segments: 0)
         var first = 0
@@ -407,6 +316,8 @@ package struct PatchRun {
                     report(force: false)
                 },
                 finished: { index in
+                    let segment = table.segments[index]
+                    mapped.release(Int(segment.oldOffset)..<Int(segment.oldOffset + segment.oldLength))
                     guard let spot else { return }
                     try output.sync()
                     var progress = checkpoint
@@ -442,7 +353,7 @@ package struct PatchRun {
     /// Whether the first `count` segments of the partial file at `path` still hash as the
     /// table says: a resume reads them (cheap) rather than decoding them again, and a
     /// partial file damaged since the checkpoint starts over instead of being trusted.
-    private static func finishedSegmentsAreIntact(_ path: String, table: SegmentedDelta, count: Int) -> Bool {
+    static func finishedSegmentsAreIntact(_ path: String, table: SegmentedDelta, count: Int) -> Bool {
         guard let file = try? SystemFile.openForReading(path) else { return false }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
@@ -486,7 +397,7 @@ package struct PatchRun {
     }
 
     /// Reports progress at file ends and at least every 4 MiB inside a file.
-    private mutating func report(force: Bool) {
+    mutating func report(force: Bool) {
         guard let progress, done != reported, force || done - reported >= 4 << 20 else { return }
         reported = done
         progress(done)
@@ -501,6 +412,10 @@ package struct SegmentCheckpoint: Codable, Equatable {
     package var source: String
     /// Segments finished and fsync'ed.
     package var segments: Int
+    /// For a see-through file whose expansion is finished: how far its rebuild got.
+    package var rebuilt: DeflateRecipe.Position?
+    /// The SHA-256 (hex) of the bytes rebuilt before ``rebuilt``.
+    package var rebuiltSHA256: String?
 
     /// A checkpoint with every field given.
     package init(identity: String, source: String, segments: Int) {

@@ -48,13 +48,21 @@ public actor MapLoader {
         /// Bytes per second that all of this loader's downloads together may use (for
         /// background updates, say); `nil` for no cap.
         public var maximumRate: Int64?
+        /// Threads an update may use to rebuild compressed map files (gzip, zip, PBF, tile
+        /// archives) after patching inside them; the bytes are the same for any number.
+        /// `nil` uses every core the device offers; 1 keeps a background update on one core.
+        public var maximumThreads: Int?
+
+        /// The threads a patch apply uses: ``maximumThreads`` (at least 1), else every core.
+        var threads: Int { max(1, maximumThreads ?? ProcessInfo.processInfo.activeProcessorCount) }
 
         /// A configuration.
         public init(
             server: String?, dataDirectory: URL, retry: RetryPolicy = .init(),
             deadlines: TransferDeadlines = .init(), trust: TrustPolicy = .init(), waitForLock: Bool = true,
-            quota: Int64? = nil, maximumRate: Int64? = nil, mirrors: [String] = []
+            quota: Int64? = nil, maximumRate: Int64? = nil, mirrors: [String] = [], maximumThreads: Int? = nil
         ) {
+            self.maximumThreads = maximumThreads
             self.server = server
             self.dataDirectory = dataDirectory
             self.retry = retry

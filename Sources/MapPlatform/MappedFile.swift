@@ -40,6 +40,19 @@ package final class MappedFile {
         bytes = UnsafeRawBufferPointer(start: base, count: size)
     }
 
+    /// Drops the process's pages of `range` (bytes of the file) once they are no longer
+    /// needed: they stay in the page cache, but no longer count in the process's resident
+    /// memory, so reading a large mapped file window by window keeps that to one window.
+    /// Whole pages inside the range only; a later read pages them in again.
+    package func release(_ range: Range<Int>) {
+        guard let base = bytes.baseAddress, !range.isEmpty, range.lowerBound >= 0, range.upperBound <= bytes.count else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = (range.lowerBound + page - 1) / page * page
+        let end = range.upperBound == bytes.count ? range.upperBound : range.upperBound / page * page
+        guard end > start else { return }
+        _ = madvise(UnsafeMutableRawPointer(mutating: base + start), end - start, MADV_DONTNEED)
+    }
+
     deinit {
         if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
     }

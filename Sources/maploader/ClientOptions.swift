@@ -60,7 +60,18 @@ struct ClientOptions: ParsableArguments {
             valueName: "rate"))
     var limitRate: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Use at most this many threads to rebuild compressed files after patching inside them (default: every core).",
+            discussion: "Also $MAPLOADER_THREADS. 1 keeps a background update on one core; the result is the same.",
+            valueName: "n"))
+    var threads: Int?
+
     func validate() throws {
+        if let threads, threads < 1 {
+            throw ValidationError("--threads must be 1 or more")
+        }
         if let timeout, !(timeout > 0 && timeout.isFinite) {
             throw ValidationError("--timeout must be a positive number of seconds")
         }
@@ -107,7 +118,8 @@ struct ClientOptions: ParsableArguments {
         return .init(
             server: servers.first, dataDirectory: URL(fileURLWithPath: directory),
             deadlines: deadlines, trust: trust, waitForLock: !noWait, maximumRate: rate,
-            mirrors: Array(servers.dropFirst()))
+            mirrors: Array(servers.dropFirst()),
+            maximumThreads: threads ?? env["MAPLOADER_THREADS"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil })
     }
 
     /// Runs `body` with a loader whose events are rendered for a person (or silenced

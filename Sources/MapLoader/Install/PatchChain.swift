@@ -45,11 +45,12 @@ extension PlanSession {
             }
             progress(.patch, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
             let from = source
+            let threads = self.threads
             // Large files are built in downloads/ with a checkpoint per segment: a run killed
             // in the middle continues there (gc removes what no run comes back for).
             let resume = store.downloads
             let applied = try await offActor {
-                try PatchApplier.apply(patch: patch, oldTree: from, into: target, resumeIn: resume) { done in
+                try PatchApplier.apply(patch: patch, oldTree: from, into: target, resumeIn: resume, threads: threads) { done in
                     hub.progress(
                         operation, .patch, bytes: done, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
                 }

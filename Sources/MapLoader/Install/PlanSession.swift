@@ -15,7 +15,7 @@ extension MapLoader {
         let quota = try configuration.quota ?? store.settings().quota
         let session = PlanSession(
             operation: operation, store: store, hub: hub, site: Result { () throws(MapLoaderError) in try site() },
-            quota: quota)
+            quota: quota, threads: configuration.threads)
         return try await session.run(plan, from: state, manifestSHA: manifestSHA)
     }
 }
@@ -36,14 +36,20 @@ actor PlanSession {
     let site: Result<SiteClient, MapLoaderError>
     /// The most bytes the data directory may hold, if limited.
     let quota: Int64?
+    /// Threads a patch apply may use (``MapLoader/Configuration/threads``).
+    let threads: Int
     /// Downloads in flight or done in this run, by SHA-256: two groups that need one blob
     /// fetch it once.
     private var blobFetches: [String: Task<URL, any Error>] = [:]
     /// Bytes of patched files continued from an interrupted earlier run.
     var resumedBytes: Int64 = 0
 
-    init(operation: MapLoaderOperation, store: Store, hub: EventHub, site: Result<SiteClient, MapLoaderError>, quota: Int64?) {
+    init(
+        operation: MapLoaderOperation, store: Store, hub: EventHub, site: Result<SiteClient, MapLoaderError>, quota: Int64?,
+        threads: Int
+    ) {
         self.operation = operation
+        self.threads = threads
         self.store = store
         self.hub = hub
         self.site = site

@@ -1,15 +1,18 @@
 import Foundation
 import MapDelta
+import MapModel
 import MapPlatform
+import Synchronization
 
 /// See-through payloads: a file's deflate streams inflated on both sides, the content
 /// diffed, and a recipe that rebuilds the exact compressed bytes.
 extension PayloadChooser {
     /// Keeps a see-through payload in `choice` when it is the smallest so far, or notes why
     /// there is none.
-    func take(_ result: Result<SeeThroughPayload, NoSeeThrough>, as encoding: PatchEncoding, into choice: inout Choice) {
+    func take(_ result: Result<SeeThroughPayload, NoSeeThrough>, scanned: Bool, gathered: Bool, into choice: inout Choice) {
         switch result {
         case .success(let payload):
+            let encoding = PatchEncoding(seeThrough: SeeThroughKind(scanned: scanned, gathered: gathered, segmented: payload.segmented))
             choice.tried[encoding] = payload.length
             if payload.length < choice.length {
                 (choice.encoding, choice.payloadPath, choice.length) = (encoding, payload.path, payload.length)
@@ -31,6 +34,8 @@ extension PayloadChooser {
         /// Compressed bytes of the reproduced streams, and the file's size.
         var seenBytes: Int64
         var fileBytes: Int64
+        /// Whether the expansion is a segmented delta (an expansion above the threshold).
+        var segmented = false
 
         /// What the publish log and `check-update --json` say of a file whose streams
         /// were not all reproduced; `nil` when they were.
@@ -74,21 +79,7 @@ extension PayloadChooser {
             return .failure(NoSeeThrough(description: "its deflate streams do not inflate (\(error))"))
         }
         let original = try SystemFile.openForReading(newPath)
-        let expansion = try SystemFile.openForReading(newExpansion)
-        var found: [(stream: DeflateStreams.Stream, length: Int64, parameters: DeflateParameters)] = []
-        var expandedOffset: Int64 = 0, previousEnd: Int64 = 0
-        for (stream, length) in zip(streams, lengths) {
-            expandedOffset += stream.offset - previousEnd
-            if let parameters = DeflateRecipe.parameters(
-                reproducing: original, at: stream.offset, length: stream.length,
-                from: expansion, at: expandedOffset, length: length,
-                png: stream.png)
-            {
-                found.append((stream, length, parameters))
-            }
-            expandedOffset += length
-            previousEnd = stream.offset + stream.length
-        }
+        let found = try reproducible(streams, lengths: lengths, of: original, expansion: newExpansion)
         guard !found.isEmpty else {
             return .failure(
                 NoSeeThrough(description: "zlib does not reproduce its deflate streams (another encoder made them); byte-level delta kept"))
@@ -109,9 +100,18 @@ extension PayloadChooser {
             try scanned
             ? columnFrame(DeflateRecipe(segments: segments, tail: try original.size() - end).columns, prefix: layout)
             : DeflateRecipe(segments: segments, tail: try original.size() - end).encoded
-        let base = try basePath.map { try MappedFile.source(oldExpansion, displayPath: $0) }
+        // An expansion above the threshold is cut into segments, each against a window of
+        // the old expansion: the client's memory stays at a segment whatever the size.
         let frame = workDirectory + "/deflate.frame"
-        let frameLength = try encode(newExpansion, prefix: base?.bytes, into: frame)
+        let frameLength: Int64
+        let segmented = self.segments != nil && (FileStatus.of(newExpansion)?.size ?? 0) > segmentThreshold
+        if let encoder = self.segments, segmented {
+            if basePath == nil { _ = try SystemFile.createOrTruncate(oldExpansion) }
+            frameLength = try encoder.encode(newPath: newExpansion, oldPath: oldExpansion, into: frame)
+        } else {
+            let base = try basePath.map { try MappedFile.source(oldExpansion, displayPath: $0) }
+            frameLength = try encode(newExpansion, prefix: base?.bytes, into: frame)
+        }
         let payload = workDirectory + "/deflate.payload"
         let out = try SystemFile.createOrTruncate(payload)
         try recipe.withUnsafeBytes { try out.writeAll($0) }
@@ -119,7 +119,45 @@ extension PayloadChooser {
         return .success(
             SeeThroughPayload(
                 path: payload, length: Int64(recipe.count) + frameLength, streams: streams.count, reproduced: found.count,
-                seenBytes: found.reduce(0) { $0 + $1.stream.length }, fileBytes: try original.size()))
+                seenBytes: found.reduce(0) { $0 + $1.stream.length }, fileBytes: try original.size(),
+                segmented: segmented))
+    }
+
+    /// The streams zlib reproduces, each with its expanded length and parameters, in file
+    /// order. Streams are tried on up to ``SegmentedEncoder/jobs`` threads (each is
+    /// independent); `lengths` are their inflated lengths in the expansion at `expansionPath`.
+    private func reproducible(
+        _ streams: [DeflateStreams.Stream], lengths: [Int64], of original: SystemFile, expansion expansionPath: String
+    ) throws -> [(stream: DeflateStreams.Stream, length: Int64, parameters: DeflateParameters)] {
+        let expansion = try SystemFile.openForReading(expansionPath)
+        var starts: [Int64] = []
+        var expandedOffset: Int64 = 0, previousEnd: Int64 = 0
+        for (stream, length) in zip(streams, lengths) {
+            expandedOffset += stream.offset - previousEnd
+            starts.append(expandedOffset)
+            expandedOffset += length
+            previousEnd = stream.offset + stream.length
+        }
+        let found = Mutex<[Int: DeflateParameters]>([:])
+        let next = Atomic<Int>(0)
+        let offsets = starts
+        DispatchQueue.concurrentPerform(iterations: max(1, min(segments?.jobs ?? 1, streams.count))) { _ in
+            while true {
+                let index = next.add(1, ordering: .relaxed).oldValue
+                guard index < streams.count else { return }
+                let stream = streams[index]
+                if let parameters = DeflateRecipe.parameters(
+                    reproducing: original, at: stream.offset, length: stream.length,
+                    from: expansion, at: offsets[index], length: lengths[index], png: stream.png)
+                {
+                    found.withLock { $0[index] = parameters }
+                }
+            }
+        }
+        let parameters = found.withLock { $0 }
+        return streams.indices.compactMap { index in
+            parameters[index].map { (streams[index], lengths[index], $0) }
+        }
     }
 
     /// `columns` as a ``ColumnFrame``: compressed with `prefix` (what the client computes

@@ -55,9 +55,9 @@ package struct PayloadChooser {
         self.segmentThreshold = segmentThreshold
     }
 
-    /// For a file above the threshold: a segmented delta, else the file stored. One
-    /// encoding pass of bounded memory, where trying every whole-file encoding would take
-    /// several passes and memory growing with the file (see-through deltas expand it).
+    /// For a file above the threshold: a segmented delta, or a see-through delta with a
+    /// segmented expansion when smaller, else the file stored. Encoding passes of bounded
+    /// memory, where the whole-file encodings would take memory growing with the file.
     private func chooseSegmented(
         newPath: String, newSize: Int64, basePath: String,
         encoder: SegmentedEncoder
@@ -75,10 +75,7 @@ package struct PayloadChooser {
         } else {
             choice.note = "segmented delta (\(length) B) not smaller than the file"
         }
-        if !DeflateStreams.find(in: newPath).isEmpty {
-            choice.note = [choice.note, "no see-through delta above \(ByteFormat.string(segmentThreshold)) (its expansion would not be segmented)"]
-                .compactMap { $0 }.joined(separator: "; ")
-        }
+        try trySeeThrough(newPath, basePath: basePath, into: &choice)
         return choice
     }
 
@@ -176,29 +173,33 @@ package struct PayloadChooser {
                 (choice.encoding, choice.payloadPath, choice.length, choice.note) = (.suffixDelta, workDirectory + "/suffix.payload", length, nil)
             }
         }
-        // With a base, the new expansion is diffed against the old one; a new file is sent
-        // as its expansion compressed plus the recipe, when that is smaller than zstd of
-        // the compressed bytes.
-        // A file of no known container is scanned for gzip and zlib streams at any offset
-        // (tile archives); its patch then says so, so the client scans its old file too.
-        // An SQLite database (MBTiles) is gathered first: its tiles cut over overflow pages
-        // become whole streams.
-        guard newSize <= segmentThreshold else { return choice }
+        try trySeeThrough(newPath, basePath: basePath, into: &choice)
+        return choice
+    }
+
+    /// Tries a see-through payload for `newPath` and keeps it in `choice` when smaller.
+    /// With a base, the new expansion is diffed against the old one; a new file is sent
+    /// as its expansion compressed plus the recipe, when that is smaller than zstd of
+    /// the compressed bytes. An expansion above the segment threshold is segmented.
+    /// A file of no known container is scanned for gzip and zlib streams at any offset
+    /// (tile archives); its patch then says so, so the client scans its old file too.
+    /// An SQLite database (MBTiles) is gathered first: its tiles cut over overflow pages
+    /// become whole streams.
+    private func trySeeThrough(_ newPath: String, basePath: String?, into choice: inout Choice) throws {
         var streams = DeflateStreams.find(in: newPath)
         var scanned = false
         if streams.isEmpty, let basePath, let gathered = try gatheredSeeThrough(newPath, basePath: basePath) {
-            take(gathered, as: .gatheredDeflateDelta, into: &choice)
-            return choice
+            take(gathered, scanned: true, gathered: true, into: &choice)
+            return
         }
         if streams.isEmpty {
             streams = DeflateStreams.scan(in: newPath)
             scanned = basePath != nil
         }
-        guard !streams.isEmpty else { return choice }
+        guard !streams.isEmpty else { return }
         take(
-            try seeThrough(newPath, streams: streams, basePath: basePath, scanned: scanned),
-            as: scanned ? .scannedDeflateDelta : .deflateDelta, into: &choice)
-        return choice
+            try seeThrough(newPath, streams: streams, basePath: basePath, scanned: scanned), scanned: scanned, gathered: false,
+            into: &choice)
     }
 
     /// The smallest of several deltas (all read by the same decoder, each deterministic):

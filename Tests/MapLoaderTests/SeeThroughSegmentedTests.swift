@@ -1,0 +1,239 @@
+import Foundation
+import ManifestServer
+import Testing
+@testable import MapLoader
+import MapPublisher
+
+/// See-through deltas of large files: the expansion is cut into segments (memory of one
+/// segment, resumable), and the compressed file is rebuilt on several threads.
+@Suite struct SeeThroughSegmentedTests {
+    /// Writes a gzip file of `members` members (Python's zlib, level 6) holding about
+    /// `megabytes` MB of CSV-like records; `edits` records changed in place, one inserted.
+    static func writeGzip(_ url: URL, megabytes: Int, members: Int, edits: Int) throws {
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let script = """
+            import gzip, random, sys
+            random.seed(11)
+            rows = [b"%d,place %d,%.5f,%.5f,%d\\n" % (i, random.randint(0, 99999), random.uniform(-180, 180),
+                    random.uniform(-90, 90), random.randint(0, 10**6)) for i in range(\(megabytes) * 20000)]
+            for k in range(\(edits)):
+                at = (k * 7919) % len(rows)
+                rows[at] = b"%d,edited %d\\n" % (at, k)
+            if \(edits) > 0: rows.insert(len(rows) // 3, b"inserted,row\\n" * 40)
+            raw = b"".join(rows)
+            step = -(-len(raw) // \(members))
+            out = b"".join(gzip.compress(raw[i:i + step], compresslevel=6, mtime=0) for i in range(0, len(raw), step))
+            open(sys.argv[1], "wb").write(out)
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, url.path]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    /// old/ and new/ trees holding `records.csv.gz`, and their patch `p` with segments of
+    /// `segment` bytes (expansions above twice that are segmented).
+    @discardableResult
+    static func patchedPair(in dir: TemporaryDirectory, megabytes: Int, members: Int, segment: Int64) async throws -> PatchStats {
+        try await RawThread.run {
+            try writeGzip(dir.path("old/records.csv.gz"), megabytes: megabytes, members: members, edits: 0)
+            try writeGzip(dir.path("new/records.csv.gz"), megabytes: megabytes, members: members, edits: 30)
+        }
+        return try await RawThread.value {
+            try PatchBuilder.build(
+                from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
+                options: PatchOptions(level: 3, segmentLength: segment))
+        }
+    }
+
+    @Test func aLargeExpansionIsSegmentedAndAppliesByteForByte() async throws {
+        let dir = TemporaryDirectory("see-through-segmented")
+        let stats = try await Self.patchedPair(in: dir, megabytes: 4, members: 1, segment: 256 << 10)
+        let file = try #require(stats.file("records.csv.gz"))
+        #expect(file.encoding == .segmentedDeflateDelta)
+        // Thirty edits and an insertion change almost every deflate block: byte-level, the
+        // delta is most of the file; inside the compression it is a few kB.
+        let byteLevel = try #require(file.tried[.segmentedDelta])
+        #expect(file.payloadBytes * 10 < byteLevel, "see-through \(file.payloadBytes) B, byte-level \(byteLevel) B")
+        let applied = try await RawThread.value {
+            try PatchApplier.apply(
+                patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"), resumeIn: dir.path("resume"),
+                threads: 2)
+        }
+        #expect(applied.resumedBytes == 0)
+        #expect(try Data(contentsOf: dir.path("out/records.csv.gz")) == Data(contentsOf: dir.path("new/records.csv.gz")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("").path).allSatisfy { !$0.contains(".expand-") })
+    }
+
+    @Test func aThreadCapOfOneGivesTheSameBytesAsManyThreads() async throws {
+        let dir = TemporaryDirectory("see-through-threads")
+        // Forty members: forty independent deflate streams, rebuilt side by side.
+        let stats = try await Self.patchedPair(in: dir, megabytes: 4, members: 40, segment: 256 << 10)
+        #expect(stats.file("records.csv.gz")?.encoding == .segmentedDeflateDelta)
+        let expected = try Data(contentsOf: dir.path("new/records.csv.gz"))
+        var peaks: [Int: Int] = [:]
+        for threads in [1, 4] {
+            let out = dir.path("out-\(threads)")
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            let opened = try OpenedPatch(url: dir.path("p"))
+            var run = PatchRun(patch: opened, oldRoot: dir.path("old").path, newRoot: out.path, threads: threads, progress: nil)
+            for target in opened.manifest.targets { try run.produce(target) }
+            peaks[threads] = run.peakRebuildThreads
+            #expect(try Data(contentsOf: out.appendingPathComponent("records.csv.gz")) == expected, "\(threads) threads")
+        }
+        #expect(peaks[1] == 1, "a cap of one ran \(peaks[1] ?? 0) deflates at once")
+        #expect((1...4).contains(peaks[4] ?? 0))
+    }
+
+    @Test func anApplyThatFailedInTheExpansionResumesAfterItsLastSegment() async throws {
+        let dir = TemporaryDirectory("see-through-resume")
+        try await Self.patchedPair(in: dir, megabytes: 4, members: 1, segment: 256 << 10)
+        // Fault injected (a fake): the patch's last frame damaged, as in transit (the
+        // segment table, and so the resume identity, unchanged): the apply stops there.
+        var damaged = try Data(contentsOf: dir.path("p"))
+        damaged[damaged.count - 3] ^= 0xFF
+        try damaged.write(to: dir.path("damaged"))
+        #expect(throws: PatchError.self) {
+            try PatchApplier.apply(
+                patch: dir.path("damaged"), oldTree: dir.path("old"), into: dir.path("out1"), resumeIn: dir.path("resume"))
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path)
+        #expect(left.contains { $0.hasSuffix(".expansion") } && left.contains { $0.hasSuffix(".json") }, "\(left)")
+
+        let applied = try PatchApplier.apply(
+            patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out2"), resumeIn: dir.path("resume"))
+        let size = Int64(try Data(contentsOf: dir.path("new/records.csv.gz")).count)
+        // Most of the expansion (its share of the file's progress) was taken over.
+        #expect(applied.resumedBytes > Int64(Double(size) * PatchRun.expansionShare / 2), "resumed \(applied.resumedBytes) of \(size)")
+        #expect(try Data(contentsOf: dir.path("out2/records.csv.gz")) == Data(contentsOf: dir.path("new/records.csv.gz")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path).isEmpty)
+    }
+
+    @Test func aRebuildResumesFromAnyPositionItReported() async throws {
+        let dir = TemporaryDirectory("see-through-rebuild")
+        let file = dir.path("records.csv.gz")
+        try await RawThread.run { try Self.writeGzip(file, megabytes: 2, members: 12, edits: 0) }
+        // The recipe as the publisher makes it: streams, their expansion, zlib's parameters.
+        let streams = DeflateStreams.find(in: file.path)
+        #expect(streams.count == 12)
+        let lengths = try DeflateRecipe.expand(file.path, streams: streams, into: dir.path("expanded").path)
+        let original = try SystemFile.openForReading(file.path)
+        let expansion = try SystemFile.openForReading(dir.path("expanded").path)
+        var segments: [DeflateRecipe.Segment] = []
+        var end: Int64 = 0, expanded: Int64 = 0
+        for (stream, length) in zip(streams, lengths) {
+            expanded += stream.offset - end
+            let parameters = try #require(
+                DeflateRecipe.parameters(
+                    reproducing: original, at: stream.offset, length: stream.length, from: expansion, at: expanded,
+                    length: length))
+            segments.append(.init(rawBefore: stream.offset - end, expandedLength: length, parameters: parameters))
+            expanded += length
+            end = stream.offset + stream.length
+        }
+        let recipe = DeflateRecipe(segments: segments, tail: try original.size() - end)
+        var whole: [UInt8] = []
+        var positions: [DeflateRecipe.Position] = []
+        try recipe.rebuild(from: expansion, threads: 3, output: { whole += $0 }, finished: { positions.append($0) })
+        #expect(whole == Array(try Data(contentsOf: file)))
+        #expect(positions.count == 13 && positions.last?.output == Int64(whole.count))
+        for position in [positions[0], positions[5], positions[11]] {
+            var rest: [UInt8] = []
+            try recipe.rebuild(from: expansion, threads: 2, at: position, output: { rest += $0 })
+            #expect(rest == Array(whole[Int(position.output)...]), "from segment \(position.segments)")
+        }
+        #expect(throws: PatchError.self) {
+            try recipe.rebuild(from: expansion, at: .init(segments: 14, expanded: 0, output: 0), output: { _ in })
+        }
+    }
+}
+
+/// A real crash in the middle of rebuilding a large gzip file: the CLI is killed with
+/// SIGKILL once it has checkpointed part of the rebuild; the next `update` takes over the
+/// decoded expansion and the rebuilt bytes, and finishes the file.
+@Suite(.serialized) struct SeeThroughResumeCrashTests {
+    @Test func updateKilledWhileRebuildingAGzipFileResumesFromItsCheckpoint() async throws {
+        let dir = TemporaryDirectory("see-through-crash")
+        let key = try SigningKeyFile.generate(at: dir.path("publisher.key"))
+        let tree = ReleaseTree(
+            groups: [DataGroup(id: "base", title: "Base", required: true, default: true)],
+            root: PackageNode(id: "world", title: "World", children: [PackageNode(id: "planet", title: "Planet")]))
+        for revision in 1...2 {
+            try FileManager.default.createDirectory(at: dir.path("r\(revision)"), withIntermediateDirectories: true)
+            try JSONCoding.encoder().encode(tree).write(to: dir.path("r\(revision)/tree.json"))
+            // 48 members: many streams, so the rebuild checkpoints between them.
+            try await RawThread.run {
+                try SeeThroughSegmentedTests.writeGzip(
+                    dir.path("r\(revision)/data/planet/base/records.csv.gz"), megabytes: 16, members: 48,
+                    edits: revision == 1 ? 0 : 30)
+            }
+        }
+        func publish(_ revision: Int) async throws {
+            var options = PublishOptions(version: "v\(revision)", level: 3, validity: 3600, keyFile: dir.path("publisher.key"))
+            options.segmentLength = 256 << 10
+            let fixed = options
+            try await RawThread.run { try Publisher.publish(release: dir.path("r\(revision)"), site: dir.path("site"), options: fixed) }
+        }
+        try await publish(1)
+        let server = ManifestServer(root: dir.path("site"))
+        let url = "http://127.0.0.1:\(try server.start())"
+        defer { server.stop() }
+        let client = { (data: URL) in ["--server", url, "--data-dir", data.path, "--trust-key", key.base64] }
+        let attempts = 4
+        for attempt in 1...attempts {
+            let result = try await CLI.run(["install", "planet"] + client(dir.path("data-\(attempt)")))
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        try await publish(2)
+
+        // Kill the update once its checkpoint records rebuilt bytes. A run that finished
+        // first proves nothing, so the next attempt tries again.
+        var killed: URL?
+        for attempt in 1...attempts where killed == nil {
+            let data = dir.path("data-\(attempt)")
+            let downloads = data.appendingPathComponent("downloads")
+            let started = try CLI.start(["update", "--delta"] + client(data))
+            let sawCheckpoint = try await RawThread.value { () -> Bool in
+                while started.0.isRunning {
+                    let names = (try? FileManager.default.contentsOfDirectory(atPath: downloads.path)) ?? []
+                    for name in names where name.hasPrefix("apply-") && name.hasSuffix(".json") {
+                        let checkpoint = try? Data(contentsOf: downloads.appendingPathComponent(name))
+                        if let checkpoint, String(decoding: checkpoint, as: UTF8.self).contains("rebuilt") {
+                            kill(started.0.processIdentifier, SIGKILL)
+                            return true
+                        }
+                    }
+                    usleep(200)
+                }
+                return false
+            }
+            let first = try await RawThread.value { try CLI.finish(started) }
+            // Both must hold: killed by our SIGKILL, after a rebuild checkpoint.
+            if sawCheckpoint && started.0.terminationReason == .uncaughtSignal && first.status == SIGKILL { killed = data }
+        }
+        let data = try #require(killed, "no attempt was killed in the middle of the rebuild")
+        let partial = try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("downloads").path)
+        #expect(partial.contains { $0.hasSuffix(".partial") } && partial.contains { $0.hasSuffix(".expansion") }, "\(partial)")
+
+        let second = try await CLI.run(["update", "--delta", "--json", "--threads", "1"] + client(data))
+        #expect(second.status == 0, "\(second.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(second.stdout.utf8)) as? [String: Any]
+        let resumed = (report?["resumedBytes"] as? NSNumber)?.int64Value ?? 0
+        let size = Int64(try Data(contentsOf: dir.path("r2/data/planet/base/records.csv.gz")).count)
+        // The whole expansion and some rebuilt bytes were taken over.
+        #expect(resumed > Int64(Double(size) * PatchRun.expansionShare), "resumed \(resumed) of \(size)")
+        #expect(report?["toVersion"] as? String == "v2")
+        let steps = report?["steps"] as? [[String: Any]] ?? []
+        #expect(steps.contains { $0["method"] as? String != "full" && $0["action"] as? String != "keep" }, "\(steps)")
+        #expect(
+            try Data(contentsOf: data.appendingPathComponent("current/planet/base/records.csv.gz"))
+                == Data(contentsOf: dir.path("r2/data/planet/base/records.csv.gz")))
+        let verify = try await CLI.run(["verify"] + client(data))
+        #expect(verify.status == 0, "\(verify.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("downloads").path)
+        #expect(!left.contains { $0.hasPrefix("apply-") }, "\(left)")
+    }
+}
