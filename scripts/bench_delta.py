@@ -311,6 +311,60 @@ def edit_pbf(data, edits, seed):
     return out
 
 
+def tzf_sdist(version):
+    """The cached timezonefinder sdist of `version` (fetched from PyPI when missing)."""
+    download = os.path.join(CACHE, "pypi", version)
+    if not os.path.exists(download) or not os.listdir(download):
+        timezone_dataset()
+    return os.path.join(download, os.listdir(download)[0])
+
+
+def release_archive(folder, versions):
+    """A release whose one file is a `.tar.gz` of the timezonefinder source releases
+    `versions` (an archive of all releases to date, 120-180 MB of content), written as
+    Python's tarfile writes sdists (zlib level 9)."""
+    data = os.path.join(folder, "data", "region", "base")
+    if os.path.exists(os.path.join(folder, "tree.json")):
+        return folder
+    os.makedirs(data, exist_ok=True)
+    with open(os.path.join(data, "releases.tar.gz"), "wb") as raw, \
+            gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as gz, \
+            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as out:
+        for version in versions:
+            with tarfile.open(tzf_sdist(version)) as sdist:
+                for member in sdist.getmembers():
+                    out.addfile(member, sdist.extractfile(member) if member.isfile() else None)
+    one_leaf_release(folder, {})
+    return folder
+
+
+def repeating_folder(folder, version):
+    """A release of two files over 16 MiB that repeat each other: timezonefinder's polygons
+    of `version`, and the same polygons followed by their holes (a second cut of the data)."""
+    if os.path.exists(os.path.join(folder, "tree.json")):
+        return folder
+    base = os.path.join(CACHE, "tzf", version, "data", "timezones", "base")
+    if not os.path.exists(base):
+        timezone_dataset()
+    polygons = open(os.path.join(base, "poly_data.bin"), "rb").read()
+    holes = open(os.path.join(base, "hole_data.bin"), "rb").read()
+    return one_leaf_release(folder, {"poly_data.bin": polygons, "poly_with_holes.bin": polygons + holes})
+
+
+def big_datasets():
+    """Pairs above the segment threshold: a `.tar.gz` whose content is over 150 MB, and a
+    folder of files over 16 MiB that repeat each other."""
+    out = os.path.join(CACHE, "big")
+    return [
+        ("releases.tar.gz (timezonefinder sdists 6.2.0+6.4.0 → +6.5.0)",
+         [release_archive(os.path.join(out, "archive-v1"), ["6.2.0", "6.4.0"]),
+          release_archive(os.path.join(out, "archive-v2"), ["6.2.0", "6.4.0", "6.5.0"])]),
+        ("two-cuts folder (timezonefinder 6.2.0 → 6.4.0)",
+         [repeating_folder(os.path.join(out, "cuts-6.2.0"), "6.2.0"),
+          repeating_folder(os.path.join(out, "cuts-6.4.0"), "6.4.0")]),
+    ]
+
+
 def real_datasets():
     """Real geodata from public releases on PyPI: geofabrik's extract index as pyrosm 0.14.0
     and 0.16.0 ship it (.geojson.gz), Natural Earth shapefiles as geopandas 0.9.0 and 0.12.2
@@ -395,7 +449,31 @@ def peers(old_release, new_release, work, use_bsdiff):
                 decode_rss = max(decode_rss, rss)
     if not use_bsdiff:
         sizes["bsdiff"] = None
+    sizes["zstd-tar"] = folder_as_tar_delta(old_release, new_release, work)
     return sizes, decode_wall, decode_rss, pairs, encode_wall
+
+
+def sorted_tar(folder, out):
+    """The files under `folder` as one tar, sorted by path, with fixed metadata."""
+    with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as tar:
+        for rel, path in sorted(files_under(folder).items()):
+            info = tar.gettarinfo(path, arcname=rel)
+            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+            with open(path, "rb") as f:
+                tar.addfile(info, f)
+
+
+def folder_as_tar_delta(old_release, new_release, work):
+    """`zstd -19 --long=31 --patch-from` of the new data folder as one sorted tar against
+    the old one: a peer that sees matches across files."""
+    old_tar, new_tar, patch = (os.path.join(work, n) for n in ("old.tar", "new.tar", "tar.zst"))
+    sorted_tar(os.path.join(old_release, "data"), old_tar)
+    sorted_tar(os.path.join(new_release, "data"), new_tar)
+    sh(["zstd", "-q", "-f", "-19", "--long=31", f"--patch-from={old_tar}", new_tar, "-o", patch])
+    size = os.path.getsize(patch)
+    for path in (old_tar, new_tar, patch):
+        os.remove(path)
+    return size
 
 
 class Server:
@@ -470,14 +548,14 @@ def bench(name, releases, binary, use_bsdiff, rows):
             rows.append({
                 "pair": f"{name.split(' ')[0]}{' .gz' if name.endswith('(.gz)') else ''} {os.path.basename(releases[index - 1])}→{os.path.basename(releases[index])}",
                 "maploader": blobs, "withMetadata": total, "zstd": sizes["zstd"], "xdelta3": sizes["xdelta3"],
-                "bsdiff": sizes["bsdiff"], "hdiffpatch": sizes["hdiffpatch"], "full": full, "vsBest": blobs / best if best else 0,
+                "bsdiff": sizes["bsdiff"], "hdiffpatch": sizes["hdiffpatch"], "zstdTar": sizes["zstd-tar"], "full": full, "vsBest": blobs / best if best else 0,
                 "applyWall": wall, "zstdWall": zwall, "timeRatio": wall / zwall if zwall else 0,
                 "rss": rss, "zstdRss": zrss, "pairs": pairs, "groups": len(changed), "fallbacks": len(fallbacks),
                 "publishWall": publish_wall, "zstdEncode": zencode, "publishRss": publish_rss})
             r = rows[-1]
             print(f"   {r['pair']}: update --delta {human(blobs)} ({human(total)} with metadata), zstd {human(sizes['zstd'])}, "
                   f"xdelta3 {human(sizes['xdelta3'])}, bsdiff {human(sizes['bsdiff']) if sizes['bsdiff'] is not None else '-'}, "
-                  f"hdiffz {human(sizes['hdiffpatch'])}, "
+                  f"hdiffz {human(sizes['hdiffpatch'])}, zstd of the folder as a tar {human(sizes['zstd-tar'])}, "
                   f"full {human(full)}; apply {wall:.2f}s vs zstd -d {zwall:.2f}s, RSS {human(rss)} vs {human(zrss)}; "
                   f"{len(changed)} groups changed, {len(fallbacks)} by full archive; publish {publish_wall:.1f}s "
                   f"(RSS {human(publish_rss)}) vs zstd -19 encode {zencode:.1f}s", flush=True)
@@ -514,6 +592,8 @@ def main():
     parser.add_argument("--scale", type=int, default=1, help="sample world scale")
     parser.add_argument("--real", action="store_true", help="with --quick: the real geodata pairs too")
     parser.add_argument("--real-only", action="store_true", help="only the real geodata pairs (release build)")
+    parser.add_argument("--big", action="store_true",
+                        help="only the pairs above the segment threshold (a .tar.gz of 180 MB of content, a folder of files over 16 MiB)")
     parser.add_argument("--only", help="only the pairs whose name contains this text")
     parser.add_argument("--record", action="store_true",
                         help=f"write this run's bytes per pair into {os.path.relpath(BASELINE, ROOT)} (the recorded baseline)")
@@ -528,17 +608,20 @@ def main():
     datasets += [gzipped_dataset(*dataset) for dataset in list(datasets)]
     if args.real_only:
         datasets = real_datasets()
+    elif args.big:
+        datasets = big_datasets()
     elif not args.quick or args.real:
-        datasets += real_datasets()
+        datasets += real_datasets() + big_datasets()
     if args.only:
         datasets = [(name, releases) for name, releases in datasets if args.only in name]
     for name, releases in datasets:
         bench(name, releases, binary, not args.no_bsdiff, rows)
     print()
-    header = ["pair", "update --delta", "+metadata", "zstd -19", "xdelta3 -9", "bsdiff", "hdiffz", "full", "vs best",
+    header = ["pair", "update --delta", "+metadata", "zstd -19", "xdelta3 -9", "bsdiff", "hdiffz", "zstd tar", "full", "vs best",
               "apply s", "zstd -d s", "time ×", "RSS", "zstd RSS", "publish s", "zstd -19 s", "publish ×", "publish RSS"]
     table = [header] + [[r["pair"], human(r["maploader"]), human(r["withMetadata"]), human(r["zstd"]), human(r["xdelta3"]),
-                         human(r["bsdiff"]) if r["bsdiff"] is not None else "-", human(r["hdiffpatch"]), human(r["full"]),
+                         human(r["bsdiff"]) if r["bsdiff"] is not None else "-", human(r["hdiffpatch"]), human(r["zstdTar"]),
+                         human(r["full"]),
                          f"{r['vsBest']:.2f}",
                          f"{r['applyWall']:.2f}", f"{r['zstdWall']:.2f}", f"{r['timeRatio']:.2f}", human(r["rss"]),
                          human(r["zstdRss"]), f"{r['publishWall']:.1f}", f"{r['zstdEncode']:.1f}",
@@ -551,7 +634,7 @@ def main():
     print(f"\nbytes target (≤ 0.9× best peer): {met} of {len(rows)} pairs; time target (≤ 1.2× zstd -d): {fast} of {len(rows)} pairs")
     compare_with_baseline(rows, record=args.record)
     total = sum(r["maploader"] for r in rows)
-    best = sum(min(v for v in (r["zstd"], r["xdelta3"], r["bsdiff"], r["hdiffpatch"]) if v is not None) for r in rows)
+    best = sum(min(v for v in (r["zstd"], r["xdelta3"], r["bsdiff"], r["hdiffpatch"], r["zstdTar"]) if v is not None) for r in rows)
     print(f"in total: {human(total)} against {human(best)} for the best peer per pair ({total / best:.2f}×; target ≤ 0.9×)")
 
 

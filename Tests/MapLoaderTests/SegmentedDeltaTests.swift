@@ -48,6 +48,29 @@ import MapPublisher
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path).isEmpty)
     }
 
+    @Test func aSegmentFindsItsOldBytesFarFromItsRelativePosition() async throws {
+        // 1 MB of new bytes before a 4 MB old file: most segments' old bytes lie further
+        // from the same relative position than a window's margin.
+        let dir = TemporaryDirectory("segmented-moved")
+        let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
+        let old = try random.read(upToCount: 4 << 20)!, inserted = try random.read(upToCount: 1 << 20)!
+        try random.close()
+        for (folder, bytes) in [("old", old), ("new", inserted + old)] {
+            try FileManager.default.createDirectory(at: dir.path(folder), withIntermediateDirectories: true)
+            try bytes.write(to: dir.path("\(folder)/planet.bin"))
+        }
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(
+                from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
+                options: PatchOptions(level: 3, segmentLength: 512 << 10))
+        }
+        #expect(stats.file("planet.bin")?.encoding == .segmentedDelta)
+        // The inserted megabyte is incompressible; the old 4 MB must cost next to nothing.
+        #expect(stats.patchBytes < (1 << 20) + (64 << 10), "patch is \(stats.patchBytes) bytes")
+        try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"))
+        #expect(try Data(contentsOf: dir.path("out/planet.bin")) == inserted + old)
+    }
+
     @Test func anApplyThatFailedAtASegmentResumesThereWithoutRedoingTheFinishedOnes() async throws {
         let dir = TemporaryDirectory("segmented")
         try await Self.patchedPair(in: dir, size: 4 << 20, segment: 256 << 10)

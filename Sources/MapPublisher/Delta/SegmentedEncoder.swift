@@ -38,18 +38,25 @@ package struct SegmentedEncoder {
         let newSize = try input.size()
         let oldSize = try SystemFile.openForReading(oldPath).size()
         let count = Int(max(1, (newSize + segmentLength - 1) / segmentLength))
+        // Each segment's window is where its content is found in the old file (anchors),
+        // else at the same relative position.
+        let oldMapping = try MappedFile.source(oldPath, displayPath: oldPath)
+        let windows = withExtendedLifetime(oldMapping) { SegmentWindows(old: oldMapping.bytes) }
         let results = Mutex<[Int: Result<SegmentedDelta.Segment, any Error>]>([:])
         let next = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, count))) { _ in
             guard let compressor = try? ZstdCompressor(),
-                let old = try? MappedFile.source(oldPath, displayPath: oldPath), Int64(old.bytes.count) == oldSize
+                let old = try? MappedFile.source(oldPath, displayPath: oldPath), Int64(old.bytes.count) == oldSize,
+                let new = try? MappedFile.source(newPath, displayPath: newPath)
             else { return }
             while true {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < count, results.withLock({ !$0.values.contains { if case .failure = $0 { true } else { false } } })
                 else { return }
                 let result = Result {
-                    try encodeSegment(index, of: newSize, from: input, old: old.bytes, oldSize: oldSize, compressor: compressor)
+                    try encodeSegment(
+                        index, of: newSize, from: input, new: new.bytes, old: old.bytes, windows: windows,
+                        compressor: compressor)
                 }
                 results.withLock { $0[index] = result }
             }
@@ -78,15 +85,24 @@ package struct SegmentedEncoder {
 
     /// Encodes segment `index` into its frame file.
     private func encodeSegment(
-        _ index: Int, of newSize: Int64, from input: SystemFile, old: UnsafeRawBufferPointer,
-        oldSize: Int64, compressor: ZstdCompressor
+        _ index: Int, of newSize: Int64, from input: SystemFile, new: UnsafeRawBufferPointer, old: UnsafeRawBufferPointer,
+        windows: SegmentWindows, compressor: ZstdCompressor
     ) throws -> SegmentedDelta.Segment {
+        let oldSize = Int64(old.count)
         let start = Int64(index) * segmentLength
         let length = min(segmentLength, newSize - start)
-        // The old bytes at the same relative position, widened by the margin both ways.
-        let center = newSize == 0 ? 0 : Int64((Double(start) / Double(newSize) * Double(oldSize)).rounded(.down))
-        let oldOffset = min(max(0, center - margin), oldSize)
-        let oldLength = min(oldSize - oldOffset, length + 2 * margin)
+        let wanted = length + 2 * margin
+        let oldOffset: Int64
+        if Int64(new.count) == newSize,
+            let found = windows.windowStart(for: UnsafeRawBufferPointer(rebasing: new[Int(start)..<Int(start + length)]), length: wanted)
+        {
+            oldOffset = found
+        } else {
+            // The old bytes at the same relative position, widened by the margin both ways.
+            let center = newSize == 0 ? 0 : Int64((Double(start) / Double(newSize) * Double(oldSize)).rounded(.down))
+            oldOffset = min(max(0, center - margin), oldSize)
+        }
+        let oldLength = min(oldSize - oldOffset, wanted)
         let window =
             oldLength == 0
             ? nil

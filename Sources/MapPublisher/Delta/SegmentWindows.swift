@@ -1,0 +1,87 @@
+/// Where each segment of a new file most likely comes from in the old file, for
+/// ``SegmentedEncoder``: content-defined anchors of the old file are indexed, a new
+/// segment's anchors are looked up, and the old window that holds most of them is chosen.
+/// Data moved further than a window's margin (a release appended to an archive, a record
+/// block inserted early in a file) is then still found, where the same relative position
+/// would miss it.
+///
+/// An anchor is a position where a gear hash of the preceding 64 bytes has its top bits
+/// zero (one position in ``spacing`` on average, whatever the data); its key is the hash
+/// itself, so equal content gives equal anchors on both sides. The index holds at most
+/// about a million anchors (`spacing` grows with the file), 40 MB at most.
+struct SegmentWindows: Sendable {
+    /// Old offset of each anchor key (its first occurrence).
+    private let anchors: [UInt64: Int64]
+    /// Bits that must be zero at the top of the hash for an anchor.
+    private let bits: Int
+    /// The old file's size.
+    let oldSize: Int64
+
+    /// Average bytes between anchors.
+    var spacing: Int { 1 << bits }
+
+    /// Indexes the anchors of `old`.
+    init(old: UnsafeRawBufferPointer) {
+        oldSize = Int64(old.count)
+        var bits = 12
+        while old.count >> bits > 1 << 20 { bits += 1 }
+        self.bits = bits
+        var anchors: [UInt64: Int64] = [:]
+        anchors.reserveCapacity(old.count >> bits + 16)
+        Self.forEachAnchor(in: old, bits: bits) { key, offset in
+            if anchors[key] == nil { anchors[key] = Int64(offset) }
+        }
+        self.anchors = anchors
+    }
+
+    /// The start of the `length`-byte old window that holds most of the anchors `new` (a
+    /// segment of the new file) shares with the old file, the shared ones centred in it;
+    /// `nil` when they share none.
+    func windowStart(for new: UnsafeRawBufferPointer, length: Int64) -> Int64? {
+        var hits: [Int64] = []
+        Self.forEachAnchor(in: new, bits: bits) { key, _ in
+            if let offset = anchors[key] { hits.append(offset) }
+        }
+        guard !hits.isEmpty else { return nil }
+        hits.sort()
+        var best = (count: 0, first: 0, last: 0)
+        var first = 0
+        for last in hits.indices {
+            while hits[last] - hits[first] >= length { first += 1 }
+            if last - first + 1 > best.count { best = (last - first + 1, first, last) }
+        }
+        let middle = (hits[best.first] + hits[best.last]) / 2
+        return min(max(0, middle - length / 2), max(0, oldSize - length))
+    }
+
+    /// Calls `body` with the key and offset (just past the hashed bytes) of each anchor.
+    private static func forEachAnchor(in bytes: UnsafeRawBufferPointer, bits: Int, _ body: (UInt64, Int) -> Void) {
+        let shift = UInt64(64 - bits)
+        var hash: UInt64 = 0
+        // At least 64 bytes between anchors: a run of one repeated byte (a hash that
+        // stays put) yields one anchor per 64 bytes, not one per byte.
+        var next = 64
+        gear.withUnsafeBufferPointer { table in
+            for (offset, byte) in bytes.enumerated() {
+                hash = hash &<< 1 &+ table[Int(byte)]
+                if hash >> shift == 0, offset >= next {
+                    body(hash, offset + 1)
+                    next = offset + 64
+                }
+            }
+        }
+    }
+
+    /// The gear table: 256 fixed pseudo-random words (SplitMix64 from a fixed seed), so
+    /// anchors are the same on every run and machine.
+    private static let gear: [UInt64] = {
+        var state: UInt64 = 0x4D61_704C_6F61_6465
+        return (0..<256).map { _ in
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }()
+}
