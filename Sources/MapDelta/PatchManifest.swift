@@ -44,6 +44,11 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     case segmentedScannedDeflateDelta = 10
     /// ``gatheredDeflateDelta`` with a segmented expansion (see ``segmentedDeflateDelta``).
     case segmentedGatheredDeflateDelta = 11
+    /// A segmented delta (as ``segmentedDelta``) whose windows lie in several files
+    /// (``CrossReferences``, the file's own old version last): each segment's old offset
+    /// addresses the references one after another, and its window lies inside one of them.
+    /// Files are mapped, never joined, so references of any size cost no memory or disk.
+    case segmentedCrossDelta = 12
 
     /// Whether a payload of this encoding can patch an old file (everything but the file
     /// on its own, stored or compressed).
@@ -58,7 +63,7 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .segmentedDeflateDelta: return SeeThroughKind(scanned: false, gathered: false, segmented: true)
         case .segmentedScannedDeflateDelta: return SeeThroughKind(scanned: true, gathered: false, segmented: true)
         case .segmentedGatheredDeflateDelta: return SeeThroughKind(scanned: true, gathered: true, segmented: true)
-        case .stored, .zstd, .delta, .segmentedDelta, .crossDelta, .suffixDelta: return nil
+        case .stored, .zstd, .delta, .segmentedDelta, .crossDelta, .suffixDelta, .segmentedCrossDelta: return nil
         }
     }
 
@@ -89,6 +94,7 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .segmentedDeflateDelta: return "segmented-deflate-delta"
         case .segmentedScannedDeflateDelta: return "segmented-scanned-deflate-delta"
         case .segmentedGatheredDeflateDelta: return "segmented-gathered-deflate-delta"
+        case .segmentedCrossDelta: return "segmented-cross-delta"
         }
     }
 }

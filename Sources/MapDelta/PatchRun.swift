@@ -65,6 +65,8 @@ package struct PatchRun {
                 payload, kind: payload.encoding.seeThrough!, source: sources[index], target: target, destination: destination)
         case .patch(let index, let payload) where payload.encoding == .segmentedDelta:
             try decodeSegmented(payload, source: sources[index], target: target, destination: destination)
+        case .patch(let index, let payload) where payload.encoding == .segmentedCrossDelta:
+            try decodeSegmented(payload, source: sources[index], target: target, destination: destination, cross: true)
         case .patch(let index, let payload) where payload.encoding == .crossDelta:
             try decodeCross(payload, source: sources[index], target: target, destination: destination)
         case .patch(let index, let payload):
@@ -94,21 +96,7 @@ package struct PatchRun {
         let (references, headerLength) = try CrossReferences.decode(
             from: patch.file, at: payload.offset,
             within: payload.length, displayPath: target.path)
-        let sources = patch.manifest.sources, targets = patch.manifest.targets
-        var paths: [String] = []
-        for reference in references.references {
-            switch reference {
-            case .old(let index):
-                guard sources.indices.contains(index) else { throw PatchError.corrupt(detail: "\(target.path) refers to a missing old file") }
-                paths.append(oldRoot + "/" + sources[index].path)
-            case .new(let index):
-                guard index < produced, targets.indices.contains(index) else {
-                    throw PatchError.corrupt(detail: "\(target.path) refers to a new file not produced before it")
-                }
-                paths.append(newRoot + "/" + targets[index].path)
-            }
-        }
-        guard Set(paths).count == paths.count else { throw PatchError.corrupt(detail: "\(target.path) refers to a file twice") }
+        let paths = try referencedPaths(references, target: target)
         let total = paths.reduce(Int64(0)) { $0 + (FileStatus.of($1)?.size ?? 0) }
         guard total <= CrossReferences.maxPrefixBytes else {
             throw PatchError.corrupt(detail: "\(target.path) refers to more than \(CrossReferences.maxPrefixBytes >> 20) MiB of files")
@@ -117,9 +105,6 @@ package struct PatchRun {
         defer { FileSystem.remove(joined) }
         let out = try SystemFile.createOrTruncate(joined)
         for path in paths {
-            guard let status = FileStatus.of(path), status.kind == .file else {
-                throw PatchError.sourceMissing(path: String(path.dropFirst(path.hasPrefix(newRoot) ? newRoot.count + 1 : oldRoot.count + 1)))
-            }
             try SystemFile.openForReading(path).forEachChunk { try out.writeAll($0) }
         }
         let prefix = try MappedFile.source(joined, displayPath: target.path)
@@ -132,10 +117,34 @@ package struct PatchRun {
                 target: target, destination: destination)
         } catch {
             for case .old(let index) in references.references {
-                if let mismatch = mismatch(of: sources[index], bytes: nil) { throw mismatch }
+                if let mismatch = mismatch(of: patch.manifest.sources[index], bytes: nil) { throw mismatch }
             }
             throw error
         }
+    }
+
+    /// The full paths of the files `references` names for `target`, each a regular file:
+    /// old files of the patch's sources, new files produced before this one; none twice.
+    private func referencedPaths(_ references: CrossReferences, target: PatchManifest.Target) throws -> [String] {
+        let sources = patch.manifest.sources, targets = patch.manifest.targets
+        var paths: [String] = []
+        for reference in references.references {
+            let path: String, relative: String
+            switch reference {
+            case .old(let index):
+                guard sources.indices.contains(index) else { throw PatchError.corrupt(detail: "\(target.path) refers to a missing old file") }
+                (path, relative) = (oldRoot + "/" + sources[index].path, sources[index].path)
+            case .new(let index):
+                guard index < produced, targets.indices.contains(index) else {
+                    throw PatchError.corrupt(detail: "\(target.path) refers to a new file not produced before it")
+                }
+                (path, relative) = (newRoot + "/" + targets[index].path, targets[index].path)
+            }
+            guard let status = FileStatus.of(path), status.kind == .file else { throw PatchError.sourceMissing(path: relative) }
+            paths.append(path)
+        }
+        guard Set(paths).count == paths.count else { throw PatchError.corrupt(detail: "\(target.path) refers to a file twice") }
+        return paths
     }
 
     /// After a decode failed: the error naming `source` when its bytes (`bytes`, else read
@@ -207,7 +216,7 @@ package struct PatchRun {
                 report(force: false)
             }
         case .deflateDelta, .segmentedDelta, .crossDelta, .scannedDeflateDelta, .gatheredDeflateDelta, .segmentedDeflateDelta,
-            .segmentedScannedDeflateDelta, .segmentedGatheredDeflateDelta:
+            .segmentedScannedDeflateDelta, .segmentedGatheredDeflateDelta, .segmentedCrossDelta:
             throw PatchError.corrupt(detail: "a \(payload.encoding) payload for \(target.path) outside a patch operation")
         case .zstd, .delta:
             try ZstdDelta.decodeFrame(
@@ -257,14 +266,25 @@ package struct PatchRun {
     /// against the table's SHA-256 (the table is part of the pinned patch), and the size.
     private mutating func decodeSegmented(
         _ payload: PatchManifest.Payload, source: PatchManifest.Source,
-        target: PatchManifest.Target, destination: String
+        target: PatchManifest.Target, destination: String, cross: Bool = false
     ) throws {
         let oldPath = oldRoot + "/" + source.path
         guard let status = FileStatus.of(oldPath), status.kind == .file else { throw PatchError.sourceMissing(path: source.path) }
         let mapped = try MappedFile.source(oldPath, displayPath: source.path)
+        // The windows address the old file, or for a cross-file payload the files its
+        // references name, one after another (mapped, never joined).
+        var headerLength: Int64 = 0
+        var windows = SegmentOldBytes(files: [mapped])
+        if cross {
+            let (references, length) = try CrossReferences.decode(
+                from: patch.file, at: payload.offset, within: payload.length, displayPath: target.path)
+            headerLength = length
+            windows = SegmentOldBytes(
+                files: try referencedPaths(references, target: target).map { try MappedFile.source($0, displayPath: target.path) })
+        }
         let (table, tableLength) = try SegmentedDelta.decode(
-            from: patch.file, at: payload.offset, within: payload.length,
-            targetSize: target.size, oldSize: Int64(mapped.bytes.count),
+            from: patch.file, at: payload.offset + headerLength, within: payload.length - headerLength,
+            targetSize: target.size, oldSize: windows.size,
             displayPath: target.path)
         // The spot is this run's while it holds its lock: another group of the same run (or
         // another process) building the same file builds in place instead.
@@ -302,7 +322,8 @@ package struct PatchRun {
         done = start + written
         do {
             try table.decode(
-                from: patch.file, framesOffset: payload.offset + tableLength, old: mapped.bytes, from: first,
+                from: patch.file, framesOffset: payload.offset + headerLength + tableLength,
+                window: { try windows.window(of: $0, displayPath: target.path) }, from: first,
                 displayPath: target.path,
                 output: { chunk in
                     if cloned {
@@ -316,8 +337,7 @@ package struct PatchRun {
                     report(force: false)
                 },
                 finished: { index in
-                    let segment = table.segments[index]
-                    mapped.release(Int(segment.oldOffset)..<Int(segment.oldOffset + segment.oldLength))
+                    windows.release(table.segments[index])
                     guard let spot else { return }
                     try output.sync()
                     var progress = checkpoint
@@ -401,40 +421,6 @@ package struct PatchRun {
         guard let progress, done != reported, force || done - reported >= 4 << 20 else { return }
         reported = done
         progress(done)
-    }
-}
-
-/// How far a segmented output got, saved beside it after each finished segment.
-package struct SegmentCheckpoint: Codable, Equatable {
-    /// The segment table's identity (``SegmentedDelta/identity``).
-    package var identity: String
-    /// The old file's expected SHA-256 (hex).
-    package var source: String
-    /// Segments finished and fsync'ed.
-    package var segments: Int
-    /// For a see-through file whose expansion is finished: how far its rebuild got.
-    package var rebuilt: DeflateRecipe.Position?
-    /// The SHA-256 (hex) of the bytes rebuilt before ``rebuilt``.
-    package var rebuiltSHA256: String?
-
-    /// A checkpoint with every field given.
-    package init(identity: String, source: String, segments: Int) {
-        self.identity = identity
-        self.source = source
-        self.segments = segments
-    }
-
-    /// The checkpoint at `path`, if one is there and readable.
-    package static func read(_ path: String) -> SegmentCheckpoint? {
-        guard let data = FileSystem.contents(path) else { return nil }
-        return try? JSONDecoder().decode(SegmentCheckpoint.self, from: data)
-    }
-
-    /// Writes the checkpoint by rename, so a reader sees the old or the new one whole.
-    package func write(_ path: String) throws {
-        let temporary = path + ".tmp"
-        try FileSystem.write(try JSONEncoder().encode(self), to: URL(fileURLWithPath: temporary))
-        try FileSystem.rename(temporary, path)
     }
 }
 

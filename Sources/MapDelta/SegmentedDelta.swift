@@ -134,13 +134,24 @@ package struct SegmentedDelta: Sendable, Equatable {
         displayPath: String, output: (UnsafeRawBufferPointer) throws -> Void,
         finished: (Int) throws -> Void
     ) throws {
+        try decode(
+            from: file, framesOffset: framesOffset,
+            window: { UnsafeRawBufferPointer(rebasing: old[Int($0.oldOffset)..<Int($0.oldOffset + $0.oldLength)]) },
+            from: first, displayPath: displayPath, output: output, finished: finished)
+    }
+
+    /// ``decode(from:framesOffset:old:from:displayPath:output:finished:)`` with each
+    /// segment's window (never called for a segment without one) given by `window`,
+    /// which may throw for one that does not lie in the old bytes.
+    package func decode(
+        from file: SystemFile, framesOffset: Int64, window: (Segment) throws -> UnsafeRawBufferPointer, from first: Int,
+        displayPath: String, output: (UnsafeRawBufferPointer) throws -> Void,
+        finished: (Int) throws -> Void
+    ) throws {
         var offset = framesOffset + segments[..<first].reduce(0) { $0 + $1.frameLength }
         for index in first..<segments.count {
             let segment = segments[index]
-            let window =
-                segment.oldLength == 0
-                ? nil
-                : UnsafeRawBufferPointer(rebasing: old[Int(segment.oldOffset)..<Int(segment.oldOffset + segment.oldLength)])
+            let window = segment.oldLength == 0 ? nil : try window(segment)
             var hasher = SHA256()
             try ZstdDelta.decodeFrame(
                 from: file, offset: offset, length: segment.frameLength, prefix: window,

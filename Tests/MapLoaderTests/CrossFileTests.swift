@@ -95,3 +95,56 @@ import MapPublisher
         }
     }
 }
+
+/// Cross-file deltas of files over 16 MiB: each segment's window lies in one referenced
+/// file (mapped, never joined), so a change repeated across large files is paid once too.
+@Suite struct SegmentedCrossFileTests {
+    @Test func aChangeRepeatedAcrossFilesOver16MiBIsPaidOnce() async throws {
+        let dir = TemporaryDirectory("cross-large")
+        // a.bin: 17 MiB; b.bin: a.bin and 1 MiB more. The new a.bin has three 64 kB blocks
+        // inserted: b.bin alone would pay them again, with a.bin as reference it need not.
+        let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
+        let a = try random.read(upToCount: 17 << 20)!, tail = try random.read(upToCount: 1 << 20)!
+        var newA = a
+        for k in (1...3).reversed() { newA.insert(contentsOf: try random.read(upToCount: 64 << 10)!, at: k * (5 << 20)) }
+        try random.close()
+        for (folder, first) in [("old", a), ("new", newA)] {
+            try FileManager.default.createDirectory(at: dir.path(folder), withIntermediateDirectories: true)
+            try first.write(to: dir.path("\(folder)/a.bin"))
+            try (first + tail).write(to: dir.path("\(folder)/b.bin"))
+        }
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(
+                from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
+                options: PatchOptions(level: 3, segmentLength: 1 << 20))
+        }
+        let b = try #require(stats.file("b.bin"))
+        let alone = try #require(b.tried[.segmentedDelta])
+        #expect(b.encoding == .segmentedCrossDelta, "\(b.tried)")
+        #expect(b.payloadBytes * 4 < alone, "b.bin: \(b.payloadBytes) B with references, \(alone) B alone")
+        let applied = try await RawThread.value {
+            try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"), resumeIn: dir.path("resume"))
+        }
+        #expect(applied.files.count == 2)
+        #expect(try Data(contentsOf: dir.path("out/b.bin")) == newA + tail)
+        #expect(try Data(contentsOf: dir.path("out/a.bin")) == newA)
+    }
+
+    @Test func aWindowAcrossTwoReferencedFilesIsRefused() throws {
+        let dir = TemporaryDirectory("cross-window")
+        try Data(repeating: 1, count: 100).write(to: dir.path("one"))
+        try Data(repeating: 2, count: 100).write(to: dir.path("two"))
+        let files = SegmentOldBytes(files: [
+            try MappedFile.source(dir.path("one").path, displayPath: "one"),
+            try MappedFile.source(dir.path("two").path, displayPath: "two"),
+        ])
+        #expect(files.size == 200)
+        func segment(_ offset: Int64, _ length: Int64) -> SegmentedDelta.Segment {
+            .init(newLength: 1, oldOffset: offset, oldLength: length, frameLength: 1, sha256: SHA256Hash(bytes: [UInt8](repeating: 0, count: 32))!)
+        }
+        #expect(try Array(files.window(of: segment(100, 100), displayPath: "x")) == Array(repeating: 2, count: 100))
+        #expect(try Array(files.window(of: segment(10, 90), displayPath: "x")) == Array(repeating: 1, count: 90))
+        #expect(throws: PatchError.self) { try files.window(of: segment(90, 20), displayPath: "x") }
+        #expect(throws: PatchError.self) { try files.window(of: segment(150, 51), displayPath: "x") }
+    }
+}

@@ -111,19 +111,19 @@ package enum PatchBuilder {
 
     /// The files a changed file's delta may also read: new files of the same kind (name
     /// extension) this patch already produced, the most recent first, then other old files
-    /// of that kind, at most three and twice the file's size in all (files up to 16 MiB),
-    /// with the base last (nearest the data).
+    /// of that kind, at most three, with the base last (nearest the data). Up to 16 MiB
+    /// (one frame over the files joined) they may hold twice the file's size in all, at
+    /// most 64 MiB; a larger file's references are mapped window by window (a segmented
+    /// cross-file delta), so they may hold four times its size.
     /// A change repeated across several files of a group is then paid once.
     private static func crossReferences(
         for file: TreeScan.File, base: TreeScan.File, old: TreeScan, new: TreeScan,
         produced: [PatchManifest.Target], plan: inout PlanState
     ) -> PayloadChooser.Cross? {
-        // A trial costs one more encode against a larger prefix: only for files where that
-        // stays cheap (up to 16 MiB, references up to twice the file).
-        guard file.size <= 16 << 20 else { return nil }
+        let joined = file.size <= PayloadChooser.wholeFrameCrossLimit
         let kind = DeltaBaseFinder.pathExtension(of: file.path)
         var references: [(CrossReferences.Reference, String, Int64)] = []
-        var budget: Int64 = min(64 << 20, 2 * file.size)
+        var budget: Int64 = joined ? min(64 << 20, 2 * file.size) : 4 * file.size
         for (index, target) in produced.enumerated().reversed() where references.count < 2 {
             guard DeltaBaseFinder.pathExtension(of: target.path) == kind, target.size <= budget else { continue }
             if case .unchanged = target.origin { continue }  // the same bytes as the old file

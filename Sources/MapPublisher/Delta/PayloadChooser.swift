@@ -94,14 +94,26 @@ package struct PayloadChooser {
         }
     }
 
+    /// Files up to this size get a cross-file delta as one zstd frame over the references
+    /// joined; larger ones a segmented one whose windows lie in the references (mapped).
+    static let wholeFrameCrossLimit: Int64 = 16 << 20
+
     /// The smallest payload for `newPath` (`newSize` bytes), optionally as a delta against
     /// `basePath`, or against `cross` (other files of the group, then the base) when that
     /// is smaller still.
     package func choose(newPath: String, newSize: Int64, basePath: String?, cross: Cross? = nil) throws -> Choice {
         var choice = try chooseSingle(newPath: newPath, newSize: newSize, basePath: basePath)
-        guard let cross, basePath != nil, newSize <= segmentThreshold, choice.encoding != .stored || newSize > 0,
-            choice.length > 64
-        else { return choice }
+        guard let cross, basePath != nil, choice.encoding != .stored || newSize > 0, choice.length > 64 else { return choice }
+        if newSize > Self.wholeFrameCrossLimit || newSize > segmentThreshold {
+            guard let segments else { return choice }
+            let frame = workDirectory + "/cross-segmented.frame"
+            let length = Int64(cross.header.count) + (try segments.encode(newPath: newPath, oldPaths: cross.paths, into: frame))
+            choice.tried[.segmentedCrossDelta] = length
+            if length < choice.length {
+                try keepCross(header: cross.header, frame: frame, length: length, as: .segmentedCrossDelta, in: &choice)
+            }
+            return choice
+        }
         let joined = workDirectory + "/cross.prefix"
         defer { FileSystem.remove(joined) }
         let out = try SystemFile.createOrTruncate(joined)
@@ -120,13 +132,18 @@ package struct PayloadChooser {
         let length = Int64(cross.header.count) + frameLength
         choice.tried[.crossDelta] = length
         if length < choice.length {
-            let payload = workDirectory + "/cross.payload"
-            let file = try SystemFile.createOrTruncate(payload)
-            try cross.header.withUnsafeBytes { try file.writeAll($0) }
-            try SystemFile.openForReading(frame).forEachChunk { try file.writeAll($0) }
-            (choice.encoding, choice.payloadPath, choice.length, choice.note) = (.crossDelta, payload, length, nil)
+            try keepCross(header: cross.header, frame: frame, length: length, as: .crossDelta, in: &choice)
         }
         return choice
+    }
+
+    /// Makes the references `header` followed by `frame` the chosen payload.
+    private func keepCross(header: [UInt8], frame: String, length: Int64, as encoding: PatchEncoding, in choice: inout Choice) throws {
+        let payload = workDirectory + "/cross.payload"
+        let file = try SystemFile.createOrTruncate(payload)
+        try header.withUnsafeBytes { try file.writeAll($0) }
+        try SystemFile.openForReading(frame).forEachChunk { try file.writeAll($0) }
+        (choice.encoding, choice.payloadPath, choice.length, choice.note) = (encoding, payload, length, nil)
     }
 
     /// The smallest payload from this file and its base alone.

@@ -1,6 +1,8 @@
-/// Where each segment of a new file most likely comes from in the old file, for
-/// ``SegmentedEncoder``: content-defined anchors of the old file are indexed, a new
-/// segment's anchors are looked up, and the old window that holds most of them is chosen.
+/// Where each segment of a new file most likely comes from in the old files (its own old
+/// version, and for a cross-file delta other files, one after another), for
+/// ``SegmentedEncoder``: content-defined anchors of the old files are indexed, a new
+/// segment's anchors are looked up, and the window inside one old file that holds most
+/// of them is chosen.
 /// Data moved further than a window's margin (a release appended to an archive, a record
 /// block inserted early in a file) is then still found, where the same relative position
 /// would miss it.
@@ -10,34 +12,43 @@
 /// itself, so equal content gives equal anchors on both sides. The index holds at most
 /// about a million anchors (`spacing` grows with the file), 40 MB at most.
 struct SegmentWindows: Sendable {
-    /// Old offset of each anchor key (its first occurrence).
+    /// Offset of each anchor key (its first occurrence) in the old files one after another.
     private let anchors: [UInt64: Int64]
     /// Bits that must be zero at the top of the hash for an anchor.
     private let bits: Int
-    /// The old file's size.
-    let oldSize: Int64
+    /// Where each old file starts in the sequence, and the sequence's end.
+    let starts: [Int64]
+    let size: Int64
 
     /// Average bytes between anchors.
     var spacing: Int { 1 << bits }
 
-    /// Indexes the anchors of `old`.
-    init(old: UnsafeRawBufferPointer) {
-        oldSize = Int64(old.count)
+    /// Indexes the anchors of the old files `old`, in this order.
+    init(old: [UnsafeRawBufferPointer]) {
+        var starts: [Int64] = []
+        var size: Int64 = 0
+        for file in old {
+            starts.append(size)
+            size += Int64(file.count)
+        }
+        (self.starts, self.size) = (starts, size)
         var bits = 12
-        while old.count >> bits > 1 << 20 { bits += 1 }
+        while size >> bits > 1 << 20 { bits += 1 }
         self.bits = bits
         var anchors: [UInt64: Int64] = [:]
-        anchors.reserveCapacity(old.count >> bits + 16)
-        Self.forEachAnchor(in: old, bits: bits) { key, offset in
-            if anchors[key] == nil { anchors[key] = Int64(offset) }
+        anchors.reserveCapacity(Int(size >> bits) + 16)
+        for (file, start) in zip(old, starts) {
+            Self.forEachAnchor(in: file, bits: bits) { key, offset in
+                if anchors[key] == nil { anchors[key] = start + Int64(offset) }
+            }
         }
         self.anchors = anchors
     }
 
-    /// The start of the `length`-byte old window that holds most of the anchors `new` (a
-    /// segment of the new file) shares with the old file, the shared ones centred in it;
-    /// `nil` when they share none.
-    func windowStart(for new: UnsafeRawBufferPointer, length: Int64) -> Int64? {
+    /// The old file and the start in it of the window of up to `length` bytes that holds
+    /// most of the anchors `new` (a segment of the new file) shares with the old files,
+    /// the shared ones centred in it; `nil` when they share none.
+    func window(for new: UnsafeRawBufferPointer, length: Int64) -> (file: Int, offset: Int64)? {
         var hits: [Int64] = []
         Self.forEachAnchor(in: new, bits: bits) { key, _ in
             if let offset = anchors[key] { hits.append(offset) }
@@ -51,7 +62,9 @@ struct SegmentWindows: Sendable {
             if last - first + 1 > best.count { best = (last - first + 1, first, last) }
         }
         let middle = (hits[best.first] + hits[best.last]) / 2
-        return min(max(0, middle - length / 2), max(0, oldSize - length))
+        let file = starts.lastIndex { $0 <= middle } ?? 0
+        let fileSize = (file + 1 < starts.count ? starts[file + 1] : size) - starts[file]
+        return (file, min(max(0, middle - starts[file] - length / 2), max(0, fileSize - length)))
     }
 
     /// Calls `body` with the key and offset (just past the hashed bytes) of each anchor.

@@ -32,21 +32,31 @@ package struct SegmentedEncoder {
     }
 
     /// Encodes `newPath` against the file `oldPath` into `output` and returns the
-    /// payload's length. Each thread maps the old file itself (the pages are shared).
+    /// payload's length.
     func encode(newPath: String, oldPath: String, into output: String) throws -> Int64 {
+        try encode(newPath: newPath, oldPaths: [oldPath], into: output)
+    }
+
+    /// Encodes `newPath` against the files `oldPaths` (one after another; the last is the
+    /// file's own old version, where a segment with no anchor found takes the window at
+    /// its relative position) into `output` and returns the payload's length. Each
+    /// window lies inside one old file. Each thread maps the files itself (the pages are
+    /// shared).
+    func encode(newPath: String, oldPaths: [String], into output: String) throws -> Int64 {
         let input = try SystemFile.openForReading(newPath)
         let newSize = try input.size()
-        let oldSize = try SystemFile.openForReading(oldPath).size()
+        let oldSizes = try oldPaths.map { try SystemFile.openForReading($0).size() }
         let count = Int(max(1, (newSize + segmentLength - 1) / segmentLength))
-        // Each segment's window is where its content is found in the old file (anchors),
-        // else at the same relative position.
-        let oldMapping = try MappedFile.source(oldPath, displayPath: oldPath)
-        let windows = withExtendedLifetime(oldMapping) { SegmentWindows(old: oldMapping.bytes) }
+        // Each segment's window is where its content is found in the old files (anchors),
+        // else at the same relative position in the last one.
+        let mappings = try oldPaths.map { try MappedFile.source($0, displayPath: $0) }
+        let windows = withExtendedLifetime(mappings) { SegmentWindows(old: mappings.map(\.bytes)) }
         let results = Mutex<[Int: Result<SegmentedDelta.Segment, any Error>]>([:])
         let next = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, count))) { _ in
             guard let compressor = try? ZstdCompressor(),
-                let old = try? MappedFile.source(oldPath, displayPath: oldPath), Int64(old.bytes.count) == oldSize,
+                let old = try? oldPaths.map({ try MappedFile.source($0, displayPath: $0) }),
+                old.map({ Int64($0.bytes.count) }) == oldSizes,
                 let new = try? MappedFile.source(newPath, displayPath: newPath)
             else { return }
             while true {
@@ -55,7 +65,7 @@ package struct SegmentedEncoder {
                 else { return }
                 let result = Result {
                     try encodeSegment(
-                        index, of: newSize, from: input, new: new.bytes, old: old.bytes, windows: windows,
+                        index, of: newSize, from: input, new: new.bytes, old: old.map(\.bytes), windows: windows,
                         compressor: compressor)
                 }
                 results.withLock { $0[index] = result }
@@ -65,7 +75,8 @@ package struct SegmentedEncoder {
         var segments: [SegmentedDelta.Segment] = []
         for index in 0..<count {
             guard let result = finished[index] else {
-                throw PatchBuildError.codec(path: newPath, message: "cannot create a compression context or map \(oldPath)")
+                throw PatchBuildError.codec(
+                    path: newPath, message: "cannot create a compression context or map \(oldPaths.joined(separator: ", "))")
             }
             segments.append(try result.get())
         }
@@ -83,30 +94,33 @@ package struct SegmentedEncoder {
 
     private func framePath(_ index: Int) -> String { workDirectory + "/segment-\(index).zst" }
 
-    /// Encodes segment `index` into its frame file.
+    /// Encodes segment `index` into its frame file; its window lies in one of `old`, its
+    /// offset counted over all of them one after another.
     private func encodeSegment(
-        _ index: Int, of newSize: Int64, from input: SystemFile, new: UnsafeRawBufferPointer, old: UnsafeRawBufferPointer,
+        _ index: Int, of newSize: Int64, from input: SystemFile, new: UnsafeRawBufferPointer, old: [UnsafeRawBufferPointer],
         windows: SegmentWindows, compressor: ZstdCompressor
     ) throws -> SegmentedDelta.Segment {
-        let oldSize = Int64(old.count)
         let start = Int64(index) * segmentLength
         let length = min(segmentLength, newSize - start)
         let wanted = length + 2 * margin
-        let oldOffset: Int64
+        var file = old.count - 1
+        let offset: Int64
         if Int64(new.count) == newSize,
-            let found = windows.windowStart(for: UnsafeRawBufferPointer(rebasing: new[Int(start)..<Int(start + length)]), length: wanted)
+            let found = windows.window(for: UnsafeRawBufferPointer(rebasing: new[Int(start)..<Int(start + length)]), length: wanted)
         {
-            oldOffset = found
+            (file, offset) = found
         } else {
             // The old bytes at the same relative position, widened by the margin both ways.
+            let oldSize = Int64(old[file].count)
             let center = newSize == 0 ? 0 : Int64((Double(start) / Double(newSize) * Double(oldSize)).rounded(.down))
-            oldOffset = min(max(0, center - margin), oldSize)
+            offset = min(max(0, center - margin), oldSize)
         }
-        let oldLength = min(oldSize - oldOffset, wanted)
+        let oldLength = min(Int64(old[file].count) - offset, wanted)
+        let oldOffset = windows.starts[file] + offset
         let window =
             oldLength == 0
             ? nil
-            : UnsafeRawBufferPointer(rebasing: old[Int(oldOffset)..<Int(oldOffset + oldLength)])
+            : UnsafeRawBufferPointer(rebasing: old[file][Int(offset)..<Int(offset + oldLength)])
         let frame = try SystemFile.createOrTruncate(framePath(index))
         let (written, sha256) = try compressor.encode(
             input, range: start..<start + length, prefix: window, level: level,
