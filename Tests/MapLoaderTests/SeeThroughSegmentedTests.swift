@@ -44,7 +44,7 @@ import MapPublisher
         return try await RawThread.value {
             try PatchBuilder.build(
                 from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
-                options: PatchOptions(level: 3, segmentLength: segment))
+                options: .comparingEvery(level: 3, segmentLength: segment))
         }
     }
 

@@ -44,7 +44,7 @@ import MapPublisher
         try await RawThread.run { try Self.writeRelease(dir.path("new"), renamed: 40) }
         let patch = dir.path("p.mlpatch")
         let stats = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 19))
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: .comparingEvery(level: 19))
         }
         let file = try #require(stats.file("places.geojson.gz"))
         #expect(file.encoding == .deflateDelta)
@@ -59,6 +59,21 @@ import MapPublisher
     }
 
     /// Runs a Python script with `arguments`.
+    @Test func byteLevelTrialsAreSkippedWhenTheSeeThroughDeltaIsTiny() async throws {
+        let dir = TemporaryDirectory()
+        try await RawThread.run { try Self.writeRelease(dir.path("old"), renamed: 0) }
+        try await RawThread.run { try Self.writeRelease(dir.path("new"), renamed: 40) }
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"), options: PatchOptions(level: 19))
+        }
+        let file = try #require(stats.file("places.geojson.gz"))
+        #expect(file.encoding == .deflateDelta)
+        #expect(file.tried[.delta] == nil && file.tried[.zstd] == nil, "\(file.tried)")
+        #expect(file.note?.contains("byte-level trials skipped") == true, "\(file.note ?? "no note")")
+        _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out")) }
+        #expect(try Data(contentsOf: dir.path("out/places.geojson.gz")) == Data(contentsOf: dir.path("new/places.geojson.gz")))
+    }
+
     static func python(_ script: String, _ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -140,7 +155,7 @@ import MapPublisher
         try await RawThread.run { try Self.writeContainers(dir.path("new"), revision: 30) }
         let patch = dir.path("p.mlpatch")
         let stats = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 19))
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: .comparingEvery(level: 19))
         }
         let file = try #require(stats.file(name))
         #expect(file.encoding == .deflateDelta, "\(file.note ?? "")")
@@ -219,7 +234,7 @@ extension SeeThroughTests {
         try Data("unchanged\n".utf8).write(to: dir.path("old/readme.txt"))
         let patch = dir.path("p.mlpatch")
         let stats = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 19))
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: .comparingEvery(level: 19))
         }
         let file = try #require(stats.file("places.geojson.gz"))
         #expect(file.operation == .add && file.encoding == .deflateDelta, "\(file.encoding.map { "\($0)" } ?? "-") \(file.tried)")

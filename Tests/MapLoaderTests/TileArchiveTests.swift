@@ -113,7 +113,7 @@ import MapPublisher
     static func expectPatchedInside(_ dir: TemporaryDirectory, _ name: String, as encoding: PatchEncoding) async throws {
         let patch = dir.path("p.mlpatch")
         let stats = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: patch, options: PatchOptions(level: 19))
+            try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: patch, options: .comparingEvery(level: 19))
         }
         let file = try #require(stats.file(name))
         #expect(file.encoding == encoding, "\(file.note ?? "") \(file.tried)")

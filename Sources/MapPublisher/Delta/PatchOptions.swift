@@ -33,6 +33,10 @@ package struct PatchOptions: Sendable {
     /// Let a changed file's delta also read other files of the group (new files already
     /// produced, other old files), and keep it when it is smaller.
     package var crossFileReferences = true
+    /// Skip encodings a cheap estimate says cannot win (byte-level trials of a file whose
+    /// see-through delta is below 1/64 of it); the patch notes each skip. `false` tries
+    /// every encoding, to compare them.
+    package var skipByEstimate = true
     /// Segments encoded at once (default: one per core).
     package var segmentJobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
 

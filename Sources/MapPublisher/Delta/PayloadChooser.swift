@@ -41,13 +41,16 @@ package struct PayloadChooser {
     let segments: SegmentedEncoder?
     /// Files larger than this get a segmented delta only.
     let segmentThreshold: Int64
+    /// Whether encodings an estimate says cannot win are skipped (``PatchOptions/skipByEstimate``).
+    let skipByEstimate: Bool
 
     /// A chooser encoding at `level` into files in `workDirectory`; files larger than
     /// `segmentThreshold` are cut into `segments`.
     package init(
         compressor: ZstdCompressor, level: Int, workDirectory: String, segments: SegmentedEncoder? = nil,
-        segmentThreshold: Int64 = .max
+        segmentThreshold: Int64 = .max, skipByEstimate: Bool = true
     ) {
+        self.skipByEstimate = skipByEstimate
         self.compressor = compressor
         self.level = level
         self.workDirectory = workDirectory
@@ -67,15 +70,17 @@ package struct PayloadChooser {
             choice.note = "no delta: old file is empty"
             return choice
         }
+        try trySeeThrough(newPath, basePath: basePath, into: &choice)
+        if seeThroughSuffices(&choice, newSize: newSize) { return choice }
         let path = workDirectory + "/segmented.payload"
         let length = try encoder.encode(newPath: newPath, oldPath: basePath, into: path)
         choice.tried[.segmentedDelta] = length
-        if length < newSize {
+        if length < choice.length {
             (choice.encoding, choice.payloadPath, choice.length) = (.segmentedDelta, path, length)
         } else {
-            choice.note = "segmented delta (\(length) B) not smaller than the file"
+            choice.note = [choice.note, "segmented delta (\(length) B) not smaller than \(choice.encoding) (\(choice.length) B)"]
+                .compactMap { $0 }.joined(separator: "; ")
         }
-        try trySeeThrough(newPath, basePath: basePath, into: &choice)
         return choice
     }
 
@@ -153,6 +158,8 @@ package struct PayloadChooser {
         }
         var choice = Choice(encoding: .stored, payloadPath: newPath, length: newSize, tried: [.stored: newSize])
         guard newSize > 0 else { return choice }
+        try trySeeThrough(newPath, basePath: basePath, into: &choice)
+        if seeThroughSuffices(&choice, newSize: newSize) { return choice }
         var delta: (path: String, length: Int64)?
         if let basePath {
             let base = try MappedFile.source(basePath, displayPath: basePath)
@@ -190,8 +197,21 @@ package struct PayloadChooser {
                 (choice.encoding, choice.payloadPath, choice.length, choice.note) = (.suffixDelta, workDirectory + "/suffix.payload", length, nil)
             }
         }
-        try trySeeThrough(newPath, basePath: basePath, into: &choice)
         return choice
+    }
+
+    /// Whether the see-through delta in `choice` is below 1/64 of the file, so that the
+    /// byte-level trials (several whole-file encodes, each slower than the see-through
+    /// one) are skipped: a byte-level delta of changed deflate streams pays for the
+    /// changed compressed bytes, which such a change spreads over most of a stream. Says so
+    /// in the note when it decides.
+    private func seeThroughSuffices(_ choice: inout Choice, newSize: Int64) -> Bool {
+        guard skipByEstimate, choice.encoding.seeThrough != nil, choice.length * Self.plainZstdSkipRatio < newSize else {
+            return false
+        }
+        choice.note = [choice.note, "byte-level trials skipped: the see-through delta is below 1/64 of the file"]
+            .compactMap { $0 }.joined(separator: "; ")
+        return true
     }
 
     /// Tries a see-through payload for `newPath` and keeps it in `choice` when smaller.

@@ -131,3 +131,12 @@ func closedPort() -> Int {
     }
     return Int(UInt16(bigEndian: address.sin_port))
 }
+
+extension PatchOptions {
+    /// Options that try every encoding (no estimate skips one), so a test can compare them.
+    static func comparingEvery(level: Int, segmentLength: Int64? = nil) -> PatchOptions {
+        var options = PatchOptions(level: level, segmentLength: segmentLength)
+        options.skipByEstimate = false
+        return options
+    }
+}
