@@ -412,6 +412,7 @@ def peers(old_release, new_release, work, use_bsdiff):
     """Sizes of per-file patches by the peer tools, and zstd's decode time and memory."""
     sizes = {"zstd": 0, "xdelta3": 0, "bsdiff": 0, "hdiffpatch": 0}
     decode_wall, decode_rss, pairs, encode_wall = 0.0, 0, 0, 0.0
+    changed_bytes = 0
     empty = os.path.join(work, "empty")
     old_files = files_under(os.path.join(old_release, "data"))
     for rel, new in sorted(files_under(os.path.join(new_release, "data")).items()):
@@ -419,6 +420,7 @@ def peers(old_release, new_release, work, use_bsdiff):
         if old != empty and same(old, new):
             continue
         pairs += 1
+        changed_bytes += os.path.getsize(new)
         patch = os.path.join(work, "p")
         if old == empty:
             # A file new at this path: a per-file tool can only compress it.
@@ -427,7 +429,9 @@ def peers(old_release, new_release, work, use_bsdiff):
                 sizes[tool] += os.path.getsize(patch)
             continue
         for tool in ("zstd", "xdelta3", "bsdiff", "hdiffpatch"):
-            if tool == "bsdiff" and not use_bsdiff:
+            # bsdiff takes 17x the file in memory and minutes above a few tens of MB.
+            if tool == "bsdiff" and (not use_bsdiff or os.path.getsize(new) > 32 << 20):
+                use_bsdiff = False
                 continue
             if tool == "hdiffpatch":
                 sizes[tool] += hdiffpatch_size(old, new)
@@ -450,7 +454,7 @@ def peers(old_release, new_release, work, use_bsdiff):
     if not use_bsdiff:
         sizes["bsdiff"] = None
     sizes["zstd-tar"] = folder_as_tar_delta(old_release, new_release, work)
-    return sizes, decode_wall, decode_rss, pairs, encode_wall
+    return sizes, decode_wall, decode_rss, pairs, encode_wall, changed_bytes
 
 
 def sorted_tar(folder, out):
@@ -543,20 +547,20 @@ def bench(name, releases, binary, use_bsdiff, rows):
             changed = [s for s in report["steps"] if s["action"] != "keep"]
             full = sum(s["fullBytes"] for s in changed)
             fallbacks = [s for s in changed if s["method"] == "full"]
-            sizes, zwall, zrss, pairs, zencode = peers(releases[index - 1], releases[index], work, use_bsdiff)
+            sizes, zwall, zrss, pairs, zencode, changed_bytes = peers(releases[index - 1], releases[index], work, use_bsdiff)
             best = min(v for v in sizes.values() if v is not None)
             rows.append({
                 "pair": f"{name.split(' ')[0]}{' .gz' if name.endswith('(.gz)') else ''} {os.path.basename(releases[index - 1])}→{os.path.basename(releases[index])}",
                 "maploader": blobs, "withMetadata": total, "zstd": sizes["zstd"], "xdelta3": sizes["xdelta3"],
                 "bsdiff": sizes["bsdiff"], "hdiffpatch": sizes["hdiffpatch"], "zstdTar": sizes["zstd-tar"], "full": full, "vsBest": blobs / best if best else 0,
-                "applyWall": wall, "zstdWall": zwall, "timeRatio": wall / zwall if zwall else 0,
+                "applyWall": wall, "zstdWall": zwall, "applyMBps": changed_bytes / wall / 1e6 if wall else 0, "timeRatio": wall / zwall if zwall else 0,
                 "rss": rss, "zstdRss": zrss, "pairs": pairs, "groups": len(changed), "fallbacks": len(fallbacks),
                 "publishWall": publish_wall, "zstdEncode": zencode, "publishRss": publish_rss})
             r = rows[-1]
             print(f"   {r['pair']}: update --delta {human(blobs)} ({human(total)} with metadata), zstd {human(sizes['zstd'])}, "
                   f"xdelta3 {human(sizes['xdelta3'])}, bsdiff {human(sizes['bsdiff']) if sizes['bsdiff'] is not None else '-'}, "
                   f"hdiffz {human(sizes['hdiffpatch'])}, zstd of the folder as a tar {human(sizes['zstd-tar'])}, "
-                  f"full {human(full)}; apply {wall:.2f}s vs zstd -d {zwall:.2f}s, RSS {human(rss)} vs {human(zrss)}; "
+                  f"full {human(full)}; apply {wall:.2f}s ({changed_bytes / wall / 1e6:.0f} MB/s of changed files) vs zstd -d {zwall:.2f}s, RSS {human(rss)} vs {human(zrss)}; "
                   f"{len(changed)} groups changed, {len(fallbacks)} by full archive; publish {publish_wall:.1f}s "
                   f"(RSS {human(publish_rss)}) vs zstd -19 encode {zencode:.1f}s", flush=True)
     finally:
@@ -618,12 +622,12 @@ def main():
         bench(name, releases, binary, not args.no_bsdiff, rows)
     print()
     header = ["pair", "update --delta", "+metadata", "zstd -19", "xdelta3 -9", "bsdiff", "hdiffz", "zstd tar", "full", "vs best",
-              "apply s", "zstd -d s", "time ×", "RSS", "zstd RSS", "publish s", "zstd -19 s", "publish ×", "publish RSS"]
+              "apply s", "apply MB/s", "zstd -d s", "time ×", "RSS", "zstd RSS", "publish s", "zstd -19 s", "publish ×", "publish RSS"]
     table = [header] + [[r["pair"], human(r["maploader"]), human(r["withMetadata"]), human(r["zstd"]), human(r["xdelta3"]),
                          human(r["bsdiff"]) if r["bsdiff"] is not None else "-", human(r["hdiffpatch"]), human(r["zstdTar"]),
                          human(r["full"]),
                          f"{r['vsBest']:.2f}",
-                         f"{r['applyWall']:.2f}", f"{r['zstdWall']:.2f}", f"{r['timeRatio']:.2f}", human(r["rss"]),
+                         f"{r['applyWall']:.2f}", f"{r['applyMBps']:.0f}", f"{r['zstdWall']:.2f}", f"{r['timeRatio']:.2f}", human(r["rss"]),
                          human(r["zstdRss"]), f"{r['publishWall']:.1f}", f"{r['zstdEncode']:.1f}",
                          f"{r['publishWall'] / r['zstdEncode']:.2f}" if r["zstdEncode"] else "-", human(r["publishRss"])] for r in rows]
     widths = [max(len(str(row[i])) for row in table) for i in range(len(header))]
