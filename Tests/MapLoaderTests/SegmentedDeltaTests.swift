@@ -71,6 +71,25 @@ import MapPublisher
         #expect(try Data(contentsOf: dir.path("out/planet.bin")) == inserted + old)
     }
 
+    @Test func contentRepeatedInTheOldFileSendsASegmentToItsNewestCopy() throws {
+        // Old: release A, then B (A with 1% of its bytes changed); new: C (B with 1% more
+        // changed). C's anchors are shared with A and B alike, except B's own changes: the
+        // window must go to B, C's nearest ancestor, not to A, its first copy.
+        var rng = SeededGenerator(seed: 9)
+        let a = (0..<(2 << 20)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        func changed(_ bytes: [UInt8]) -> [UInt8] {
+            var out = bytes
+            for _ in 0..<(bytes.count / 100) { out[Int(rng.next() % UInt64(out.count))] = UInt8(truncatingIfNeeded: rng.next()) }
+            return out
+        }
+        let b = changed(a), c = changed(b)
+        let old = a + b
+        let windows = old.withUnsafeBytes { SegmentWindows(old: [$0]) }
+        let found = try #require(c.withUnsafeBytes { windows.window(for: $0, length: (2 << 20) + (256 << 10)) })
+        #expect(found.file == 0)
+        #expect(found.offset > 3 << 19, "window at \(found.offset), B starts at \(2 << 20)")
+    }
+
     @Test func anApplyThatFailedAtASegmentResumesThereWithoutRedoingTheFinishedOnes() async throws {
         let dir = TemporaryDirectory("segmented")
         try await Self.patchedPair(in: dir, size: 4 << 20, segment: 256 << 10)

@@ -9,11 +9,21 @@
 ///
 /// An anchor is a position where a gear hash of the preceding 64 bytes has its top bits
 /// zero (one position in ``spacing`` on average, whatever the data); its key is the hash
-/// itself, so equal content gives equal anchors on both sides. The index holds at most
-/// about a million anchors (`spacing` grows with the file), 40 MB at most.
-struct SegmentWindows: Sendable {
-    /// Offset of each anchor key (its first occurrence) in the old files one after another.
-    private let anchors: [UInt64: Int64]
+/// itself, so equal content gives equal anchors on both sides. A key found several times
+/// keeps its first and its last place, and a segment's anchors vote for both: content
+/// repeated in the old file (two releases of one data set in one archive) then sends a
+/// segment to where it and its neighbours agree, the newest copy on a tie. The index
+/// holds at most about a million anchors (`spacing` grows with the file), 80 MB at most.
+package struct SegmentWindows: Sendable {
+    /// Offsets of each anchor key (its first and last occurrence, equal when it occurs
+    /// once) in the old files one after another.
+    private let anchors: [UInt64: Places]
+
+    /// Where one anchor key occurs.
+    private struct Places: Sendable {
+        var first: Int64
+        var last: Int64
+    }
     /// Bits that must be zero at the top of the hash for an anchor.
     private let bits: Int
     /// Where each old file starts in the sequence, and the sequence's end.
@@ -24,7 +34,7 @@ struct SegmentWindows: Sendable {
     var spacing: Int { 1 << bits }
 
     /// Indexes the anchors of the old files `old`, in this order.
-    init(old: [UnsafeRawBufferPointer]) {
+    package init(old: [UnsafeRawBufferPointer]) {
         var starts: [Int64] = []
         var size: Int64 = 0
         for file in old {
@@ -35,11 +45,12 @@ struct SegmentWindows: Sendable {
         var bits = 12
         while size >> bits > 1 << 20 { bits += 1 }
         self.bits = bits
-        var anchors: [UInt64: Int64] = [:]
+        var anchors: [UInt64: Places] = [:]
         anchors.reserveCapacity(Int(size >> bits) + 16)
         for (file, start) in zip(old, starts) {
             Self.forEachAnchor(in: file, bits: bits) { key, offset in
-                if anchors[key] == nil { anchors[key] = start + Int64(offset) }
+                let place = start + Int64(offset)
+                anchors[key, default: Places(first: place, last: place)].last = place
             }
         }
         self.anchors = anchors
@@ -48,10 +59,12 @@ struct SegmentWindows: Sendable {
     /// The old file and the start in it of the window of up to `length` bytes that holds
     /// most of the anchors `new` (a segment of the new file) shares with the old files,
     /// the shared ones centred in it; `nil` when they share none.
-    func window(for new: UnsafeRawBufferPointer, length: Int64) -> (file: Int, offset: Int64)? {
+    package func window(for new: UnsafeRawBufferPointer, length: Int64) -> (file: Int, offset: Int64)? {
         var hits: [Int64] = []
         Self.forEachAnchor(in: new, bits: bits) { key, _ in
-            if let offset = anchors[key] { hits.append(offset) }
+            guard let places = anchors[key] else { return }
+            hits.append(places.first)
+            if places.last != places.first { hits.append(places.last) }
         }
         guard !hits.isEmpty else { return nil }
         hits.sort()
@@ -59,7 +72,7 @@ struct SegmentWindows: Sendable {
         var first = 0
         for last in hits.indices {
             while hits[last] - hits[first] >= length { first += 1 }
-            if last - first + 1 > best.count { best = (last - first + 1, first, last) }
+            if last - first + 1 >= best.count { best = (last - first + 1, first, last) }  // a tie: the later place
         }
         let middle = (hits[best.first] + hits[best.last]) / 2
         let file = starts.lastIndex { $0 <= middle } ?? 0
