@@ -58,6 +58,7 @@ extension PatchRun {
         target: PatchManifest.Target, destination: String
     ) throws {
         let scratch = newRoot + ".expand-\(UUID().uuidString)"
+        let begin = done
         defer {
             for suffix in [".old", ".new", ".gathered", ".rebuilt", ".expansion", ".partial"] { FileSystem.remove(scratch + suffix) }
         }
@@ -88,6 +89,7 @@ extension PatchRun {
                 from: patch.file, offset: expansion.offset, length: expansion.length,
                 prefix: old?.expansion.bytes, expectedSize: recipe.expandedSize, displayPath: target.path
             ) { try file.writeAll($0) }
+            done = begin + Int64(Double(target.size) * Self.expansionShare)
             let rebuilt = kind.gathered ? scratch + ".rebuilt" : destination
             do {
                 try rebuild(recipe, from: scratch + ".new", into: rebuilt, target: target, gathered: kind.gathered, spot: nil)
@@ -96,6 +98,7 @@ extension PatchRun {
                 throw error
             }
             try finish(target, rebuilt: rebuilt, gathered: kind.gathered ? newMap : nil, destination: destination, spot: nil)
+            done = begin + target.size
             return
         }
         // Segmented: the table names this cut; its checkpoint is found by it.
@@ -169,6 +172,7 @@ extension PatchRun {
             throw error
         }
         try finish(target, rebuilt: spot + ".partial", gathered: kind.gathered ? newMap : nil, destination: destination, spot: claimed?.path)
+        done = begin + target.size
     }
 
     /// Rebuilds the compressed (or gathered) file from the expansion at `expansionPath`

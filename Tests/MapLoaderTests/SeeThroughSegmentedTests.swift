@@ -1,5 +1,6 @@
 import Foundation
 import ManifestServer
+import Synchronization
 import Testing
 @testable import MapLoader
 import MapPublisher
@@ -57,12 +58,18 @@ import MapPublisher
         // delta is most of the file; inside the compression it is a few kB.
         let byteLevel = try #require(file.tried[.segmentedDelta])
         #expect(file.payloadBytes * 10 < byteLevel, "see-through \(file.payloadBytes) B, byte-level \(byteLevel) B")
+        let reports = Mutex<[Int64]>([])
         let applied = try await RawThread.value {
             try PatchApplier.apply(
                 patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"), resumeIn: dir.path("resume"),
-                threads: 2)
+                threads: 2
+            ) { done in reports.withLock { $0.append(done) } }
         }
         #expect(applied.resumedBytes == 0)
+        // Progress counts target bytes: it never goes back and ends at the tree's size.
+        let done = reports.withLock { $0 }
+        #expect(done == done.sorted(), "\(done)")
+        #expect(done.last == applied.files.reduce(0) { $0 + $1.size })
         #expect(try Data(contentsOf: dir.path("out/records.csv.gz")) == Data(contentsOf: dir.path("new/records.csv.gz")))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path).isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("").path).allSatisfy { !$0.contains(".expand-") })

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import MapLoader
 import MapPublisher
@@ -70,8 +71,14 @@ import MapPublisher
         #expect(file.encoding == .deflateDelta)
         #expect(file.tried[.delta] == nil && file.tried[.zstd] == nil, "\(file.tried)")
         #expect(file.note?.contains("byte-level trials skipped") == true, "\(file.note ?? "no note")")
-        _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out")) }
+        let last = Mutex<Int64>(0)
+        let files = try await RawThread.value {
+            try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out")) { done in
+                last.withLock { $0 = done }
+            }
+        }
         #expect(try Data(contentsOf: dir.path("out/places.geojson.gz")) == Data(contentsOf: dir.path("new/places.geojson.gz")))
+        #expect(last.withLock { $0 } == files.reduce(0) { $0 + $1.size }, "progress ends at the tree's size")
     }
 
     static func python(_ script: String, _ arguments: [String]) throws {
