@@ -164,64 +164,24 @@ import MapPublisher
 @Suite(.serialized) struct SeeThroughResumeCrashTests {
     @Test func updateKilledWhileRebuildingAGzipFileResumesFromItsCheckpoint() async throws {
         let dir = TemporaryDirectory("see-through-crash")
-        let key = try SigningKeyFile.generate(at: dir.path("publisher.key"))
-        let tree = ReleaseTree(
-            groups: [DataGroup(id: "base", title: "Base", required: true, default: true)],
-            root: PackageNode(id: "world", title: "World", children: [PackageNode(id: "planet", title: "Planet")]))
-        for revision in 1...2 {
-            try FileManager.default.createDirectory(at: dir.path("r\(revision)"), withIntermediateDirectories: true)
-            try JSONCoding.encoder().encode(tree).write(to: dir.path("r\(revision)/tree.json"))
-            // 48 members: many streams, so the rebuild checkpoints between them.
-            try await RawThread.run {
+        // 48 members: many streams, so the rebuild checkpoints between them. Killed once
+        // the checkpoint records rebuilt bytes.
+        let killed = try await KilledUpdate.run(
+            in: dir, segmentLength: 256 << 10,
+            write: { revision, folder in
                 try SeeThroughSegmentedTests.writeGzip(
-                    dir.path("r\(revision)/data/planet/base/records.csv.gz"), megabytes: 16, members: 48,
-                    edits: revision == 1 ? 0 : 30)
-            }
-        }
-        func publish(_ revision: Int) async throws {
-            var options = PublishOptions(version: "v\(revision)", level: 3, validity: 3600, keyFile: dir.path("publisher.key"))
-            options.segmentLength = 256 << 10
-            let fixed = options
-            try await RawThread.run { try Publisher.publish(release: dir.path("r\(revision)"), site: dir.path("site"), options: fixed) }
-        }
-        try await publish(1)
-        let server = ManifestServer(root: dir.path("site"))
-        let url = "http://127.0.0.1:\(try server.start())"
-        defer { server.stop() }
-        let client = { (data: URL) in ["--server", url, "--data-dir", data.path, "--trust-key", key.base64] }
-        let attempts = 4
-        for attempt in 1...attempts {
-            let result = try await CLI.run(["install", "planet"] + client(dir.path("data-\(attempt)")))
-            #expect(result.status == 0, "\(result.stderr)")
-        }
-        try await publish(2)
-
-        // Kill the update once its checkpoint records rebuilt bytes. A run that finished
-        // first proves nothing, so the next attempt tries again.
-        var killed: URL?
-        for attempt in 1...attempts where killed == nil {
-            let data = dir.path("data-\(attempt)")
-            let downloads = data.appendingPathComponent("downloads")
-            let started = try CLI.start(["update", "--delta"] + client(data))
-            let sawCheckpoint = try await RawThread.value { () -> Bool in
-                while started.0.isRunning {
-                    let names = (try? FileManager.default.contentsOfDirectory(atPath: downloads.path)) ?? []
-                    for name in names where name.hasPrefix("apply-") && name.hasSuffix(".json") {
-                        let checkpoint = try? Data(contentsOf: downloads.appendingPathComponent(name))
-                        if let checkpoint, String(decoding: checkpoint, as: UTF8.self).contains("rebuilt") {
-                            kill(started.0.processIdentifier, SIGKILL)
-                            return true
-                        }
-                    }
-                    usleep(200)
+                    folder.appendingPathComponent("records.csv.gz"), megabytes: 16, members: 48, edits: revision == 1 ? 0 : 30)
+            },
+            killWhen: { names, downloads in
+                names.contains { name in
+                    name.hasPrefix("apply-") && name.hasSuffix(".json")
+                        && (try? String(contentsOf: downloads.appendingPathComponent(name), encoding: .utf8))?.contains("rebuilt") == true
                 }
-                return false
-            }
-            let first = try await RawThread.value { try CLI.finish(started) }
-            // Both must hold: killed by our SIGKILL, after a rebuild checkpoint.
-            if sawCheckpoint && started.0.terminationReason == .uncaughtSignal && first.status == SIGKILL { killed = data }
-        }
-        let data = try #require(killed, "no attempt was killed in the middle of the rebuild")
+            })
+        let update = try #require(killed, "no attempt was killed in the middle of the rebuild")
+        defer { update.server.stop() }
+        let data = update.data
+        let client = { (_: URL) in update.client }
         let partial = try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("downloads").path)
         #expect(partial.contains { $0.hasSuffix(".partial") } && partial.contains { $0.hasSuffix(".expansion") }, "\(partial)")
 

@@ -147,62 +147,21 @@ import MapPublisher
 @Suite(.serialized) struct SegmentedResumeCrashTests {
     @Test func updateKilledInTheMiddleOfALargeFileResumesFromItsLastSegment() async throws {
         let dir = TemporaryDirectory("segmented-crash")
-        let key = try SigningKeyFile.generate(at: dir.path("publisher.key"))
-        let tree = ReleaseTree(
-            groups: [DataGroup(id: "base", title: "Base", required: true, default: true)],
-            root: PackageNode(id: "world", title: "World", children: [PackageNode(id: "planet", title: "Planet")]))
-        for revision in 1...2 {
-            try FileManager.default.createDirectory(at: dir.path("r\(revision)"), withIntermediateDirectories: true)
-            try JSONCoding.encoder().encode(tree).write(to: dir.path("r\(revision)/tree.json"))
-        }
-        try SegmentedDeltaTests.writePair(
-            old: dir.path("r1/data/planet/base/planet.bin"),
-            new: dir.path("r2/data/planet/base/planet.bin"), size: 24 << 20)
-        func publish(_ revision: Int) async throws {
-            var options = PublishOptions(version: "v\(revision)", level: 3, validity: 3600, keyFile: dir.path("publisher.key"))
-            options.segmentLength = 64 << 10  // ~390 segments, each checkpointed with an fsync
-            let fixed = options
-            try await RawThread.run { try Publisher.publish(release: dir.path("r\(revision)"), site: dir.path("site"), options: fixed) }
-        }
-        try await publish(1)
-        let server = ManifestServer(root: dir.path("site"))
-        let url = "http://127.0.0.1:\(try server.start())"
-        defer { server.stop() }
-        let client = { (data: URL) in ["--server", url, "--data-dir", data.path, "--trust-key", key.base64] }
-        // Clients at v1; each attempt below uses one.
-        let attempts = 4
-        for attempt in 1...attempts {
-            let result = try await CLI.run(["install", "planet"] + client(dir.path("data-\(attempt)")))
-            #expect(result.status == 0, "\(result.stderr)")
-        }
-        try await publish(2)
-
-        // Kill the update as soon as a segment is checkpointed. A run that finished first
-        // proves nothing, so the next attempt tries again.
-        var killed: URL?
-        for attempt in 1...attempts where killed == nil {
-            let data = dir.path("data-\(attempt)")
-            let downloads = data.appendingPathComponent("downloads")
-            let started = try CLI.start(["update", "--delta"] + client(data))
-            let sawCheckpoint = try await RawThread.value { () -> Bool in
-                while started.0.isRunning {
-                    let names = (try? FileManager.default.contentsOfDirectory(atPath: downloads.path)) ?? []
-                    if names.contains(where: { $0.hasPrefix("apply-") && $0.hasSuffix(".json") }) {
-                        kill(started.0.processIdentifier, SIGKILL)
-                        return true
-                    }
-                    usleep(200)
+        // ~390 segments, each checkpointed with an fsync; killed once one is.
+        let killed = try await KilledUpdate.run(
+            in: dir, segmentLength: 64 << 10,
+            write: { revision, folder in
+                if revision == 1 {
+                    try SegmentedDeltaTests.writePair(
+                        old: folder.appendingPathComponent("planet.bin"), new: dir.path("r2/data/planet/base/planet.bin"),
+                        size: 24 << 20)
                 }
-                return false
-            }
-            let first = try await RawThread.value { try CLI.finish(started) }
-            // Killed by our SIGKILL after a checkpoint: both must hold (a death by another
-            // signal, or a kill before any checkpoint, proves nothing about resuming).
-            if sawCheckpoint && (first.status == SIGKILL + 128 || started.0.terminationReason == .uncaughtSignal) {
-                killed = data
-            }
-        }
-        let data = try #require(killed, "no attempt was killed in the middle of the apply")
+            },
+            killWhen: { names, _ in names.contains { $0.hasPrefix("apply-") && $0.hasSuffix(".json") } })
+        let update = try #require(killed, "no attempt was killed in the middle of the apply")
+        defer { update.server.stop() }
+        let data = update.data
+        let client = { (_: URL) in update.client }
         let partial = try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("downloads").path)
         #expect(partial.contains { $0.hasSuffix(".partial") })
 
