@@ -20,12 +20,12 @@ extension MapLoader {
         guard existing.isEmpty else {
             throw .invalidParameters("\(destination.path) is not empty: export into a new or empty folder")
         }
-        return try await run(.export) { loader in
-            let state = try loader.store.state()
+        return try await enqueue(.export) { loader, operation in
+            let state = try operation.store.state()
             guard let version = state.version, let manifestSHA = state.manifest else {
                 throw MapLoaderError.invalidParameters("nothing is installed to export")
             }
-            let (catalogFile, signatureFile) = loader.keptCatalog
+            let (catalogFile, signatureFile) = MapLoader.keptCatalog(operation.store)
             guard let catalogBytes = try? Data(contentsOf: catalogFile),
                 let catalog = try? JSONCoding.decode(Catalog.self, from: catalogBytes)
             else {
@@ -39,7 +39,7 @@ extension MapLoader {
                 )
             }
             let signature = try? Data(contentsOf: signatureFile)
-            let settings = try loader.store.settings()
+            let settings = try operation.store.settings()
             let keys =
                 settings.trustedRoot?.catalogPublicKeys(at: Date())
                 ?? (settings.trustedKeys ?? []).compactMap(PublicKey.init(base64:)) + loader.configuration.trust.keys
@@ -49,9 +49,9 @@ extension MapLoader {
                 throw MapLoaderError.signatureRefused(
                     "the kept catalog and its signature do not match; check for updates while the site is reachable, then export")
             }
-            guard let manifestBytes = try? Data(contentsOf: loader.manifestCache.appendingPathComponent(manifestSHA)),
+            guard let manifestBytes = try? Data(contentsOf: operation.manifestCache.appendingPathComponent(manifestSHA)),
                 FileHashing.sha256(of: manifestBytes) == manifestSHA,
-                let manifest = SiteClient.cachedManifest(manifestSHA, in: loader.manifestCache)
+                let manifest = SiteClient.cachedManifest(manifestSHA, in: operation.manifestCache)
             else {
                 throw MapLoaderError.invalidMetadata(
                     what: "the manifest of \(version)",
@@ -59,7 +59,7 @@ extension MapLoader {
             }
             // A split manifest travels with all its parts: the stick is a site of its own.
             let parts = try Manifest.decode(manifestBytes).stubs.map { stub in
-                (SiteLayout.blob(stub.part!.sha256), loader.manifestCache.appendingPathComponent(stub.part!.sha256))
+                (SiteLayout.blob(stub.part!.sha256), operation.manifestCache.appendingPathComponent(stub.part!.sha256))
             }
             var leaves = Set<String>()
             for id in ids {
@@ -71,7 +71,7 @@ extension MapLoader {
                 guard !installed.isEmpty else { throw MapLoaderError.notInstalled(id) }
                 leaves.formUnion(installed)
             }
-            let store = loader.store
+            let store = operation.store
             let groups = leaves.sorted().flatMap { leaf in (state.packages[leaf] ?? [:]).sorted { $0.key < $1.key }.map { (leaf, $0.key, $0.value) } }
             let hub = loader.hub
             let bytes: Int64 = try await offActor {

@@ -13,18 +13,15 @@ extension MapLoader {
     @discardableResult
     public func install(_ ids: [String]) async throws(MapLoaderError) -> UpdateReport {
         guard !ids.isEmpty else { throw .invalidParameters("name at least one package to install") }
-        return try await run(.install) { loader in
-            let context = try await loader.context(atInstalledVersion: true, operation: .install)
-            let (plan, leaves) = try await loader.installPlan(ids, context)
+        return try await enqueue(.install) { loader, operation in
+            let context = try await loader.planningContext(operation, atInstalledVersion: true)
+            let (plan, leaves) = try await loader.installPlan(ids, context, in: operation)
             guard plan.changesFiles else {
-                return UpdateReport(
-                    fromVersion: context.state.version, toVersion: context.state.version, steps: plan.steps,
-                    downloadedBytes: 0, committed: false, seconds: 0)
+                return UpdateReport.unchanged(at: context.state.version, steps: plan.steps)
             }
-            let report = try await loader.execute(
+            let report = try await loader.carryOut(
                 plan, from: context.state,
-                manifestSHA: context.catalog.entry(context.manifest.version)?.sha256,
-                operation: .install)
+                manifestSHA: context.catalog.entry(context.manifest.version)?.sha256, in: operation)
             loader.hub.emit(.installed(leaves.sorted()))
             return report
         }
@@ -35,17 +32,19 @@ extension MapLoader {
     /// disk use (``Plan/peakBytes``). Reads only, so it never waits for a writer.
     public func planInstall(_ ids: [String]) async throws(MapLoaderError) -> Plan {
         guard !ids.isEmpty else { throw .invalidParameters("name at least one package to install") }
-        return try await run(.planInstall) { loader in
-            let context = try await loader.context(atInstalledVersion: true, operation: .planInstall)
-            return try await loader.installPlan(ids, context).plan
+        return try await enqueue(.planInstall) { loader, operation in
+            let context = try await loader.planningContext(operation, atInstalledVersion: true)
+            return try await loader.installPlan(ids, context, in: operation).plan
         }
     }
 
     /// The plan that installs `ids` on top of what is installed, and the leaves it adds.
-    private func installPlan(_ ids: [String], _ context: Context) async throws -> (plan: Plan, leaves: Set<String>) {
+    private func installPlan(
+        _ ids: [String], _ context: PlanningContext, in operation: OperationContext
+    ) async throws -> (plan: Plan, leaves: Set<String>) {
         let leaves = try leaves(of: ids, in: context.manifest)
-        let broken = try await quickCheck(context.state)
-        let sharing = store.fileSharing()
+        let broken = try await quickCheck(context.state, in: operation)
+        let sharing = operation.store.fileSharing()
         let plan = Planner.plan(
             installed: context.state, manifest: context.manifest,
             packages: Set(context.state.packages.keys).union(leaves),
@@ -58,9 +57,9 @@ extension MapLoader {
     /// was installed.
     @discardableResult
     public func uninstallAll() async throws(MapLoaderError) -> UpdateReport {
-        try await run(.uninstall) { loader in
-            let state = try loader.store.state()
-            return try await loader.remove(Set(state.packages.keys), from: state)
+        try await enqueue(.uninstall) { loader, operation in
+            let state = try operation.store.state()
+            return try await loader.remove(Set(state.packages.keys), from: state, in: operation)
         }
     }
 
@@ -68,13 +67,13 @@ extension MapLoader {
     @discardableResult
     public func uninstall(_ ids: [String]) async throws(MapLoaderError) -> UpdateReport {
         guard !ids.isEmpty else { throw .invalidParameters("name at least one package to uninstall") }
-        return try await run(.uninstall) { loader in
-            let state = try loader.store.state()
+        return try await enqueue(.uninstall) { loader, operation in
+            let state = try operation.store.state()
             // The installed version's tree names the packages; with nothing installed, the
             // site's tree (when reachable) tells an unknown id from one not installed.
-            var manifest = try await loader.installedManifest(state)
+            var manifest = try await loader.installedManifest(state, in: operation)
             if manifest == nil, ids.contains(where: { state.packages[$0] == nil }) {
-                manifest = try? await loader.context(atInstalledVersion: true, operation: .uninstall).manifest
+                manifest = try? await loader.planningContext(operation, atInstalledVersion: true).manifest
             }
             var leaves = Set<String>()
             for id in ids {
@@ -88,21 +87,19 @@ extension MapLoader {
                 guard !installed.isEmpty else { throw MapLoaderError.notInstalled(id) }
                 leaves.formUnion(installed)
             }
-            return try await loader.remove(leaves, from: state)
+            return try await loader.remove(leaves, from: state, in: operation)
         }
     }
 
     /// Removes the installed `leaves` from `state` in one new generation.
-    private func remove(_ leaves: Set<String>, from state: InstalledState) async throws -> UpdateReport {
+    private func remove(_ leaves: Set<String>, from state: InstalledState, in operation: OperationContext) async throws -> UpdateReport {
         let plan = Planner.removal(of: leaves, from: state)
         guard plan.changesFiles else {
-            return UpdateReport(
-                fromVersion: state.version, toVersion: state.version, steps: plan.steps,
-                downloadedBytes: 0, committed: false, seconds: 0)
+            return UpdateReport.unchanged(at: state.version, steps: plan.steps)
         }
-        let report = try await execute(plan, from: state, manifestSHA: state.manifest, operation: .uninstall)
+        let report = try await carryOut(plan, from: state, manifestSHA: state.manifest, in: operation)
         // The caller's tags go with the package.
-        _ = try await store.updateSettings { settings in
+        _ = try await operation.store.updateSettings { settings in
             for leaf in leaves { settings.tags?[leaf] = nil }
             if settings.tags?.isEmpty == true { settings.tags = nil }
         }
@@ -124,10 +121,10 @@ extension MapLoader {
     }
 
     /// The manifest of the installed version: from the cache, else from the site, else `nil`.
-    func installedManifest(_ state: InstalledState) async throws -> Manifest? {
+    func installedManifest(_ state: InstalledState, in operation: OperationContext) async throws -> Manifest? {
         guard let version = state.version, let sha = state.manifest else { return nil }
-        if let manifest = SiteClient.cachedManifest(sha, in: manifestCache) { return manifest }
-        let client = try site()
-        return try await client.manifest(version, in: try await acceptedCatalog(client).0)
+        if let manifest = SiteClient.cachedManifest(sha, in: operation.manifestCache) { return manifest }
+        let client = try operation.siteClient()
+        return try await client.manifest(version, in: try await acceptedCatalog(client, in: operation).0)
     }
 }

@@ -19,18 +19,17 @@ enum PartNeed {
 }
 
 extension MapLoader {
-    /// What an operation works against: the site's catalog, a manifest, the store.
-    typealias Context = PlanningContext
-
     /// Reads catalog, state and settings, and the manifest: the installed version's when
     /// `atInstalledVersion` (so new installs match what is installed), else the newest.
     /// `need` says which parts of a split manifest to read: an update reads those holding
     /// installed packages, so its metadata grows with what is installed, not the catalog.
-    func context(atInstalledVersion: Bool, operation: MapLoaderOperation, need: PartNeed = .everything) async throws -> Context {
-        progress(operation, .resolve)
-        let client = try site()
-        let (catalog, settings) = try await acceptedCatalog(client)
-        let state = try store.state()
+    func planningContext(
+        _ operation: OperationContext, atInstalledVersion: Bool, need: PartNeed = .everything
+    ) async throws -> PlanningContext {
+        operation.progress(.resolve)
+        let client = try operation.siteClient()
+        let (catalog, settings) = try await acceptedCatalog(client, in: operation)
+        let state = try operation.store.state()
         let version = atInstalledVersion ? (state.version ?? catalog.current) : catalog.current
         let known = [catalog.entry(version)?.sha256, state.manifest].compactMap { $0 }
         let parts: ManifestParts
@@ -41,14 +40,15 @@ extension MapLoader {
         case let .point(latitude, longitude): parts = .around(latitude: latitude, longitude: longitude)
         }
         let manifest = try await client.manifest(version, in: catalog, parts: parts)
-        return Context(
+        return PlanningContext(
             catalog: catalog, manifest: manifest, state: state, settings: settings,
             selection: settings.selectedGroups(manifest.groups))
     }
 
     /// Fetches the catalog under the trust policy (configured keys plus saved ones), then
     /// saves the keys and the catalog's serial so later runs refuse rollbacks.
-    func acceptedCatalog(_ client: SiteClient) async throws -> (Catalog, Settings) {
+    func acceptedCatalog(_ client: SiteClient, in operation: OperationContext) async throws -> (Catalog, Settings) {
+        let store = operation.store
         let settings = try store.settings()
         let saved = (settings.trustedKeys ?? []).compactMap(PublicKey.init(base64:))
         let unknown = configuration.trust.keys.filter { !saved.contains($0) }
@@ -59,8 +59,7 @@ extension MapLoader {
             )
         }
         let keys = Array(Set(saved + configuration.trust.keys))
-        let store = self.store
-        let kept = keptCatalog.catalog.deletingLastPathComponent()
+        let kept = Self.keptCatalog(store).catalog.deletingLastPathComponent()
         let accepted = try await client.signedCatalog(
             trust: TrustPolicy(keys: keys, allowUnsigned: configuration.trust.allowUnsigned), root: settings.trustedRoot,
             lastSerial: settings.lastSerial
@@ -74,7 +73,7 @@ extension MapLoader {
             Self.keep(walk.fetched, in: kept)
         }
         let catalog = accepted.catalog
-        keepCatalog(catalog, bytes: accepted.bytes, signature: accepted.signature)
+        Self.keepCatalog(catalog, in: store, bytes: accepted.bytes, signature: accepted.signature)
         let allKeys = keys.map(\.base64).sorted()
         guard
             catalog.serial > settings.lastSerial ?? .min || allKeys != (settings.trustedKeys ?? []).sorted()
@@ -96,11 +95,11 @@ extension MapLoader {
 
     /// The publisher keys this data directory trusts (saved by earlier runs).
     public func trustedKeys() async throws(MapLoaderError) -> [PublicKey] {
-        try await run(.list) { loader in (try loader.store.settings().trustedKeys ?? []).compactMap(PublicKey.init(base64:)) }
+        try await enqueue(.list) { _, operation in (try operation.store.settings().trustedKeys ?? []).compactMap(PublicKey.init(base64:)) }
     }
 
     /// The accepted catalog as published, with its signature, for ``export(_:to:)``.
-    var keptCatalog: (catalog: URL, signature: URL) {
+    static func keptCatalog(_ store: Store) -> (catalog: URL, signature: URL) {
         let folder = store.siteCache
         return (folder.appendingPathComponent(SiteLayout.catalog), folder.appendingPathComponent(SiteLayout.catalogSignature))
     }
@@ -117,8 +116,8 @@ extension MapLoader {
 
     /// Keeps the bytes of an accepted catalog (and its signature) when they are new: a
     /// newer serial, or none kept yet. Best effort: a failure only means no export.
-    private func keepCatalog(_ catalog: Catalog, bytes: Data, signature: Data?) {
-        let (file, signatureFile) = keptCatalog
+    private static func keepCatalog(_ catalog: Catalog, in store: Store, bytes: Data, signature: Data?) {
+        let (file, signatureFile) = keptCatalog(store)
         let kept = (try? Data(contentsOf: file)).flatMap { try? JSONCoding.decode(Catalog.self, from: $0) }
         guard kept.map({ $0.serial < catalog.serial }) ?? true else { return }
         try? FileSystem.makeDirectories(file.deletingLastPathComponent())
@@ -135,8 +134,8 @@ extension MapLoader {
     /// - Returns: the keys still trusted.
     @discardableResult
     public func forgetTrustedKeys(_ keys: [PublicKey]? = nil) async throws(MapLoaderError) -> [PublicKey] {
-        try await run(.forgetKeys) { loader in
-            let settings = try await loader.store.updateSettings { settings in
+        try await enqueue(.forgetKeys) { _, operation in
+            let settings = try await operation.store.updateSettings { settings in
                 let forget = Set((keys ?? []).map(\.base64))
                 let kept = keys == nil ? [] : (settings.trustedKeys ?? []).filter { !forget.contains($0) }
                 settings.trustedKeys = kept.isEmpty ? nil : kept
@@ -147,12 +146,12 @@ extension MapLoader {
 
     /// The package tree of the newest version with every node's state on this device.
     public func packageTree() async throws(MapLoaderError) -> PackageTree {
-        try await run(.list) { loader in try await loader.treeAndManifest().tree }
+        try await enqueue(.list) { loader, operation in try await loader.treeAndManifest(operation).tree }
     }
 
     /// One package's status by id.
     public func package(_ id: String) async throws(MapLoaderError) -> PackageStatus {
-        let tree = try await run(.list) { loader in try await loader.treeAndManifest(need: .package(id)).tree }
+        let tree = try await enqueue(.list) { loader, operation in try await loader.treeAndManifest(operation, need: .package(id)).tree }
         // Of a split manifest only the parts below `id` were read: the other nodes' states
         // are partial, and only this one is returned.
         guard let status = tree.packages.first(where: { $0.id == id }) else {
@@ -167,8 +166,8 @@ extension MapLoader {
         guard (-90...90).contains(latitude), (-180...180).contains(longitude) else {
             throw .invalidParameters("latitude must be within ±90 and longitude within ±180")
         }
-        return try await run(.list) { loader in
-            let (tree, manifest) = try await loader.treeAndManifest(need: .point(latitude, longitude))
+        return try await enqueue(.list) { loader, operation in
+            let (tree, manifest) = try await loader.treeAndManifest(operation, need: .point(latitude, longitude))
             guard let node = Locator.smallestNode(containing: latitude, longitude, in: manifest.root) else { return nil }
             return tree.packages.first { $0.id == node.id }
         }
@@ -176,9 +175,11 @@ extension MapLoader {
 
     /// The tree and manifest of the newest version; with the site unreachable (or none
     /// configured), those of what is installed, marked offline.
-    private func treeAndManifest(need: PartNeed = .everything) async throws -> (tree: PackageTree, manifest: Manifest) {
-        let (context, offline) = try await readingContext(need: need)
-        let broken = try await quickCheck(context.state)
+    private func treeAndManifest(
+        _ operation: OperationContext, need: PartNeed = .everything
+    ) async throws -> (tree: PackageTree, manifest: Manifest) {
+        let (context, offline) = try await readingContext(operation, need: need)
+        let broken = try await quickCheck(context.state, in: operation)
         var tree = PackageTreeBuilder(context: context, inconsistent: broken).tree()
         tree.offline = offline
         return (tree, context.manifest)
@@ -187,17 +188,17 @@ extension MapLoader {
     /// The context of a read: the site's newest version, or, when the site cannot be
     /// reached and something is installed, the installed version from the data directory
     /// alone (an offline map app still shows what it has).
-    private func readingContext(need: PartNeed = .everything, atInstalledVersion: Bool = false) async throws
-        -> (Context, PackageTree.Offline?)
-    {
+    private func readingContext(
+        _ operation: OperationContext, need: PartNeed = .everything, atInstalledVersion: Bool = false
+    ) async throws -> (PlanningContext, PackageTree.Offline?) {
         do {
-            return (try await context(atInstalledVersion: atInstalledVersion, operation: .list, need: need), nil)
+            return (try await planningContext(operation, atInstalledVersion: atInstalledVersion, need: need), nil)
         } catch let error as MapLoaderError {
             switch error {
             case .noServer, .connectionFailed, .httpStatus: break
             default: throw error
             }
-            guard let offline = try offlineContext(reason: error.description) else { throw error }
+            guard let offline = try Self.offlineContext(operation.store, reason: error.description) else { throw error }
             return offline
         }
     }
@@ -205,13 +206,13 @@ extension MapLoader {
     /// The installed version's context from the data directory: state, settings, the
     /// cached manifest (the parts it has) and the last catalog accepted; `nil` when nothing
     /// is installed.
-    private func offlineContext(reason: String) throws -> (Context, PackageTree.Offline)? {
+    private static func offlineContext(_ store: Store, reason: String) throws -> (PlanningContext, PackageTree.Offline)? {
         let state = try store.state()
         guard let version = state.version, let sha256 = state.manifest,
-            let manifest = SiteClient.cachedManifest(sha256, in: manifestCache, partial: true)
+            let manifest = SiteClient.cachedManifest(sha256, in: store.manifestCache, partial: true)
         else { return nil }
         let settings = try store.settings()
-        let keptFile = keptCatalog.catalog
+        let keptFile = keptCatalog(store).catalog
         let kept = (try? Data(contentsOf: keptFile)).flatMap { try? JSONCoding.decode(Catalog.self, from: $0) }
         let catalog =
             kept
@@ -221,7 +222,7 @@ extension MapLoader {
                     Catalog.Entry(version: version, published: state.committed, manifest: SiteLayout.manifest(version), sha256: sha256, size: 1)
                 ])
         let accepted = kept == nil ? nil : FileStatus.of(keptFile.path).map { Date(timeIntervalSince1970: $0.modified) }
-        let context = Context(
+        let context = PlanningContext(
             catalog: catalog, manifest: manifest, state: state, settings: settings,
             selection: settings.selectedGroups(manifest.groups))
         return (context, PackageTree.Offline(reason: reason, catalogAccepted: accepted))
@@ -229,8 +230,8 @@ extension MapLoader {
 
     /// The data groups and whether each is selected.
     public func dataGroups() async throws(MapLoaderError) -> [DataGroupStatus] {
-        try await run(.list) { loader in
-            let (context, _) = try await loader.readingContext(atInstalledVersion: true)
+        try await enqueue(.list) { loader, operation in
+            let (context, _) = try await loader.readingContext(operation, atInstalledVersion: true)
             return context.manifest.groups.map { DataGroupStatus(group: $0, selected: context.selection.contains($0.id)) }
         }
     }
@@ -248,13 +249,13 @@ extension MapLoader {
     }
 
     private func changeSelection(_ id: String, selected: Bool) async throws(MapLoaderError) {
-        try await run(selected ? .selectGroup : .deselectGroup) { loader in
-            let context = try await loader.context(atInstalledVersion: true, operation: selected ? .selectGroup : .deselectGroup)
+        try await enqueue(selected ? .selectGroup : .deselectGroup) { loader, operation in
+            let context = try await loader.planningContext(operation, atInstalledVersion: true)
             guard let group = context.manifest.group(id) else {
                 throw MapLoaderError.unknownGroup(id, known: context.manifest.groups.map(\.id))
             }
             if group.required && !selected { throw MapLoaderError.requiredGroup(id) }
-            let settings = try await loader.store.updateSettings { $0.groups[id] = selected }
+            let settings = try await operation.store.updateSettings { $0.groups[id] = selected }
             loader.hub.emit(.groupsChanged(selected: settings.selectedGroups(context.manifest.groups).sorted()))
         }
     }
@@ -270,9 +271,9 @@ extension MapLoader {
         if let key = tags.keys.first(where: { $0.isEmpty || $0.contains("=") || $0.contains(where: \.isNewline) }) {
             throw .invalidParameters("tag key '\(key)' must be non-empty, without '=' or line breaks")
         }
-        return try await run(.tag) { loader in
-            guard try loader.store.state().packages[package] != nil else { throw MapLoaderError.notInstalled(package) }
-            let settings = try await loader.store.updateSettings { settings in
+        return try await enqueue(.tag) { _, operation in
+            guard try operation.store.state().packages[package] != nil else { throw MapLoaderError.notInstalled(package) }
+            let settings = try await operation.store.updateSettings { settings in
                 var current = settings.tags?[package] ?? [:]
                 for (key, value) in tags { current[key] = value }
                 settings.tags = settings.tags ?? [:]
@@ -285,9 +286,9 @@ extension MapLoader {
 
     /// The caller's tags on an installed package (empty when it has none). Works offline.
     public func tags(of package: String) async throws(MapLoaderError) -> [String: String] {
-        try await run(.list) { loader in
-            guard try loader.store.state().packages[package] != nil else { throw MapLoaderError.notInstalled(package) }
-            return try loader.store.settings().tags?[package] ?? [:]
+        try await enqueue(.list) { _, operation in
+            guard try operation.store.state().packages[package] != nil else { throw MapLoaderError.notInstalled(package) }
+            return try operation.store.settings().tags?[package] ?? [:]
         }
     }
 }
@@ -298,8 +299,8 @@ extension MapLoader {
     /// world map (``Coverage/svg(width:)``).
     /// - Parameter installedOnly: only packages of which something is installed.
     public func coverage(installedOnly: Bool = false) async throws(MapLoaderError) -> Coverage {
-        try await run(.list) { loader in
-            let (tree, manifest) = try await loader.treeAndManifest()
+        try await enqueue(.list) { loader, operation in
+            let (tree, manifest) = try await loader.treeAndManifest(operation)
             return Coverage(tree: tree, manifest: manifest, installedOnly: installedOnly)
         }
     }

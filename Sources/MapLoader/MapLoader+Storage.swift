@@ -7,8 +7,8 @@ extension MapLoader {
     /// What each installed package and data group takes on disk, and the whole data
     /// directory (hard-linked files counted once). Works offline; reads one whole version.
     public func diskUsage() async throws(MapLoaderError) -> DiskUsage {
-        try await run(.list) { loader in
-            let store = loader.store
+        try await enqueue(.list) { _, operation in
+            let store = operation.store
             let state = try store.state()
             return try await offActor { store.usage(of: state) }
         }
@@ -20,9 +20,9 @@ extension MapLoader {
     /// installed. Installed maps are never touched. Works offline.
     @discardableResult
     public func collectGarbage() async throws(MapLoaderError) -> CleanupReport {
-        try await run(.collectGarbage) { loader in
-            let store = loader.store
-            let keep = try store.state().manifest.map { SiteClient.cacheEntries(ofManifest: $0, in: loader.manifestCache) } ?? []
+        try await enqueue(.collectGarbage) { _, operation in
+            let store = operation.store
+            let keep = try store.state().manifest.map { SiteClient.cacheEntries(ofManifest: $0, in: operation.manifestCache) } ?? []
             return try await offActor { store.collectGarbage(keepManifests: keep, grace: 300) }
         }
     }
@@ -34,13 +34,13 @@ extension MapLoader {
     /// it. ``Configuration/quota`` overrides the saved value for this loader. Works offline.
     public func setQuota(_ bytes: Int64?) async throws(MapLoaderError) {
         if let bytes, bytes <= 0 { throw .invalidParameters("a quota must be more than 0 bytes") }
-        try await run(.configure) { loader in
-            _ = try await loader.store.updateSettings { $0.quota = bytes }
+        try await enqueue(.configure) { _, operation in
+            _ = try await operation.store.updateSettings { $0.quota = bytes }
         }
     }
 
     /// The quota in force: ``Configuration/quota``, else the saved one; `nil` for none.
     public func quota() async throws(MapLoaderError) -> Int64? {
-        try await run(.list) { loader in try loader.configuration.quota ?? loader.store.settings().quota }
+        try await enqueue(.list) { loader, operation in try loader.configuration.quota ?? operation.store.settings().quota }
     }
 }

@@ -10,8 +10,8 @@ extension MapLoader {
     /// Compares the installed maps with the newest published version and plans the update
     /// with `strategy`, including data-group selection changes. Downloads no data.
     public func checkForUpdate(strategy: UpdateStrategy = .delta) async throws(MapLoaderError) -> UpdateCheck {
-        try await run(.checkForUpdate) { loader in
-            let check = try await loader.updateCheck(strategy: strategy, operation: .checkForUpdate).check
+        try await enqueue(.checkForUpdate) { loader, operation in
+            let check = try await loader.updateCheck(strategy: strategy, in: operation).check
             loader.hub.emit(.updateChecked(check))
             return check
         }
@@ -28,17 +28,14 @@ extension MapLoader {
     /// With `dryRun`, returns the plan's report without changing anything.
     @discardableResult
     public func performUpdate(strategy: UpdateStrategy = .delta, dryRun: Bool = false) async throws(MapLoaderError) -> UpdateReport {
-        try await run(.update) { loader in
-            let (check, context) = try await loader.updateCheck(strategy: strategy, operation: .update)
+        try await enqueue(.update) { loader, operation in
+            let (check, context) = try await loader.updateCheck(strategy: strategy, in: operation)
             guard check.updateAvailable, !dryRun else {
-                return UpdateReport(
-                    fromVersion: context.state.version, toVersion: context.state.version,
-                    steps: check.plan.steps, downloadedBytes: 0, committed: false, seconds: 0)
+                return UpdateReport.unchanged(at: context.state.version, steps: check.plan.steps)
             }
-            let report = try await loader.execute(
+            let report = try await loader.carryOut(
                 check.plan, from: context.state,
-                manifestSHA: context.catalog.entry(check.plan.version)?.sha256,
-                operation: .update)
+                manifestSHA: context.catalog.entry(check.plan.version)?.sha256, in: operation)
             loader.hub.emit(.updated(report))
             return report
         }
@@ -46,10 +43,10 @@ extension MapLoader {
 
     /// Re-hashes every installed file against the store's record.
     public func verify() async throws(MapLoaderError) -> VerifyReport {
-        try await run(.verify) { loader in
-            let state = try loader.store.state()
+        try await enqueue(.verify) { loader, operation in
+            let state = try operation.store.state()
             let total = state.packages.values.reduce(0) { $0 + $1.count }
-            let store = loader.store
+            let store = operation.store
             let hub = loader.hub
             let findings = try await offActor {
                 StoreCheck.full(store, state) { checked, key in
@@ -70,22 +67,20 @@ extension MapLoader {
     /// installed (their full archives at the installed version), in one generation switch.
     @discardableResult
     public func repair() async throws(MapLoaderError) -> UpdateReport {
-        try await run(.repair) { loader in
-            if case .failure = Result(catching: { try loader.store.state() }) {
-                return try await loader.rebuildState()
+        try await enqueue(.repair) { loader, operation in
+            if case .failure = Result(catching: { try operation.store.state() }) {
+                return try await loader.rebuildState(in: operation)
             }
-            let context = try await loader.context(atInstalledVersion: true, operation: .repair)
-            let store = loader.store
+            let context = try await loader.planningContext(operation, atInstalledVersion: true)
+            let store = operation.store
             let state = context.state
             let findings = try await offActor { StoreCheck.full(store, state) }
             let broken = Dictionary(findings.map { ($0.key, $0.detail) }, uniquingKeysWith: { a, _ in a })
             let plan = try Planner.repair(installed: state, manifest: context.manifest, broken: broken)
             guard plan.changesFiles else {
-                return UpdateReport(
-                    fromVersion: state.version, toVersion: state.version, steps: plan.steps,
-                    downloadedBytes: 0, committed: false, seconds: 0)
+                return UpdateReport.unchanged(at: state.version, steps: plan.steps)
             }
-            return try await loader.execute(plan, from: state, manifestSHA: state.manifest, operation: .repair)
+            return try await loader.carryOut(plan, from: state, manifestSHA: state.manifest, in: operation)
         }
     }
 
@@ -93,11 +88,11 @@ extension MapLoader {
     /// the packages and groups whose folders are on disk are installed afresh, in full, at
     /// the version the state recorded when the site still has it, else the newest; a data
     /// directory with nothing recognisable ends up empty and usable again.
-    private func rebuildState() async throws -> UpdateReport {
-        progress(.repair, .resolve)
-        let client = try site()
-        let (catalog, settings) = try await acceptedCatalog(client)
-        let live = store.live
+    private func rebuildState(in operation: OperationContext) async throws -> UpdateReport {
+        operation.progress(.resolve)
+        let client = try operation.siteClient()
+        let (catalog, settings) = try await acceptedCatalog(client, in: operation)
+        let live = operation.store.live
         let recorded = (try? JSONSerialization.jsonObject(with: Data(contentsOf: live.appendingPathComponent("state.json"))))
             .flatMap { ($0 as? [String: Any])?["version"] as? String }
         let version = recorded.flatMap { catalog.entry($0) == nil ? nil : $0 } ?? catalog.current
@@ -108,14 +103,16 @@ extension MapLoader {
             installed: .empty, manifest: manifest, packages: found,
             selection: settings.selectedGroups(manifest.groups), strategy: .full)
         let empty = InstalledState.empty
-        return try await execute(plan, from: empty, manifestSHA: catalog.entry(version)?.sha256, operation: .repair)
+        return try await carryOut(plan, from: empty, manifestSHA: catalog.entry(version)?.sha256, in: operation)
     }
 
     /// The plan from the installed state to the newest version.
-    private func updateCheck(strategy: UpdateStrategy, operation: MapLoaderOperation) async throws -> (check: UpdateCheck, context: Context) {
-        let context = try await context(atInstalledVersion: false, operation: operation, need: .installed)
-        let broken = try await quickCheck(context.state)
-        let sharing = store.fileSharing()
+    private func updateCheck(
+        strategy: UpdateStrategy, in operation: OperationContext
+    ) async throws -> (check: UpdateCheck, context: PlanningContext) {
+        let context = try await planningContext(operation, atInstalledVersion: false, need: .installed)
+        let broken = try await quickCheck(context.state, in: operation)
+        let sharing = operation.store.fileSharing()
         let plan = Planner.plan(
             installed: context.state, manifest: context.manifest,
             packages: Set(context.state.packages.keys), selection: context.selection,

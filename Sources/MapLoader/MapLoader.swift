@@ -77,12 +77,14 @@ public actor MapLoader {
 
     /// The configuration this loader was made with.
     public nonisolated let configuration: Configuration
-    /// The data directory; while a reading operation runs, it reads the generation that
-    /// operation pinned.
-    var store: Store
+    /// The data directory, as a writer sees it. An operation reads it through its
+    /// ``OperationContext/store``, which for a reader is the generation it pinned.
+    private let directory: Store
     let hub = EventHub()
-    /// The bandwidth cap every download of this loader shares.
-    let limiter: RateLimiter?
+    /// The site's files, made once for the loader: a mirrored site keeps asking the mirror
+    /// that last worked, and a host that answered once is retried when it drops; or why
+    /// there is no site (none configured, an address that is not one).
+    private let source: Result<any SiteSource, MapLoaderError>
     private var queueTail: Task<Void, Never>?
     private var tasks: [UUID: Task<any Sendable, any Error>] = [:]
     private var runningID: UUID?
@@ -95,9 +97,16 @@ public actor MapLoader {
     ///     (`MapLoader(configuration: c, delegate: Printer())`) is gone at once and
     ///     receives nothing; ``events()`` streams need no owner.
     public init(configuration: Configuration, delegate: (any MapLoaderDelegate)? = nil) {
+        self.init(configuration: configuration, delegate: delegate, source: nil)
+    }
+
+    /// A loader whose site is `source` rather than ``Configuration/server`` (tests swap
+    /// the network for a source of their own; `nil` reads the configuration).
+    package init(configuration: Configuration, delegate: (any MapLoaderDelegate)? = nil, source: (any SiteSource)?) {
         self.configuration = configuration
-        self.store = Store(root: configuration.dataDirectory)
-        self.limiter = configuration.maximumRate.map { RateLimiter(bytesPerSecond: $0) }
+        self.directory = Store(root: configuration.dataDirectory)
+        let hub = self.hub
+        self.source = source.map { .success($0) } ?? Result { () throws(MapLoaderError) in try Self.siteSource(configuration, hub: hub) }
         hub.setDelegate(delegate)
         hub.attach(self)
     }
@@ -121,17 +130,18 @@ public actor MapLoader {
         if let runningID { tasks[runningID]?.cancel() }
     }
 
-    /// Runs `body` after every earlier operation, reporting start, finish or failure.
-    func run<T: Sendable>(
-        _ operation: MapLoaderOperation,
-        _ body: @escaping @Sendable (isolated MapLoader) async throws -> T
+    /// Queues `body` behind every earlier operation and runs it with the operation's
+    /// context, reporting start, finish or failure.
+    func enqueue<T: Sendable>(
+        _ kind: MapLoaderOperation,
+        _ body: @escaping @Sendable (isolated MapLoader, OperationContext) async throws -> T
     ) async throws(MapLoaderError) -> T {
         let id = UUID()
         let previous = queueTail
         let task = Task<any Sendable, any Error> {
             await previous?.value
             try Task.checkCancellation()
-            return try await self.execute(id, operation, body)
+            return try await self.perform(id, kind, body)
         }
         tasks[id] = task
         queueTail = Task { _ = await task.result }
@@ -149,86 +159,69 @@ public actor MapLoader {
         }
     }
 
-    private func execute<T: Sendable>(
-        _ id: UUID, _ operation: MapLoaderOperation,
-        _ body: @Sendable (isolated MapLoader) async throws -> T
+    /// Takes the lock or lease `kind` needs, makes its context and runs `body` with it.
+    private func perform<T: Sendable>(
+        _ id: UUID, _ kind: MapLoaderOperation,
+        _ body: @Sendable (isolated MapLoader, OperationContext) async throws -> T
     ) async throws -> T {
         runningID = id
-        let base = store
-        defer {
-            runningID = nil
-            store = base
-        }
-        hub.begin(operation, monitor: OperationMonitor.current)
+        defer { runningID = nil }
+        hub.begin(kind, monitor: OperationMonitor.current)
         do {
-            try store.prepare()
+            let directory = self.directory
+            try directory.prepare()
             // Writers hold the write lock for the whole operation and clean up first; readers
             // pin the live generation so that a writer committing meanwhile removes nothing
             // they read (a copied `current` folder is first turned back into a link).
             var writeLock: FileLock?
-            if operation.changesDataDirectory || store.needsRecovery {
+            if kind.changesDataDirectory || directory.needsRecovery {
                 let hub = self.hub
-                writeLock = try await store.lockForWriting(wait: configuration.waitForLock) { pid in
+                writeLock = try await directory.lockForWriting(wait: configuration.waitForLock) { pid in
                     hub.emit(.waitingForLock(pid: pid.map(Int.init)))
                 }
-                let store = self.store
-                try await offActor { try store.recover() }
+                try await offActor { try directory.recover() }
             }
             var lease: GenerationLease?
-            if !operation.changesDataDirectory {
+            if !kind.changesDataDirectory {
                 writeLock = nil
-                lease = try store.pinCurrent()
-                store = store.reading(lease)
+                lease = try directory.pinCurrent()
             }
-            let value = try await body(self)
+            let store = directory.reading(lease)
+            let site = source.map { SiteClient(source: $0, cache: store.manifestCache, scratch: store.downloads) }
+            let context = OperationContext(kind: kind, store: store, hub: hub, site: site, configuration: configuration)
+            let value = try await body(self, context)
             withExtendedLifetime((writeLock, lease)) {}
-            hub.end(operation, error: nil)
+            hub.end(kind, error: nil)
             return value
         } catch {
-            hub.end(operation, error: MapLoaderError(error))
+            hub.end(kind, error: MapLoaderError(error))
             throw error
         }
     }
 
-    /// Installed groups whose files no longer match their record, by `stat` (a walk of
-    /// the installed trees, on the blocking threads).
-    func quickCheck(_ state: InstalledState) async throws -> Set<Planner.GroupKey> {
-        let store = self.store
-        return try await offActor { Set(StoreCheck.quick(store, state).map(\.key)) }
-    }
-
-    /// Verified manifests by SHA-256, so an unchanged manifest is never downloaded twice.
-    var manifestCache: URL { store.manifestCache }
-
-    /// The site client for the configured server.
-    func site() throws(MapLoaderError) -> SiteClient {
+    /// The site source `configuration` names: its server, failing over to its mirrors.
+    private static func siteSource(_ configuration: Configuration, hub: EventHub) throws(MapLoaderError) -> any SiteSource {
         guard let server = configuration.server, !server.isEmpty else { throw .noServer }
-        let hub = self.hub
+        let limiter = configuration.maximumRate.map { RateLimiter(bytesPerSecond: $0) }
         let sources = try ([server] + configuration.mirrors).map { (address) throws(MapLoaderError) in
-            try makeSiteSource(
-                address, retry: configuration.retry, deadlines: configuration.deadlines,
-                limiter: limiter
-            ) { event in
+            try makeSiteSource(address, retry: configuration.retry, deadlines: configuration.deadlines, limiter: limiter) { event in
                 switch event {
                 case .lost(let url, let reason, let delay): hub.emit(.connectionLost(url: url, reason: reason, retryIn: delay))
                 case .found(let url): hub.emit(.connectionFound(url: url))
                 }
             }
         }
-        guard sources.count > 1 else {
-            return SiteClient(source: sources[0], cache: manifestCache, scratch: store.downloads)
-        }
-        let source = MirroredSource(sources) { failed, reason, next in
+        guard sources.count > 1 else { return sources[0] }
+        return MirroredSource(sources) { failed, reason, next in
             hub.emit(.connectionLost(url: failed, reason: "\(reason); trying mirror \(next)", retryIn: 0))
         }
-        return SiteClient(source: source, cache: manifestCache, scratch: store.downloads)
     }
 
-    func progress(
-        _ operation: MapLoaderOperation, _ phase: OperationPhase, bytes: Int64 = 0, total: Int64 = 0,
-        items: Int = 0, totalItems: Int = 0, item: String? = nil
-    ) {
-        hub.progress(operation, phase, bytes: bytes, total: total, items: items, totalItems: totalItems, item: item)
+    /// Installed groups whose files no longer match their record, by `stat` (a walk of
+    /// the installed trees, on the blocking threads).
+    func quickCheck(_ state: InstalledState, in operation: OperationContext) async throws -> Set<Planner.GroupKey> {
+        let store = operation.store
+        return try await offActor { Set(StoreCheck.quick(store, state).map(\.key)) }
     }
 }
 

@@ -45,6 +45,9 @@ public struct GroupStep: Sendable, Hashable, Encodable {
     public var artifact: Artifact?
     /// The patch blobs of the chain, in order.
     public var patches: [PatchEdge]
+    /// Why this step gave up its patch chain and fetched the full archive instead, as an
+    /// update's report records it; `nil` when it did not (the planned step never has one).
+    public var patchFailure: MapLoaderError?
 
     /// A step.
     public init(
@@ -76,13 +79,14 @@ public struct GroupStep: Sendable, Hashable, Encodable {
 extension GroupStep {
     /// The record of this step after its patch chain failed and the full archive was
     /// fetched instead: what an ``UpdateReport`` lists. The plan keeps its own step.
-    package func fellBack(reason: String) -> GroupStep {
+    package func fellBack(after failure: MapLoaderError) -> GroupStep {
         var record = self
+        record.patchFailure = failure
         record.method = .full
         record.chain = []
         record.patches = []
         record.downloadBytes = artifact?.size ?? 0
-        record.reason = reason
+        record.reason = "patch failed (\(failure)); fell back to the full archive"
         return record
     }
 }

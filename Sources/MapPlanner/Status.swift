@@ -163,6 +163,12 @@ public struct UpdateReport: Sendable, Hashable, Encodable {
         self.committed = committed
         self.seconds = seconds
     }
+
+    /// The report of an operation that changed nothing at `version`: `steps` were planned
+    /// (all of them keeps, or a dry run) and nothing was downloaded or committed.
+    package static func unchanged(at version: String?, steps: [GroupStep] = []) -> UpdateReport {
+        UpdateReport(fromVersion: version, toVersion: version, steps: steps, downloadedBytes: 0, committed: false, seconds: 0)
+    }
 }
 
 /// What `verify` found.

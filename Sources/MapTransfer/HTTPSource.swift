@@ -16,6 +16,9 @@ package struct HTTPSource: SiteSource {
     package let onConnection: @Sendable (ConnectionEvent) -> Void
     /// The bandwidth cap shared with the loader's other downloads, if any.
     package let limiter: RateLimiter?
+    /// Hosts (`host:port`) that answered a request of this source: worth retrying when a
+    /// later request gets no answer (a server restarting), unlike a host that never did.
+    private let answered = AnsweredHosts()
 
     /// A source for the site at `baseURL`.
     package init(
@@ -92,7 +95,7 @@ package struct HTTPSource: SiteSource {
                 validator = newValidator ?? validator
                 continue
             case .finished:
-                Self.answered(url)
+                answered.insert(url)
                 if lostOnce { onConnection(.found(url: url.absoluteString)) }
                 return
             case .failed(let error):
@@ -100,8 +103,8 @@ package struct HTTPSource: SiteSource {
             case .retryable(let reason, let newValidator, let worked):
                 attempt += 1
                 validator = newValidator ?? validator
-                everWorked = everWorked || worked || Self.hasAnswered(url)
-                if worked { Self.answered(url) }
+                everWorked = everWorked || worked || answered.contains(url)
+                if worked { answered.insert(url) }
                 // Retries are for a server that answered: one that never did fails at once.
                 guard everWorked else { throw .connectionFailed(url: url.absoluteString, reason: reason) }
                 guard attempt < retry.attempts else {
@@ -123,16 +126,13 @@ package struct HTTPSource: SiteSource {
             }
         }
     }
+}
 
-    /// Hosts (`host:port`) that answered a request in this process: worth retrying when a
-    /// later request gets no answer, unlike a host that never did.
-    private static let answeredHosts = Mutex<Set<String>>([])
+/// The hosts that answered one source's requests (a source lives as long as its loader).
+private final class AnsweredHosts: Sendable {
+    private let hosts = Mutex<Set<String>>([])
 
-    private static func answered(_ url: URL) {
-        _ = answeredHosts.withLock { $0.insert(HTTPDownload.host(of: url)) }
-    }
+    func insert(_ url: URL) { _ = hosts.withLock { $0.insert(HTTPDownload.host(of: url)) } }
 
-    private static func hasAnswered(_ url: URL) -> Bool {
-        answeredHosts.withLock { $0.contains(HTTPDownload.host(of: url)) }
-    }
+    func contains(_ url: URL) -> Bool { hosts.withLock { $0.contains(HTTPDownload.host(of: url)) } }
 }

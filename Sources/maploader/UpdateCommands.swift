@@ -21,9 +21,10 @@ struct CheckUpdateCommand: AsyncParsableCommand {
             Output.line("installed \(check.installedVersion ?? "nothing"), newest \(check.currentVersion)")
             PlanPrinter.print(check.plan)
             if check.updateAvailable, check.installedVersion == check.currentVersion {
-                // Same version: only the data-group selection (or local damage) asks for a change.
+                // Same version: only the data-group selection (or local damage) asks for a change;
+                // at one version a group is removed only because it was deselected.
                 let added = Set(check.plan.steps.filter { $0.action == .install }.map(\.group)).sorted()
-                let removed = Set(check.plan.steps.filter { $0.reason == "group deselected" }.map(\.group)).sorted()
+                let removed = Set(check.plan.steps.filter { $0.action == .remove }.map(\.group)).sorted()
                 let changes = added.map { "+\($0)" } + removed.map { "-\($0)" }
                 if !changes.isEmpty {
                     Output.line("the version is current; the data-group selection changed (\(changes.joined(separator: ", ")))")
@@ -75,7 +76,7 @@ struct UpdateCommand: AsyncParsableCommand {
         if ifAvailable {
             let check = try await client.withLoader(quiet: quiet) { [strategy] in try await $0.checkForUpdate(strategy: strategy) }
             guard check.updateAvailable else {
-                if client.json { return Output.json(UpdateReport.nothing(at: check.installedVersion)) }
+                if client.json { return Output.json(UpdateReport.unchanged(at: check.installedVersion)) }
                 return quiet ? () : Output.line("up to date (version \(check.installedVersion ?? "-"))")
             }
         }
@@ -151,12 +152,5 @@ enum PlanPrinter {
         Output.line(
             "download \(ByteFormat.string(plan.downloadBytes)) (full archives: \(ByteFormat.string(plan.fullBytes))), "
                 + "peak disk \(ByteFormat.string(plan.peakBytes))")
-    }
-}
-
-extension UpdateReport {
-    /// The report of an update that found nothing to do at `version`.
-    static func nothing(at version: String?) -> UpdateReport {
-        UpdateReport(fromVersion: version, toVersion: version, steps: [], downloadedBytes: 0, committed: false, seconds: 0)
     }
 }

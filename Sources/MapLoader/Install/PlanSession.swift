@@ -8,15 +8,12 @@ import MapPlatform
 
 extension MapLoader {
     /// Carries out `plan` in a new ``PlanSession`` of `operation`.
-    func execute(
-        _ plan: Plan, from state: InstalledState, manifestSHA: String?,
-        operation: MapLoaderOperation
+    func carryOut(
+        _ plan: Plan, from state: InstalledState, manifestSHA: String?, in operation: OperationContext
     ) async throws -> UpdateReport {
-        let quota = try configuration.quota ?? store.settings().quota
-        let session = PlanSession(
-            operation: operation, store: store, hub: hub, site: Result { () throws(MapLoaderError) in try site() },
-            quota: quota, threads: configuration.threads)
-        return try await session.run(plan, from: state, manifestSHA: manifestSHA)
+        let quota = try configuration.quota ?? operation.store.settings().quota
+        let session = PlanSession(operation, quota: quota, threads: configuration.threads)
+        return try await session.carryOut(plan, from: state, manifestSHA: manifestSHA)
     }
 }
 
@@ -44,15 +41,13 @@ actor PlanSession {
     /// Bytes of patched files continued from an interrupted earlier run.
     var resumedBytes: Int64 = 0
 
-    init(
-        operation: MapLoaderOperation, store: Store, hub: EventHub, site: Result<SiteClient, MapLoaderError>, quota: Int64?,
-        threads: Int
-    ) {
-        self.operation = operation
+    /// A run in `context`, the operation's (its store view, events and site client).
+    init(_ context: OperationContext, quota: Int64?, threads: Int) {
+        self.operation = context.kind
         self.threads = threads
-        self.store = store
-        self.hub = hub
-        self.site = site
+        self.store = context.store
+        self.hub = context.hub
+        self.site = context.site
         self.quota = quota
     }
 
@@ -81,7 +76,7 @@ actor PlanSession {
     /// hard-links what does not, and commits the new generation in one switch. On any
     /// failure the live generation is untouched and the half-built one is removed.
     /// - Parameter manifestSHA: the pinned hash of the manifest of `plan.version`, recorded in the new state.
-    func run(_ plan: Plan, from state: InstalledState, manifestSHA: String?) async throws -> UpdateReport {
+    func carryOut(_ plan: Plan, from state: InstalledState, manifestSHA: String?) async throws -> UpdateReport {
         let started = Date()
         for step in plan.steps where step.action != .keep { hub.emit(.planned(step)) }
         hub.addWork(Self.work(of: plan))
@@ -233,7 +228,11 @@ actor PlanSession {
                 FileSystem.removeTree(
                     builder.directory.appendingPathComponent(step.package)
                         .appendingPathComponent(step.group))
-                record = step.fellBack(reason: "patch failed (\(error)); fell back to the full archive")
+                // A patch that does not apply or does not verify is named as such, not as storage.
+                let failure =
+                    error is MapLoaderError || error is SystemError
+                    ? MapLoaderError(error) : .integrityFailed(what: "the patch chain of \(step.name)", detail: "\(error)")
+                record = step.fellBack(after: failure)
                 transfer.addToTotal(artifact.size)
                 hub.addWork(artifact.size.plusSaturating(artifact.unpackedSize))
                 hub.emit(.planned(record))
