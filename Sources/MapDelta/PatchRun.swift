@@ -13,9 +13,9 @@ package struct PatchRun {
     /// Where segmented outputs are built and checkpointed, so that an apply killed in the
     /// middle of a large file resumes after its last finished segment; `nil`: built in place.
     package let resume: String?
-    /// How the names of resume files (a half-built large file, its checkpoint and lock) in
-    /// the resume folder begin: whoever cleans that folder finds them by it.
-    package static let resumePrefix = "apply-"
+    /// How the names of resume files (a half-built large file, its checkpoint and lock)
+    /// begin in the resume folder, which holds nothing else.
+    static let resumePrefix = "apply-"
     /// Threads that may rebuild a see-through file's deflate streams at once.
     package let threads: Int
     /// Bytes of segmented outputs an earlier, interrupted run had already produced (for a

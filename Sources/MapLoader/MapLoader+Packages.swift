@@ -100,7 +100,7 @@ extension MapLoader {
 
     /// The accepted catalog as published, with its signature, for ``export(_:to:)``.
     static func keptCatalog(_ store: Store) -> (catalog: URL, signature: URL) {
-        let folder = store.siteCache
+        let folder = store.directory.siteCache
         return (folder.appendingPathComponent(SiteLayout.catalog), folder.appendingPathComponent(SiteLayout.catalogSignature))
     }
 
@@ -209,7 +209,7 @@ extension MapLoader {
     private static func offlineContext(_ store: Store, reason: String) throws -> (PlanningContext, PackageTree.Offline)? {
         let state = try store.state()
         guard let version = state.version, let sha256 = state.manifest,
-            let manifest = SiteClient.cachedManifest(sha256, in: store.manifestCache, partial: true)
+            let manifest = SiteClient.cachedManifest(sha256, in: store.directory.manifestCache, partial: true)
         else { return nil }
         let settings = try store.settings()
         let keptFile = keptCatalog(store).catalog

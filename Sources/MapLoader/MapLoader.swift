@@ -187,7 +187,7 @@ public actor MapLoader {
                 lease = try directory.pinCurrent()
             }
             let store = directory.reading(lease)
-            let site = source.map { SiteClient(source: $0, cache: store.manifestCache, scratch: store.downloads) }
+            let site = source.map { SiteClient(source: $0, cache: store.directory.manifestCache, scratch: store.directory.downloads) }
             let context = OperationContext(kind: kind, store: store, hub: hub, site: site, configuration: configuration)
             let value = try await body(self, context)
             withExtendedLifetime((writeLock, lease)) {}

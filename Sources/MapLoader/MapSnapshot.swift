@@ -65,8 +65,8 @@ extension MapLoader {
             // A copied data directory: adopt its `current` folder first (as any change would),
             // so the snapshot pins a generation no writer renames away.
             do {
-                guard let lock = try FileLock.attempt(store.writeLockFile, .exclusive) else {
-                    throw MapLoaderError.busy(pid: FileLock.holderPID(store.writeLockFile).map(Int.init))
+                guard let lock = try FileLock.attempt(store.directory.writeLock.path, .exclusive) else {
+                    throw MapLoaderError.busy(pid: FileLock.holderPID(store.directory.writeLock.path).map(Int.init))
                 }
                 try withExtendedLifetime(lock) { try store.recover() }
             } catch {

@@ -24,7 +24,7 @@ struct OperationContext: Sendable {
     func siteClient() throws(MapLoaderError) -> SiteClient { try site.get() }
 
     /// Verified manifests by SHA-256, so an unchanged manifest is never downloaded twice.
-    var manifestCache: URL { store.manifestCache }
+    var manifestCache: URL { store.directory.manifestCache }
 
     /// Sends a progress event of this operation.
     func progress(

@@ -34,7 +34,7 @@ package struct GenerationBuilder: Sendable {
             for file in try FileTree.files(in: source) {
                 try Self.link(source.appendingPathComponent(file.path), to: target.appendingPathComponent(file.path))
             }
-            let index = Store.indexPath(package: package, group: group)
+            let index = DataDirectory.indexPath(package: package, group: group)
             try Self.link(store.live.appendingPathComponent(index), to: directory.appendingPathComponent(index))
         } catch {
             throw .storage(path: target.path, error)
@@ -43,7 +43,7 @@ package struct GenerationBuilder: Sendable {
 
     /// Records the verified files of a group written into this generation.
     public func writeIndex(_ entries: [FileEntry], package: String, group: String) throws(MapLoaderError) {
-        let file = directory.appendingPathComponent(Store.indexPath(package: package, group: group))
+        let file = directory.appendingPathComponent(DataDirectory.indexPath(package: package, group: group))
         do {
             try FileSystem.makeDirectories(file.deletingLastPathComponent())
             try FileSystem.write(TreeHash.sorted(entries).jsonData(pretty: false), to: file)
@@ -60,12 +60,12 @@ package struct GenerationBuilder: Sendable {
         var state = state
         state.generation = number
         state.committed = Date()
-        let final = store.generationDirectory(number)
+        let final = store.directory.generation(number)
         do {
-            try FileSystem.write(state.jsonData(), to: directory.appendingPathComponent("state.json"))
+            try FileSystem.write(state.jsonData(), to: DataDirectory.stateFile(in: directory))
             try FileSystem.syncAll(under: directory.path)
             try FileSystem.rename(directory.path, final.path)
-            try FileSystem.sync(store.generations.path)
+            try FileSystem.sync(store.directory.generations.path)
         } catch {
             throw .storage(path: store.root.path, error)
         }

@@ -61,7 +61,7 @@ package final class GenerationLease: Sendable {
     /// writer switched meanwhile, the pin may have come too late and is taken anew.
     package static func pinCurrent(of store: Store) throws -> GenerationLease? {
         do {
-            return try pinCurrent(of: store, in: store.leases)
+            return try pinCurrent(of: store, in: store.directory.leases)
         } catch  where cannotWrite(error) {
             if let fallback = fallbackFolder(for: store), (try? FileSystem.makeDirectories(fallback)) != nil,
                 let lease = try? pinCurrent(of: store, in: fallback)
@@ -71,7 +71,7 @@ package final class GenerationLease: Sendable {
             guard (error as? SystemError)?.errno == .readOnlyFileSystem else { throw error }
             // Nowhere to write a pin, and no writer can change a read-only data directory.
             return store.currentGeneration().map {
-                GenerationLease(generation: $0, directory: store.generationDirectory($0), file: nil, lock: nil)
+                GenerationLease(generation: $0, directory: store.directory.generation($0), file: nil, lock: nil)
             }
         }
     }
@@ -90,18 +90,18 @@ package final class GenerationLease: Sendable {
                 throw error
             }
             let lease = GenerationLease(
-                generation: generation, directory: store.generationDirectory(generation),
+                generation: generation, directory: store.directory.generation(generation),
                 file: final, lock: lock)
             if store.currentGeneration() == generation { return lease }
         }
-        throw SystemError("pin", store.current.path, .resourceTemporarilyUnavailable)
+        throw SystemError("pin", store.directory.current.path, .resourceTemporarilyUnavailable)
     }
 
     /// The generations pinned by a live lease; removes the lease files of dead processes.
     /// Call only while holding the data directory's write lock.
     package static func pinnedGenerations(of store: Store) -> Set<Int> {
         var pinned = Set<Int>()
-        for folder in [store.leases] + [fallbackFolder(for: store)].compactMap({ $0 }) {
+        for folder in [store.directory.leases] + [fallbackFolder(for: store)].compactMap({ $0 }) {
             pinned.formUnion(pinnedGenerations(in: folder))
         }
         return pinned

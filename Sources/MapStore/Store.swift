@@ -3,16 +3,8 @@ import MapModel
 import MapPlatform
 
 /// The on-device store: immutable generations and one `current` link that names the
-/// live one.
+/// live one, in the data directory that ``DataDirectory`` lays out.
 ///
-/// ```
-/// <data-dir>/generations/<n>/<package>/<group>/…   installed trees (readers use current/…)
-/// <data-dir>/generations/<n>/state.json            what generation n holds
-/// <data-dir>/generations/<n>/.index/<pkg>/<group>.json   every file's path, size, SHA-256
-/// <data-dir>/current -> generations/<n>            switched with one rename
-/// <data-dir>/staging/  <data-dir>/downloads/        work in progress
-/// <data-dir>/settings.json                          group selection, last catalog serial
-/// ```
 /// A change builds the next generation in `staging/`, hard-linking unchanged groups, and
 /// ``GenerationBuilder/commit(_:)`` makes it current with one `rename(2)`; a crash at any
 /// instant leaves the old or the new generation in force, never a mix.
@@ -20,20 +12,19 @@ package struct Store: Sendable {
     /// The store format this build reads and writes (recorded in the marker file).
     package static let format = 1
 
+    /// The data directory's layout.
+    package let directory: DataDirectory
     /// The data directory.
-    public let root: URL
+    package var root: URL { directory.root }
     /// The installed generation that reads go to: `current` (the live one, for writers
     /// holding the write lock) or a pinned `generations/<n>` (for readers).
     package var live: URL
 
     /// A store at `root`; nothing is touched until ``prepare()``.
-    public init(root: URL) {
-        self.root = root.standardizedFileURL
-        self.live = self.root.appendingPathComponent("current")
+    package init(root: URL) {
+        self.directory = DataDirectory(root)
+        self.live = directory.current
     }
-
-    package var generations: URL { root.appendingPathComponent("generations") }
-    package var staging: URL { root.appendingPathComponent("staging") }
 
     /// What the data directory's file system can do for carrying files into a new version,
     /// tried once with a one-byte file in `staging/`: copy-on-write clones (btrfs, XFS with
@@ -41,8 +32,8 @@ package struct Store: Sendable {
     /// carried over is cloned or copied, and the plan counts it). Where nothing can be
     /// written, links are assumed: the change fails on its own, whatever the plan says.
     package func fileSharing() -> (canClone: Bool, canLink: Bool) {
-        let probe = staging.appendingPathComponent(".probe-\(UUID().uuidString)")
-        guard (try? FileSystem.makeDirectories(staging)) != nil, (try? FileSystem.write(Data([0]), to: probe)) != nil else {
+        let probe = directory.sharingProbe()
+        guard (try? FileSystem.makeDirectories(directory.staging)) != nil, (try? FileSystem.write(Data([0]), to: probe)) != nil else {
             return (false, true)
         }
         defer {
@@ -51,37 +42,12 @@ package struct Store: Sendable {
         return (FileSystem.cloneFile(probe.path, probe.path + ".clone"), (try? FileSystem.link(probe.path, probe.path + ".link")) != nil)
     }
 
-    package var leases: URL { root.appendingPathComponent("leases") }
-    /// Verified manifests by SHA-256, so an unchanged manifest is never downloaded twice.
-    package var manifestCache: URL { root.appendingPathComponent("cache/manifests") }
-    /// The accepted catalog, its signature and roots as published (for exports and offline reads).
-    package var siteCache: URL { root.appendingPathComponent("cache/site") }
-    package var locks: URL { root.appendingPathComponent("locks") }
-    /// The marker that makes a folder a MapLoader data directory.
-    package var marker: URL { root.appendingPathComponent(".maploader") }
-    /// Partial and finished downloads, named by SHA-256 so a retry resumes them.
-    public var downloads: URL { root.appendingPathComponent("downloads") }
-    /// The live generation, through the `current` link.
-    public var current: URL { root.appendingPathComponent("current") }
-    package var settingsFile: URL { root.appendingPathComponent("settings.json") }
-    package var writeLockFile: String { locks.appendingPathComponent("write.lock").path }
-    package var settingsLockFile: String { locks.appendingPathComponent("settings.lock").path }
-
-    package func generationDirectory(_ number: Int) -> URL { generations.appendingPathComponent("\(number)") }
-
     /// This store reading the generation `lease` pins (or the live one when `nil`).
     package func reading(_ lease: GenerationLease?) -> Store {
         var copy = self
-        copy.live = lease?.directory ?? current
+        copy.live = lease?.directory ?? directory.current
         return copy
     }
-
-    /// Names a MapLoader data directory may hold; a directory without the marker that holds
-    /// only these (a store from before the marker existed) is adopted, anything else refused.
-    private static let ownNames: Set<String> = [
-        "generations", "current", "staging", "downloads", "settings.json",
-        "cache", "leases", "locks", ".maploader",
-    ]
 
     /// Makes sure `root` is a MapLoader data directory of a format this build reads, creating
     /// it (and its marker) when it is new or empty. Removes nothing: cleaning happens only
@@ -92,7 +58,7 @@ package struct Store: Sendable {
         } catch {
             throw .storage(path: root.path, error)
         }
-        if let data = try? Data(contentsOf: marker) {
+        if let data = try? Data(contentsOf: directory.marker) {
             struct Marker: Decodable { var format: Int }
             guard let found = try? JSONDecoder().decode(Marker.self, from: data) else {
                 throw .dataDirectoryRefused(path: root.path, reason: "its marker file .maploader is unreadable; restore it or choose another folder")
@@ -104,9 +70,8 @@ package struct Store: Sendable {
             }
         } else {
             let names = FileSystem.names(in: root.path)
-            let ownPrefixes = ["current.", ".settings.json.", "..maploader."]  // links and temporary files being made
             if let foreign = names.sorted().first(where: { name in
-                !Self.ownNames.contains(name) && !ownPrefixes.contains { name.hasPrefix($0) }
+                !DataDirectory.ownNames.contains(name) && !DataDirectory.transientPrefixes.contains { name.hasPrefix($0) }
             }) {
                 throw .dataDirectoryRefused(
                     path: root.path,
@@ -115,9 +80,9 @@ package struct Store: Sendable {
             if let problem = FileSystem.writeProblem(root.path) {
                 throw .storageFailed(path: root.path, reason: "the data directory is not writable (\(problem))")
             }
-            try Self.writeAtomically(marker) { Data("{\"format\":\(Self.format)}\n".utf8) }
+            try Self.writeAtomically(directory.marker) { Data("{\"format\":\(Self.format)}\n".utf8) }
         }
-        for folder in [generations, staging, downloads, leases, locks] {
+        for folder in directory.folders {
             do {
                 try FileSystem.makeDirectories(folder)
             } catch {
@@ -133,7 +98,7 @@ package struct Store: Sendable {
     ///   - onWait: called once before waiting, with the holder's pid when known.
     package func lockForWriting(wait: Bool, onWait: (Int32?) -> Void) async throws -> FileLock {
         do {
-            return try await FileLock.acquire(writeLockFile, .exclusive, wait: wait, onWait: onWait)
+            return try await FileLock.acquire(directory.writeLock.path, .exclusive, wait: wait, onWait: onWait)
         } catch let busy as FileLock.Busy {
             throw MapLoaderError.busy(pid: busy.holder.map(Int.init))
         }
@@ -149,13 +114,13 @@ package struct Store: Sendable {
     package var needsRecovery: Bool {
         if currentIsFolder { return true }
         guard currentGeneration() == nil else { return false }
-        return !((FileSystem.names(in: generations.path)).compactMap { Int($0) }.isEmpty)
+        return !((FileSystem.names(in: directory.generations.path)).compactMap { Int($0) }.isEmpty)
     }
 
     /// Whether `current` is a real folder rather than the link to a generation (a data
     /// directory copied with `cp -rL`, say): ``recover()`` turns it back into a link.
     package var currentIsFolder: Bool {
-        FileStatus.of(current.path)?.kind == .directory
+        FileStatus.of(directory.current.path)?.kind == .directory
     }
 
     /// Removes what interrupted operations left behind: staging, half-made `current` links,
@@ -168,12 +133,10 @@ package struct Store: Sendable {
             // (an adoption, or a first install): that generation is whole, so it goes live.
             try switchCurrent(to: newest)
         }
-        for name in FileSystem.names(in: staging.path) {
-            FileSystem.removeTree(staging.appendingPathComponent(name))
+        for name in FileSystem.names(in: directory.staging.path) {
+            FileSystem.removeTree(directory.staging.appendingPathComponent(name))
         }
-        for name in FileSystem.names(in: root.path) where name.hasPrefix("current.") {
-            FileSystem.removeTree(root.appendingPathComponent(name))
-        }
+        for link in directory.strayCurrentLinks() { FileSystem.removeTree(link) }
         removeUnusedGenerations()
     }
 
@@ -181,7 +144,7 @@ package struct Store: Sendable {
     /// write lock.
     package func removeUnusedGenerations() {
         for number in unusedGenerations() {
-            FileSystem.removeTree(generationDirectory(number))
+            FileSystem.removeTree(directory.generation(number))
         }
     }
 
@@ -191,16 +154,16 @@ package struct Store: Sendable {
     package func unusedGenerations() -> [Int] {
         guard let live = currentGeneration() else { return [] }
         let pinned = GenerationLease.pinnedGenerations(of: self)
-        return (FileSystem.names(in: generations.path))
+        return (FileSystem.names(in: directory.generations.path))
             .compactMap { Int($0) }.filter { $0 != live && !pinned.contains($0) }
     }
 
     /// The highest generation whose state reads and is consistent.
     private func newestUsableGeneration() -> Int? {
-        let numbers = (FileSystem.names(in: generations.path)).compactMap { Int($0) }
+        let numbers = (FileSystem.names(in: directory.generations.path)).compactMap { Int($0) }
         return numbers.sorted(by: >).first { number in
             var candidate = self
-            candidate.live = generationDirectory(number)
+            candidate.live = directory.generation(number)
             return (try? candidate.state()) != nil
         }
     }
@@ -210,44 +173,44 @@ package struct Store: Sendable {
     /// changes: when every file still hashes as recorded, the state is recorded anew.
     private func adoptCurrentFolder() throws(MapLoaderError) {
         let number = nextGenerationNumber()
-        let target = generationDirectory(number)
+        let target = directory.generation(number)
         do {
-            try FileSystem.rename(current.path, target.path)
+            try FileSystem.rename(directory.current.path, target.path)
         } catch {
-            throw .storage(path: current.path, error)
+            throw .storage(path: directory.current.path, error)
         }
         var adopted = self
         adopted.live = target
         if var state = try? adopted.state() {
             state.generation = number
             if StoreCheck.full(adopted, state).isEmpty { state.committed = Date() }
-            try Self.writeAtomically(target.appendingPathComponent("state.json")) { try state.jsonData() }
+            try Self.writeAtomically(DataDirectory.stateFile(in: target)) { try state.jsonData() }
         }
         try switchCurrent(to: number)
     }
 
     /// Points `current` at generation `number` with one rename, and flushes the folder.
     package func switchCurrent(to number: Int) throws(MapLoaderError) {
-        let link = root.appendingPathComponent("current.\(number)")
+        let link = directory.currentLink(to: number)
         do {
             FileSystem.removeTree(link)
-            try FileSystem.symbolicLink(link.path, to: "generations/\(number)")
-            try FileSystem.rename(link.path, current.path)
+            try FileSystem.symbolicLink(link.path, to: directory.currentLinkTarget(number))
+            try FileSystem.rename(link.path, directory.current.path)
             try FileSystem.sync(root.path)
         } catch {
-            throw .storage(path: current.path, error)
+            throw .storage(path: directory.current.path, error)
         }
     }
 
     /// One more than every generation on disk. Call only while holding the write lock.
     package func nextGenerationNumber() -> Int {
-        let existing = (FileSystem.names(in: generations.path)).compactMap { Int($0) }
+        let existing = (FileSystem.names(in: directory.generations.path)).compactMap { Int($0) }
         return max(existing.max() ?? 0, currentGeneration() ?? 0) + 1
     }
 
     /// The number of the live generation, or `nil` before the first install.
     public func currentGeneration() -> Int? {
-        guard let target = FileSystem.linkTarget(current.path) else { return nil }
+        guard let target = FileSystem.linkTarget(directory.current.path) else { return nil }
         return Int((target as NSString).lastPathComponent)
     }
 
@@ -255,7 +218,7 @@ package struct Store: Sendable {
     /// install). A state that is unreadable, of a newer format, or inconsistent is an error
     /// that ``MapLoader/repair()`` mends.
     public func state() throws(MapLoaderError) -> InstalledState {
-        let file = live.appendingPathComponent("state.json")
+        let file = DataDirectory.stateFile(in: live)
         guard FileStatus.of(live.path) != nil else { return .empty }
         let state: InstalledState
         do {
@@ -271,7 +234,7 @@ package struct Store: Sendable {
 
     /// The recorded files of an installed group in the generation read.
     public func index(package: String, group: String) throws(MapLoaderError) -> [FileEntry] {
-        let file = live.appendingPathComponent(Self.indexPath(package: package, group: group))
+        let file = live.appendingPathComponent(DataDirectory.indexPath(package: package, group: group))
         do {
             return try JSONCoding.decode([FileEntry].self, from: Data(contentsOf: file))
         } catch {
@@ -284,15 +247,13 @@ package struct Store: Sendable {
         live.appendingPathComponent(package).appendingPathComponent(group)
     }
 
-    package static func indexPath(package: String, group: String) -> String { ".index/\(package)/\(group).json" }
-
     /// The user's settings (defaults when none are saved).
     public func settings() throws(MapLoaderError) -> Settings {
-        guard let data = try? Data(contentsOf: settingsFile) else { return Settings() }
+        guard let data = try? Data(contentsOf: directory.settingsFile) else { return Settings() }
         do {
             return try JSONCoding.decode(Settings.self, from: data)
         } catch {
-            throw .storageFailed(path: settingsFile.path, reason: "unreadable settings (\(error)); delete the file to reset")
+            throw .storageFailed(path: directory.settingsFile.path, reason: "unreadable settings (\(error)); delete the file to reset")
         }
     }
 
@@ -300,7 +261,7 @@ package struct Store: Sendable {
     /// both change them (a reader recording a catalog serial, a writer a selection) never
     /// lose each other's change.
     package func updateSettings(_ change: (inout Settings) throws -> Void) async throws -> Settings {
-        let lock = try await FileLock.acquire(settingsLockFile, .exclusive, wait: true) { _ in }
+        let lock = try await FileLock.acquire(directory.settingsLock.path, .exclusive, wait: true) { _ in }
         defer { withExtendedLifetime(lock) {} }
         var settings = try self.settings()
         let before = settings
@@ -311,20 +272,20 @@ package struct Store: Sendable {
 
     /// Saves `settings` atomically.
     public func save(_ settings: Settings) throws(MapLoaderError) {
-        try Self.writeAtomically(settingsFile) { try settings.jsonData() }
+        try Self.writeAtomically(directory.settingsFile) { try settings.jsonData() }
     }
 
     /// Starts the next generation in `staging/`. Call only while holding the write lock.
     public func beginGeneration() throws(MapLoaderError) -> GenerationBuilder {
         let number = nextGenerationNumber()
-        let directory = staging.appendingPathComponent("gen-\(number)")
+        let folder = directory.stagedGeneration(number)
         do {
-            FileSystem.removeTree(directory)
-            try FileSystem.makeDirectories(directory)
+            FileSystem.removeTree(folder)
+            try FileSystem.makeDirectories(folder)
         } catch {
-            throw .storage(path: directory.path, error)
+            throw .storage(path: folder.path, error)
         }
-        return GenerationBuilder(store: self, number: number, directory: directory)
+        return GenerationBuilder(store: self, number: number, directory: folder)
     }
 
     /// Free bytes on the data directory's file system.

@@ -68,17 +68,17 @@ extension Store {
             freed += bytes
             removed.append(String(url.path.dropFirst(root.path.count + 1)))
         }
-        for number in unusedGenerations() { remove(generationDirectory(number)) }
-        for name in FileSystem.names(in: staging.path) {
-            remove(staging.appendingPathComponent(name))
+        for number in unusedGenerations() { remove(directory.generation(number)) }
+        for name in FileSystem.names(in: directory.staging.path) {
+            remove(directory.staging.appendingPathComponent(name))
         }
         let now = Date().timeIntervalSince1970
         func stale(_ url: URL) -> Bool { (FileStatus.of(url.path)?.modified ?? now) < now - grace }
-        for name in FileSystem.names(in: downloads.path) {
-            let file = downloads.appendingPathComponent(name)
+        for name in FileSystem.names(in: directory.downloads.path) {
+            let file = directory.downloads.appendingPathComponent(name)
             if stale(file) { remove(file) }
         }
-        let manifests = manifestCache
+        let manifests = directory.manifestCache
         for name in FileSystem.names(in: manifests.path) where !keepManifests.contains(name) {
             let file = manifests.appendingPathComponent(name)
             if stale(file) { remove(file) }

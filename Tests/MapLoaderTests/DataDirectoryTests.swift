@@ -299,7 +299,7 @@ import Testing
         let data = site.dir.path("data")
         #expect(try await CLI.run(["install", "ch"], site: site, data: data).status == 0)
         // This process holds the write lock, as another maploader would.
-        var lock: FileLock? = try FileLock.attempt(Store(root: data).writeLockFile, .exclusive)
+        var lock: FileLock? = try FileLock.attempt(DataDirectory(data).writeLock.path, .exclusive)
         #expect(lock != nil)
         let refused = try await CLI.run(["install", "de-berlin", "--no-wait"], site: site, data: data)
         #expect(refused.status == 10)

@@ -2,6 +2,8 @@ import Foundation
 import ManifestServer
 import Synchronization
 import Testing
+import MapPlatform
+import MapStore
 @testable import MapLoader
 import MapPublisher
 
@@ -172,17 +174,17 @@ import MapPublisher
                 try SeeThroughSegmentedTests.writeGzip(
                     folder.appendingPathComponent("records.csv.gz"), megabytes: 16, members: 48, edits: revision == 1 ? 0 : 30)
             },
-            killWhen: { names, downloads in
+            killWhen: { names, resume in
                 names.contains { name in
                     name.hasPrefix("apply-") && name.hasSuffix(".json")
-                        && (try? String(contentsOf: downloads.appendingPathComponent(name), encoding: .utf8))?.contains("rebuilt") == true
+                        && (try? String(contentsOf: resume.appendingPathComponent(name), encoding: .utf8))?.contains("rebuilt") == true
                 }
             })
         let update = try #require(killed, "no attempt was killed in the middle of the rebuild")
         defer { update.server.stop() }
         let data = update.data
         let client = { (_: URL) in update.client }
-        let partial = try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("downloads").path)
+        let partial = FileSystem.names(in: DataDirectory(data).resume.path)
         #expect(partial.contains { $0.hasSuffix(".partial") } && partial.contains { $0.hasSuffix(".expansion") }, "\(partial)")
 
         let second = try await CLI.run(["update", "--delta", "--json", "--threads", "1"] + client(data))
@@ -200,7 +202,7 @@ import MapPublisher
                 == Data(contentsOf: dir.path("r2/data/planet/base/records.csv.gz")))
         let verify = try await CLI.run(["verify"] + client(data))
         #expect(verify.status == 0, "\(verify.stderr)")
-        let left = try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("downloads").path)
+        let left = FileSystem.names(in: DataDirectory(data).resume.path)
         #expect(!left.contains { $0.hasPrefix("apply-") }, "\(left)")
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import ManifestServer
 import Testing
+import MapPlatform
+import MapStore
 @testable import MapLoader
 import MapPublisher
 
@@ -162,7 +164,7 @@ import MapPublisher
         defer { update.server.stop() }
         let data = update.data
         let client = { (_: URL) in update.client }
-        let partial = try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("downloads").path)
+        let partial = FileSystem.names(in: DataDirectory(data).resume.path)
         #expect(partial.contains { $0.hasSuffix(".partial") })
 
         // The next run resumes: it reports the bytes taken over, and the result is v2's file.
@@ -177,7 +179,7 @@ import MapPublisher
                 == Data(contentsOf: dir.path("r2/data/planet/base/planet.bin")))
         let verify = try await CLI.run(["verify"] + client(data))
         #expect(verify.status == 0, "\(verify.stderr)")
-        let left = try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("downloads").path)
+        let left = FileSystem.names(in: DataDirectory(data).resume.path)
         #expect(!left.contains { $0.hasPrefix("apply-") }, "\(left)")
     }
 }

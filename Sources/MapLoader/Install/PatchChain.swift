@@ -40,15 +40,15 @@ extension PlanSession {
             if last {
                 target = try builder.makeGroupDirectory(package: step.package, group: step.group)
             } else {
-                target = builder.directory.deletingLastPathComponent().appendingPathComponent("patch-\(UUID().uuidString)")
+                target = store.directory.patchScratch()
                 intermediates.append(target)
             }
             progress(.patch, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
             let from = source
             let threads = self.threads
-            // Large files are built in downloads/ with a checkpoint per segment: a run killed
-            // in the middle continues there (gc removes what no run comes back for).
-            let resume = store.downloads
+            // Large files are built in the resume folder with a checkpoint per segment: a run
+            // killed in the middle continues there (gc removes what no run comes back for).
+            let resume = store.directory.resume
             let applied = try await offActor {
                 try PatchApplier.apply(patch: patch, oldTree: from, into: target, resumeIn: resume, threads: threads) { done in
                     hub.progress(

@@ -127,9 +127,12 @@ actor PlanSession {
                 manifest: installed.isEmpty ? nil : manifestSHA,
                 generation: builder.number, committed: Date(), packages: installed)
             let fetched = transfer.fetched
+            let directory = store.directory
             try await offActor {
                 try builder.commit(next)
                 for blob in fetched { FileSystem.removeTree(blob) }
+                // Resume files of other runs stay for their retry; an empty folder goes.
+                FileSystem.removeIfEmptyFolder(directory.resume.path)
             }
             var report = UpdateReport(
                 fromVersion: state.version, toVersion: next.version, steps: done,
@@ -144,12 +147,9 @@ actor PlanSession {
             // keeping partial files for a resume would keep the disk full.
             // Only this plan's blobs: a reader may be fetching a catalog into the same folder.
             let blobs = Set(plan.steps.flatMap { step in [step.artifact?.sha256].compactMap { $0 } + step.patches.map(\.sha256) })
-            for name in blobs { FileSystem.removeTree(store.downloads.appendingPathComponent(name)) }
+            for name in blobs { FileSystem.removeTree(store.directory.download(name)) }
             // Half-built large files kept for a resume are dropped too.
-            for name in FileSystem.names(in: store.downloads.path)
-            where name.hasPrefix(PatchRun.resumePrefix) {
-                FileSystem.removeTree(store.downloads.appendingPathComponent(name))
-            }
+            store.directory.removeResumeFiles()
             // With the bytes there, what ran out was inodes or a quota: say the file system is full.
             let available = store.availableSpace() ?? 0
             throw MapLoaderError.insufficientSpace(
@@ -338,7 +338,7 @@ actor PlanSession {
         sha256: String, size: Int64, item: String, index: Int, of items: Int,
         transfer: TransferLedger
     ) async throws -> URL {
-        let file = store.downloads.appendingPathComponent(sha256)
+        let file = store.directory.download(sha256)
         let client = try site.get()
         // With mirrors, bytes that fail the pinned hash are fetched again from each other
         // mirror in turn (from scratch: the bad bytes could be anywhere in the file).

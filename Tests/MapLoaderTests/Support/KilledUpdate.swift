@@ -3,10 +3,11 @@ import ManifestServer
 import Testing
 @testable import MapLoader
 import MapPublisher
+import MapStore
 
 /// A real crash in the middle of an update's apply: a site with one package (`planet`,
 /// group `base`) at v1 and v2, clients installed at v1, and `update --delta` runs killed
-/// with SIGKILL as soon as the client's downloads folder shows what `killWhen` looks for.
+/// with SIGKILL as soon as the client's resume folder shows what `killWhen` looks for.
 /// A run that finished first proves nothing, so the next client tries again.
 struct KilledUpdate {
     /// The client whose update was killed, at the state the kill left.
@@ -19,7 +20,7 @@ struct KilledUpdate {
     /// Publishes `r1` and `r2` below `dir` (their `data/planet/base` files written by
     /// `write(revision, folder)`) with `segmentLength`, installs v1 on up to four clients,
     /// publishes v2, and kills updates until one dies by the SIGKILL after `killWhen` saw
-    /// the downloads folder's names (and the folder) as it wanted; `nil` if none did.
+    /// the resume folder's names (and the folder) as it wanted; `nil` if none did.
     static func run(
         in dir: TemporaryDirectory, segmentLength: Int64, write: @escaping @Sendable (Int, URL) throws -> Void,
         killWhen: @escaping @Sendable ([String], URL) -> Bool
@@ -51,12 +52,12 @@ struct KilledUpdate {
         try await publish(2)
         for attempt in 1...attempts {
             let data = dir.path("data-\(attempt)")
-            let downloads = data.appendingPathComponent("downloads")
+            let resume = DataDirectory(data).resume
             let started = try CLI.start(["update", "--delta"] + client(data))
             let sawIt = try await RawThread.value { () -> Bool in
                 while started.0.isRunning {
-                    let names = (try? FileManager.default.contentsOfDirectory(atPath: downloads.path)) ?? []
-                    if killWhen(names, downloads) {
+                    let names = (try? FileManager.default.contentsOfDirectory(atPath: resume.path)) ?? []
+                    if killWhen(names, resume) {
                         kill(started.0.processIdentifier, SIGKILL)
                         return true
                     }
