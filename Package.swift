@@ -87,13 +87,21 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ManifestServerTests", dependencies: ["ManifestServer"]),
-        .testTarget(
-            name: "MapLoaderTests",
+        // Tests by layer and speed, each target run in a process of its own (scripts/test.sh):
+        // MapCodecTests: codecs, containers, planner, download decisions; no server, no process.
+        // MapLoaderTests: the library against a loopback server or a folder site.
+        // MapCLITests: the `maploader` command spawned, and real crashes (SIGKILL).
+        // MapTestSupport: what they share (sites, releases, fixtures, the CLI runner).
+        .target(
+            name: "MapTestSupport",
             dependencies: [
                 "MapLoader", "MapModel", "MapPlanner", "MapDelta", "MapStore", "MapTransfer", "MapPlatform",
-                "MapPublisher", "ManifestServer", "MapLoaderFuzzing",
-            ]
-        ),
+                "MapPublisher", "ManifestServer",
+            ],
+            path: "Tests/MapTestSupport"),
+        .testTarget(name: "MapCodecTests", dependencies: ["MapTestSupport", "MapLoaderFuzzing"]),
+        .testTarget(name: "MapLoaderTests", dependencies: ["MapTestSupport"]),
+        .testTarget(name: "MapCLITests", dependencies: ["MapTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,9 +10,21 @@ echo "==> house rules: one platform layer, a pure planner, no server or publishe
 python3 scripts/check-layers.py
 echo "==> format: swift format lint --strict (configuration in .swift-format)"
 swift format lint --strict -r Sources Tests Package.swift
-echo "==> swift test"
-# Swift Testing only (the package has no XCTest cases); a hang fails instead of eating CI's time.
-timeout 1800 swift test --skip-build --disable-xctest
+echo "==> swift test, one test target at a time (each in a process of its own)"
+# Swift Testing only (the package has no XCTest cases); a hang fails instead of eating CI's
+# time. Codec and planner tests run apart from the spawned CLIs and SIGKILLs, and each
+# target's wall time is printed; a target that runs no test fails (a renamed target).
+for target in MapCodecTests MapLoaderTests MapCLITests ManifestServerTests; do
+  log=$(mktemp)
+  started=$(date +%s)
+  status=0
+  timeout 1800 swift test --skip-build --disable-xctest --filter "^$target\." > "$log" 2>&1 || status=$?
+  grep -E "✘|recorded an issue|Test run with" "$log" | head -n 80 || true
+  count=$(grep -oE "Test run with [0-9]+ tests" "$log" | grep -oE "[0-9]+" || echo 0)
+  rm -f "$log"
+  echo "    $target: $count tests, $(( $(date +%s) - started )) s"
+  if [ "$status" -ne 0 ] || [ "${count:-0}" -eq 0 ]; then echo "test target $target failed" >&2; exit 1; fi
+done
 echo "==> documentation (DocC catalog, every public symbol documented)"
 scripts/docs.sh | tail -n 2
 echo "==> CLI smoke test"

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import ManifestServer
 import Testing
+import MapTestSupport
 @testable import MapLoader
 
 /// Servers that refuse, never answer or dribble end in one clear network error naming the

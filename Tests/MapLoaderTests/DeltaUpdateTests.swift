@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MapTestSupport
 @testable import MapLoader
 
 /// Updates through patch chains against a real server, with every fallback.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MapTestSupport
 @testable import MapLoader
 
 /// What an app's alert shows: `localizedDescription` is the library's one-line message,

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MapTestSupport
 @testable import MapLoader
 
 /// Events, plans and reports print as one readable line each: no module names, no raw

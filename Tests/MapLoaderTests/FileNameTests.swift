@@ -1,6 +1,7 @@
 import Foundation
 import ManifestServer
 import Testing
+import MapTestSupport
 @testable import MapLoader
 import MapPublisher
 

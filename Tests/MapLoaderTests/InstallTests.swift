@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MapTestSupport
 @testable import MapLoader
 
 /// Install, uninstall and groups through the actor, against a real HTTP server.

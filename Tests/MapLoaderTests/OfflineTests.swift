@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MapTestSupport
 @testable import MapLoader
 
 /// An offline map app shows what it has: with the server gone (or none configured), the

@@ -1,6 +1,7 @@
 import Foundation
 import ManifestServer
 import Testing
+import MapTestSupport
 @testable import MapLoader
 
 /// The actor's queue: one operation at a time, in call order; cancellation changes nothing.

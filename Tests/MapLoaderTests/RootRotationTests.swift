@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MapTestSupport
 @testable import MapLoader
 import MapPublisher
 import MapStore

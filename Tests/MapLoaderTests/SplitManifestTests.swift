@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MapTestSupport
 import ManifestServer
 @testable import MapLoader
 import MapPublisher

@@ -1,0 +1,54 @@
+import Foundation
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+import Synchronization
+import Testing
+import MapTestSupport
+@testable import MapLoader
+import ManifestServer
+
+/// A bandwidth cap for background use (`--limit-rate`, `Configuration.maximumRate`).
+@Suite struct RateLimitTests {
+    @Test func aCappedDownloadComesInWindowsOfAQuarterSecond() async throws {
+        let site = try TestSite()
+        let data = site.dir.path("data")
+        let plan = try await site.loader().planInstall(["de-berlin"])
+        let capped = MapLoader(
+            configuration: .init(
+                server: site.url, dataDirectory: data,
+                trust: TrustPolicy(keys: [site.publicKey]), maximumRate: 40_000))
+        site.server.resetStatistics()
+        try await capped.install(["de-berlin"])
+        #expect(try await capped.verify().ok)
+        let statistics = site.server.statistics
+        // Every blob came as 206 windows of at most 16 kB (a quarter second of 40 kB/s, at
+        // least 16 kB): more requests than blobs, and never a whole large blob at once.
+        let blobs = plan.steps.filter { $0.action == .install }
+        let windows = blobs.reduce(0) { $0 + Int(($1.downloadBytes + 16_383) / 16_384) }
+        // (the pinned manifest comes the same way, hence "at least").
+        #expect(statistics.statusCounts[206, default: 0] >= windows, "\(statistics.bodyBytesSentByPath)")
+        #expect(statistics.statusCounts[200, default: 0] <= 2)  // catalog.json and its signature only
+        #expect(windows > blobs.count)
+        #expect(statistics.bodyBytesSent >= plan.downloadBytes)
+    }
+
+    @Test func theBucketPacesBytesToTheRate() {
+        // The bucket's own arithmetic, on instants the test chooses (no clock read).
+        let start = ContinuousClock.now
+        let limiter = RateLimiter(bytesPerSecond: 1_000, start: start)
+        #expect(limiter.take(1_000, now: start) == .zero)  // one second of burst
+        #expect(limiter.take(500, now: start) == .milliseconds(501))  // half a second's worth waits half a second
+        #expect(limiter.take(250, now: start + .seconds(1)) == .zero)  // a second later 1,000 B came back: 500 owed, 250 taken
+        #expect(limiter.take(10_000, now: start + .seconds(100)) == .milliseconds(9_001))  // the burst is capped at one second
+    }
+
+    @Test func limitRateThroughTheCLI() async throws {
+        let site = try TestSite()
+        let data = site.dir.path("data")
+        #expect(try await CLI.run(["install", "de-berlin", "--limit-rate", "lots"], site: site, data: data).status == 64)
+        site.server.resetStatistics()
+        #expect(try await CLI.run(["install", "de-berlin", "--limit-rate", "40k"], site: site, data: data).status == 0)
+        #expect(site.server.statistics.statusCounts[206, default: 0] > 2)
+    }
+}

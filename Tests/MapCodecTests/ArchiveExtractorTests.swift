@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+import MapTestSupport
+@testable import MapLoader
+
+/// Real archives, made by Python's tarfile so they can hold what our writer never would.
+@Suite struct ArchiveExtractorTests {
+    /// Runs a Python snippet that writes `out.tar.gz` with tarfile `t` open.
+    static func makeArchive(_ body: String, in dir: TemporaryDirectory) throws -> URL {
+        let script = """
+            import tarfile, io
+            t = tarfile.open('\(dir.path("out.tar.gz").path)', 'w:gz')
+            def add(name, data=b'x', type=tarfile.REGTYPE, link=''):
+                info = tarfile.TarInfo(name); info.type = type; info.linkname = link; info.size = len(data) if type == tarfile.REGTYPE else 0
+                t.addfile(info, io.BytesIO(data) if type == tarfile.REGTYPE else None)
+            \(body.replacingOccurrences(of: "\n", with: "\n"))
+            t.close()
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return dir.path("out.tar.gz")
+    }
+
+    static func extract(_ body: String, limits: ArchiveExtractor.Limits = .init(files: 100, bytes: 1 << 20)) throws -> (
+        Result<[FileEntry], any Error>, TemporaryDirectory
+    ) {
+        let dir = TemporaryDirectory()
+        let archive = try makeArchive(body, in: dir)
+        let destination = dir.path("dest")
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+        return (Result { try ArchiveExtractor.extract(archive, into: destination, limits: limits) }, dir)
+    }
+
+    @Test func extractsFilesAndHashesThem() throws {
+        let (result, dir) = try Self.extract("add('a/b.txt', b'hello')\nadd('c.bin', b'\\x00\\x01')\nadd('d/', type=tarfile.DIRTYPE)")
+        let files = try result.get()
+        #expect(files.map(\.path) == ["a/b.txt", "c.bin"])
+        #expect(files[0].sha256 == FileHashing.sha256(of: Data("hello".utf8)))
+        #expect(try String(contentsOf: dir.path("dest/a/b.txt"), encoding: .utf8) == "hello")
+    }
+
+    @Test(arguments: [
+        ("add('../evil', b'x')", "unsafe path"),
+        ("add('a/../../evil', b'x')", "unsafe path"),
+        ("add('/etc/evil', b'x')", "unsafe path"),
+        ("add('link', type=tarfile.SYMTYPE, link='/etc')", "not a regular file"),
+        ("add('a', b'x')\nadd('hard', type=tarfile.LNKTYPE, link='a')", "hard link"),
+        ("add('fifo', type=tarfile.FIFOTYPE)", "not a regular file"),
+        ("add('dev', type=tarfile.CHRTYPE)", "not a regular file"),
+        ("add('a', b'x')\nadd('a', b'y')", "appears twice"),
+        ("[add('f%d' % i, b'x') for i in range(5)]", "more than the 4 files"),
+        ("add('big', b'x' * 5000)", "more than the 4096 bytes"),
+    ])
+    func refusesUnsafeEntries(body: String, expected: String) throws {
+        let (result, dir) = try Self.extract(body, limits: .init(files: 4, bytes: 4096))
+        guard case .failure(let error) = result else {
+            Issue.record("archive was accepted: \(body)")
+            return
+        }
+        #expect("\(error)".contains(expected), "\(error)")
+        #expect(!FileManager.default.fileExists(atPath: dir.url.deletingLastPathComponent().appendingPathComponent("evil").path))
+    }
+
+    @Test func refusesGarbage() throws {
+        let dir = TemporaryDirectory()
+        try Data("this is not an archive".utf8).write(to: dir.path("junk.tar.gz"))
+        try FileManager.default.createDirectory(at: dir.path("dest"), withIntermediateDirectories: true)
+        #expect(throws: ArchiveExtractor.Refusal.self) {
+            try ArchiveExtractor.extract(dir.path("junk.tar.gz"), into: dir.path("dest"), limits: .init(files: 1, bytes: 1))
+        }
+    }
+}

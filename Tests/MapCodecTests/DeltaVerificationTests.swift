@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+import MapTestSupport
+@testable import MapLoader
+import MapPublisher
+
+extension DeltaTests {
+    /// The applier checks every old file before use and every produced file after writing.
+    @Suite struct VerificationTests {
+        /// A release, its patch (level 3 for speed) and a private copy of the old tree to damage.
+        private func prepared() throws -> (SampleRelease, URL, URL) {
+            let release = SampleRelease()
+            let patch = release.directory.path("p.mlpatch")
+            _ = try PatchBuilder.build(from: release.old, to: release.new, output: patch, options: PatchOptions(level: 3))
+            let old = release.directory.path("old-copy")
+            Trees.copy(release.old, to: old)
+            return (release, patch, old)
+        }
+
+        @Test func changedDeltaBaseIsRefusedNamingThePath() throws {
+            let (release, patch, old) = try prepared()
+            let base = old.appendingPathComponent("roads.bin")
+            var bytes = try [UInt8](Data(contentsOf: base))
+            bytes[100] ^= 0xff
+            try Data(bytes).write(to: base)
+            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out")) }
+            guard case .sourceMismatch(let path, let expected, let found)? = error else {
+                Issue.record("expected sourceMismatch, got \(String(describing: error))"); return
+            }
+            #expect(path == "roads.bin" && expected != found)
+            #expect(error!.description.contains("roads.bin") && error!.description.contains("full download"))
+        }
+
+        @Test func changedUnchangedFileIsRefusedBeforeLinking() throws {
+            let (release, patch, old) = try prepared()
+            try Data("tampered\n".utf8).write(to: old.appendingPathComponent("docs/readme.txt"))
+            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out")) }
+            guard case .sourceMismatch(let path, _, _)? = error else {
+                Issue.record("expected sourceMismatch, got \(String(describing: error))"); return
+            }
+            #expect(path == "docs/readme.txt")
+        }
+
+        @Test func changedCopySourceIsRefused() throws {
+            let (release, patch, old) = try prepared()
+            try Data("x".utf8).write(to: old.appendingPathComponent("tiles/0/1/1.mvt"))
+            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out")) }
+            guard case .sourceMismatch(let path, _, _)? = error else {
+                Issue.record("expected sourceMismatch, got \(String(describing: error))"); return
+            }
+            #expect(path == "tiles/0/1/1.mvt")
+        }
+
+        @Test func missingOldFileIsReported() throws {
+            let (release, patch, old) = try prepared()
+            try FileManager.default.removeItem(at: old.appendingPathComponent("index/v1.idx"))
+            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out")) }
+            #expect(error == .sourceMissing(path: "index/v1.idx"))
+        }
+
+        @Test func corruptedPayloadByteFailsTheOutputHashCheck() throws {
+            let (release, patch, _) = try prepared()
+            let manifest = try PatchContainer.manifest(at: patch)
+            let stored = try #require(manifest.targets.first { $0.path == "added/random.bin" })
+            let payload = try #require(stored.origin.payload)
+            #expect(payload.encoding == .stored)
+            var bytes = try [UInt8](Data(contentsOf: patch))
+            bytes[Int(payload.offset) + 10] ^= 0x01
+            try Data(bytes).write(to: patch)
+            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: release.old, into: release.directory.path("out")) }
+            guard case .outputMismatch(let path, let expected, let found, _, _)? = error else {
+                Issue.record("expected outputMismatch, got \(String(describing: error))"); return
+            }
+            #expect(path == "added/random.bin" && expected == stored.sha256.hex && found != expected)
+            #expect(!FileManager.default.fileExists(atPath: release.directory.path("out/added/random.bin").path))
+        }
+
+        @Test func destinationMustBeEmpty() throws {
+            let (release, patch, _) = try prepared()
+            let out = release.directory.path("out")
+            Trees.write([1], "stale.bin", in: out)
+            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: release.old, into: out) }
+            #expect(error == .destinationNotEmpty(path: out.path))
+        }
+
+        @Test func copyFallbackAcrossDevicesIsVerified() throws {
+            // /dev/shm is tmpfs: link(2) from there into the temp dir fails with EXDEV.
+            let shm = URL(fileURLWithPath: "/dev/shm/delta-\(UUID().uuidString)")
+            let dir = TemporaryDirectory()
+            var st1 = stat(), st2 = stat()
+            guard stat("/dev/shm", &st1) == 0, stat(dir.url.path, &st2) == 0, st1.st_dev != st2.st_dev else { return }
+            defer { try? FileManager.default.removeItem(at: shm) }
+            let bytes = Array("same bytes on another device\n".utf8)
+            try Data(bytes).write(to: shm)
+            let hash = SHA256Hash.of(bytes.withUnsafeBytes { UnsafeRawBufferPointer($0) })
+            let linked = try TreeLinker.linkOrCopy(
+                source: shm.path, destination: dir.path("copy").path,
+                displayPath: "copy", sha256: hash, size: Int64(bytes.count))
+            #expect(!linked)
+            #expect(try Data(contentsOf: dir.path("copy")) == Data(bytes))
+            let wrong = patchError {
+                try TreeLinker.linkOrCopy(
+                    source: shm.path, destination: dir.path("copy2").path, displayPath: "copy2",
+                    sha256: SHA256Hash(bytes: [UInt8](repeating: 0, count: 32))!, size: Int64(bytes.count))
+            }
+            guard case .outputMismatch? = wrong else { Issue.record("copy was not verified"); return }
+        }
+    }
+}

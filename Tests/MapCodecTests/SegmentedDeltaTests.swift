@@ -1,0 +1,129 @@
+import Foundation
+import ManifestServer
+import Testing
+import MapTestSupport
+import MapPlatform
+import MapStore
+@testable import MapLoader
+import MapPublisher
+
+/// Segmented deltas: large files cut into segments, each against a window of the old file,
+/// applied with one segment's memory and resumed after the last finished segment.
+@Suite struct SegmentedDeltaTests {
+    /// A pair of `size` bytes in `dir` (old/, new/) and its patch `p` with segments of `segment` bytes.
+    @discardableResult
+    static func patchedPair(in dir: TemporaryDirectory, size: Int, segment: Int64) async throws -> PatchStats {
+        try LargeFixtures.writePair(old: dir.path("old/planet.bin"), new: dir.path("new/planet.bin"), size: size)
+        return try await RawThread.value {
+            try PatchBuilder.build(
+                from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
+                options: PatchOptions(level: 3, segmentLength: segment))
+        }
+    }
+
+    @Test func aLargeFileIsCutIntoSegmentsAndAppliesByteForByte() async throws {
+        let dir = TemporaryDirectory("segmented")
+        let stats = try await Self.patchedPair(in: dir, size: 6 << 20, segment: 512 << 10)
+        #expect(stats.file("planet.bin")?.encoding == .segmentedDelta)
+        #expect(stats.patchBytes < 64 << 10, "patch is \(stats.patchBytes) bytes for a 6 MB file with three edits")
+        let applied = try PatchApplier.apply(
+            patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"),
+            resumeIn: dir.path("resume"))
+        #expect(applied.resumedBytes == 0)
+        #expect(try Data(contentsOf: dir.path("out/planet.bin")) == Data(contentsOf: dir.path("new/planet.bin")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path).isEmpty)
+    }
+
+    @Test func aSegmentFindsItsOldBytesFarFromItsRelativePosition() async throws {
+        // 1 MB of new bytes before a 4 MB old file: most segments' old bytes lie further
+        // from the same relative position than a window's margin.
+        let dir = TemporaryDirectory("segmented-moved")
+        let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
+        let old = try random.read(upToCount: 4 << 20)!, inserted = try random.read(upToCount: 1 << 20)!
+        try random.close()
+        for (folder, bytes) in [("old", old), ("new", inserted + old)] {
+            try FileManager.default.createDirectory(at: dir.path(folder), withIntermediateDirectories: true)
+            try bytes.write(to: dir.path("\(folder)/planet.bin"))
+        }
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(
+                from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
+                options: PatchOptions(level: 3, segmentLength: 512 << 10))
+        }
+        #expect(stats.file("planet.bin")?.encoding == .segmentedDelta)
+        // The inserted megabyte is incompressible; the old 4 MB must cost next to nothing.
+        #expect(stats.patchBytes < (1 << 20) + (64 << 10), "patch is \(stats.patchBytes) bytes")
+        try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"))
+        #expect(try Data(contentsOf: dir.path("out/planet.bin")) == inserted + old)
+    }
+
+    @Test func contentRepeatedInTheOldFileSendsASegmentToItsNewestCopy() throws {
+        // Old: release A, then B (A with 1% of its bytes changed); new: C (B with 1% more
+        // changed). C's anchors are shared with A and B alike, except B's own changes: the
+        // window must go to B, C's nearest ancestor, not to A, its first copy.
+        var rng = SeededGenerator(seed: 9)
+        let a = (0..<(2 << 20)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        func changed(_ bytes: [UInt8]) -> [UInt8] {
+            var out = bytes
+            for _ in 0..<(bytes.count / 100) { out[Int(rng.next() % UInt64(out.count))] = UInt8(truncatingIfNeeded: rng.next()) }
+            return out
+        }
+        let b = changed(a), c = changed(b)
+        let old = a + b
+        let windows = old.withUnsafeBytes { SegmentWindows(old: [$0]) }
+        let found = try #require(c.withUnsafeBytes { windows.window(for: $0, length: (2 << 20) + (256 << 10)) })
+        #expect(found.file == 0)
+        #expect(found.offset > 3 << 19, "window at \(found.offset), B starts at \(2 << 20)")
+    }
+
+    @Test func anApplyThatFailedAtASegmentResumesThereWithoutRedoingTheFinishedOnes() async throws {
+        let dir = TemporaryDirectory("segmented")
+        try await Self.patchedPair(in: dir, size: 4 << 20, segment: 256 << 10)
+        // Fault injected (a fake): the patch's last frame damaged, as in transit (the table,
+        // and so the resume identity, unchanged), so the apply stops at the last segment.
+        var damaged = try Data(contentsOf: dir.path("p"))
+        damaged[damaged.count - 3] ^= 0xFF
+        try damaged.write(to: dir.path("damaged"))
+        #expect(throws: PatchError.self) {
+            try PatchApplier.apply(
+                patch: dir.path("damaged"), oldTree: dir.path("old"), into: dir.path("out1"),
+                resumeIn: dir.path("resume"))
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path)
+        #expect(left.contains { $0.hasSuffix(".partial") } && left.contains { $0.hasSuffix(".json") })
+
+        let applied = try PatchApplier.apply(
+            patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out2"),
+            resumeIn: dir.path("resume"))
+        let size = try Data(contentsOf: dir.path("new/planet.bin")).count
+        #expect(applied.resumedBytes > Int64(size) / 2, "resumed \(applied.resumedBytes) of \(size) bytes")
+        #expect(try Data(contentsOf: dir.path("out2/planet.bin")) == Data(contentsOf: dir.path("new/planet.bin")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path).isEmpty)
+    }
+
+    @Test func aCheckpointClaimingMoreThanThePartialHoldsIsNotTrusted() async throws {
+        let dir = TemporaryDirectory("segmented")
+        try await Self.patchedPair(in: dir, size: 2 << 20, segment: 256 << 10)
+        // A checkpoint that claims more than the partial file holds is not trusted.
+        let opened = try OpenedPatch(url: dir.path("p"))
+        guard case .patch(_, let payload)? = opened.manifest.targets.first?.origin else {
+            Issue.record("no patch operation")
+            return
+        }
+        let (table, _) = try SegmentedDelta.decode(
+            from: opened.file, at: payload.offset, within: payload.length,
+            targetSize: opened.manifest.targets[0].size,
+            oldSize: 2 << 20, displayPath: "planet.bin")
+        let target = opened.manifest.targets[0]
+        let spot = dir.path("resume").path + "/apply-\(target.sha256.hex.prefix(24))-\(table.identity.prefix(24))"
+        try FileManager.default.createDirectory(at: dir.path("resume"), withIntermediateDirectories: true)
+        try Data(repeating: 0, count: 1000).write(to: URL(fileURLWithPath: spot + ".partial"))
+        try SegmentCheckpoint(identity: table.identity, source: opened.manifest.sources[0].sha256.hex, segments: 3)
+            .write(spot + ".json")
+        let applied = try PatchApplier.apply(
+            patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"),
+            resumeIn: dir.path("resume"))
+        #expect(applied.resumedBytes == 0)
+        #expect(try Data(contentsOf: dir.path("out/planet.bin")) == Data(contentsOf: dir.path("new/planet.bin")))
+    }
+}

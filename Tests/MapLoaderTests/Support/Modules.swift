@@ -1,7 +1,0 @@
-// Every test file sees every layer of the library, as the tests exercise each one.
-@_exported import MapDelta
-@_exported import MapModel
-@_exported import MapPlanner
-@_exported import MapPlatform
-@_exported import MapStore
-@_exported import MapTransfer
