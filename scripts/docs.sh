@@ -8,21 +8,28 @@ cd "$(dirname "$0")/.."
 swift package dump-symbol-graph --minimum-access-level public > /dev/null
 graphs=.build/docs-symbol-graphs
 rm -rf "$graphs" .build/docs && mkdir -p "$graphs"
-# MapLoader's own symbols plus those of the layers it re-exports (@_exported import in
-# Sources/MapLoader/Exports.swift): an app sees them as part of MapLoader, as the
-# compiler's own -emit-symbol-graph shows them. Dependencies outside the package are not
-# ours to document.
+# MapLoader's own symbols plus the types it re-exports symbol by symbol
+# (`@_exported import struct MapModel.TrustPolicy` in Sources/MapLoader/Exports.swift):
+# an app sees those as part of MapLoader, members and extensions included, and nothing
+# else of the lower modules. Dependencies outside the package are not ours to document.
 python3 - "$(swift build --show-bin-path)/../symbolgraph" "$graphs" <<'PY'
 import json, re, sys
+from collections import defaultdict
 source, target = sys.argv[1], sys.argv[2]
-exports = re.findall(r"^@_exported import (\w+)", open("Sources/MapLoader/Exports.swift").read(), re.M)
+exports = defaultdict(set)
+for module, name in re.findall(r"^@_exported import (?:struct|enum|class|protocol|actor) (\w+)\.(\w+)",
+                               open("Sources/MapLoader/Exports.swift").read(), re.M):
+    exports[module].add(name)
 graph = json.load(open(f"{source}/MapLoader.symbols.json"))
-for module in exports:
+for module, names in sorted(exports.items()):
     other = json.load(open(f"{source}/{module}.symbols.json"))
-    graph["symbols"] += other["symbols"]
-    graph["relationships"] += other["relationships"]
+    kept = [s for s in other["symbols"] if s["pathComponents"][0] in names]
+    ids = {s["identifier"]["precise"] for s in kept}
+    graph["symbols"] += kept
+    graph["relationships"] += [r for r in other["relationships"] if r["source"] in ids]
+print(f"documentation: MapLoader with {sum(map(len, exports.values()))} types re-exported from "
+      + ", ".join(f"{m} ({len(n)})" for m, n in sorted(exports.items())))
 json.dump(graph, open(f"{target}/MapLoader.symbols.json", "w"))
-print(f"documentation: MapLoader with {', '.join(exports)} re-exported")
 PY
 docc convert Sources/MapLoader/MapLoader.docc --additional-symbol-graph-dir "$graphs" \
   --fallback-display-name MapLoader --fallback-bundle-identifier org.maploader.MapLoader \

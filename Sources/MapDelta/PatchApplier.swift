@@ -22,7 +22,7 @@ package enum PatchApplier {
     /// Returns the new tree's files (path, size, SHA-256), each one verified, in the
     /// patch's order (sorted by path). Throws ``PatchError``; after a throw, discard `newTree`.
     @discardableResult
-    public static func apply(
+    package static func apply(
         patch: URL, oldTree: URL, into newTree: URL,
         progress: ((Int64) -> Void)? = nil
     ) throws -> [FileEntry] {
@@ -34,7 +34,7 @@ package enum PatchApplier {
     /// continues there next time; returns the files and the bytes taken over from such an
     /// earlier run. Up to `threads` threads rebuild a see-through file's deflate streams
     /// (the bytes are the same for any number).
-    public static func apply(
+    package static func apply(
         patch: URL, oldTree: URL, into newTree: URL, resumeIn: URL?, threads: Int = 1,
         progress: ((Int64) -> Void)? = nil
     ) throws -> (files: [FileEntry], resumedBytes: Int64) {

@@ -7,7 +7,7 @@ import MapPlatform
 package enum PatchContainer {
     /// The manifest of the container at `url`, after its header, manifest and payload
     /// bounds have been checked; for inspecting a patch without applying it.
-    public static func manifest(at url: URL) throws -> PatchManifest {
+    package static func manifest(at url: URL) throws -> PatchManifest {
         try OpenedPatch(url: url).manifest
     }
 }

@@ -31,7 +31,7 @@ package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
     case unexpectedFiles([String])
 
     /// A one-line explanation with the next step to take.
-    public var description: String {
+    package var description: String {
         switch self {
         case .notAPatch(let path):
             return "\(path) is not a MapLoader patch (bad magic): download it again or use the full archive"

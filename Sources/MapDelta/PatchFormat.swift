@@ -24,11 +24,11 @@ import MapPlatform
 /// compression, where JSON with hex digests costs about `path + 120`.
 package enum PatchFormat {
     /// The 8 bytes every container starts with; the trailing digit is the format version.
-    public static let magic: [UInt8] = Array("MLPATCH1".utf8)
+    package static let magic: [UInt8] = Array("MLPATCH1".utf8)
     /// Size of the fixed header: magic plus two u32 lengths.
-    public static let headerSize = 16
+    package static let headerSize = 16
     /// Largest decompressed manifest a reader accepts (bounds memory for a corrupt header).
-    public static let maxManifestSize = 256 << 20
+    package static let maxManifestSize = 256 << 20
 
     /// Target kind byte: unchanged.
     package static let kindUnchanged: UInt8 = 0

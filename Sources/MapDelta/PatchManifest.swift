@@ -80,7 +80,7 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     }
 
     /// The name used in manifests, stats and messages.
-    public var description: String {
+    package var description: String {
         switch self {
         case .stored: return "stored"
         case .zstd: return "zstd"
@@ -124,30 +124,30 @@ package struct SeeThroughKind: Sendable, Equatable {
 /// directory and check that it ends up with exactly these files and bytes.
 package struct PatchManifest: Sendable, Equatable {
     /// An old file the patch reads: a copy source or a delta base.
-    public struct Source: Sendable, Equatable {
+    package struct Source: Sendable, Equatable {
         /// Path relative to the old tree.
-        public var path: String
+        package var path: String
         /// SHA-256 the old file must have before the patch uses it.
-        public var sha256: SHA256Hash
+        package var sha256: SHA256Hash
 
         /// An old file at `path` with digest `sha256`.
-        public init(path: String, sha256: SHA256Hash) {
+        package init(path: String, sha256: SHA256Hash) {
             self.path = path
             self.sha256 = sha256
         }
     }
 
     /// Where the bytes of one payload sit and how they are encoded.
-    public struct Payload: Sendable, Equatable {
+    package struct Payload: Sendable, Equatable {
         /// The encoding of the payload bytes.
-        public var encoding: PatchEncoding
+        package var encoding: PatchEncoding
         /// Length of the payload in the container.
-        public var length: Int64
+        package var length: Int64
         /// Offset of the payload from the start of the container (filled in when reading).
-        public var offset: Int64
+        package var offset: Int64
 
         /// A payload of `length` bytes in `encoding`; `offset` is set by the reader.
-        public init(encoding: PatchEncoding, length: Int64, offset: Int64 = 0) {
+        package init(encoding: PatchEncoding, length: Int64, offset: Int64 = 0) {
             self.encoding = encoding
             self.length = length
             self.offset = offset
@@ -155,7 +155,7 @@ package struct PatchManifest: Sendable, Equatable {
     }
 
     /// How one target file is produced.
-    public enum Origin: Sendable, Equatable {
+    package enum Origin: Sendable, Equatable {
         /// Unchanged: the old file at the same path, hard-linked.
         case unchanged
         /// `copy`/`rename` by content hash: the bytes of old file `source` (an index into
@@ -167,7 +167,7 @@ package struct PatchManifest: Sendable, Equatable {
         case patch(source: Int, Payload)
 
         /// The payload this origin reads from the container, if any.
-        public var payload: Payload? {
+        package var payload: Payload? {
             switch self {
             case .unchanged, .copy: return nil
             case .add(let payload), .patch(_, let payload): return payload
@@ -176,18 +176,18 @@ package struct PatchManifest: Sendable, Equatable {
     }
 
     /// One file of the target tree.
-    public struct Target: Sendable, Equatable {
+    package struct Target: Sendable, Equatable {
         /// Path relative to the new tree.
-        public var path: String
+        package var path: String
         /// Size of the file in bytes.
-        public var size: Int64
+        package var size: Int64
         /// SHA-256 of the file.
-        public var sha256: SHA256Hash
+        package var sha256: SHA256Hash
         /// How the file is produced.
-        public var origin: Origin
+        package var origin: Origin
 
         /// A target file at `path` with `size` bytes and digest `sha256`, produced by `origin`.
-        public init(path: String, size: Int64, sha256: SHA256Hash, origin: Origin) {
+        package init(path: String, size: Int64, sha256: SHA256Hash, origin: Origin) {
             self.path = path
             self.size = size
             self.sha256 = sha256
@@ -196,19 +196,19 @@ package struct PatchManifest: Sendable, Equatable {
     }
 
     /// Old files the patch reads, referenced by index from ``Origin``.
-    public var sources: [Source]
+    package var sources: [Source]
     /// Every file of the target tree, sorted by path.
-    public var targets: [Target]
+    package var targets: [Target]
     /// `delete` operations: old paths with no counterpart in the target tree.
-    public var deletions: [String]
+    package var deletions: [String]
 
     /// A manifest from its three lists.
-    public init(sources: [Source], targets: [Target], deletions: [String]) {
+    package init(sources: [Source], targets: [Target], deletions: [String]) {
         self.sources = sources
         self.targets = targets
         self.deletions = deletions
     }
 
     /// The total size of the target tree in bytes.
-    public var targetBytes: Int64 { targets.reduce(0) { $0 + $1.size } }
+    package var targetBytes: Int64 { targets.reduce(0) { $0 + $1.size } }
 }

@@ -9,7 +9,7 @@ extension ZstdDelta {
     /// `ZstdDelta.encode` or by `zstd --patch-from=old` and streams the output in chunks;
     /// the old file is memory-mapped read-only (the prefix must be addressable as a
     /// whole). The output is fsync'ed.
-    public static func decode(delta: URL, old: URL?, to output: URL) throws {
+    package static func decode(delta: URL, old: URL?, to output: URL) throws {
         let input = try SystemFile.openForReading(delta.path)
         let prefix = try old.map { try MappedFile.source($0.path, displayPath: $0.path) }
         let out = try SystemFile.createOrTruncate(output.path)

@@ -15,23 +15,23 @@ import MapPlatform
 /// adds the encoder.
 package enum ZstdDelta {
     /// zstd's largest window log on 64-bit (`ZSTD_WINDOWLOG_MAX_64`): a 2 GiB window.
-    public static let maxWindowLog = 31
+    package static let maxWindowLog = 31
     /// zstd's smallest window log (`ZSTD_WINDOWLOG_MIN`).
-    public static let minWindowLog = 10
+    package static let minWindowLog = 10
     /// Largest old or new file a delta can cover (2 GiB − 1 byte).
-    public static let maxFileSize: Int64 = (1 << 31) - 1
+    package static let maxFileSize: Int64 = (1 << 31) - 1
 
     /// The window log that covers `size` bytes the way the zstd CLI sizes it for
     /// `--patch-from` (highest set bit + 1, at least ``minWindowLog``), or nil when that
     /// exceeds ``maxWindowLog``.
-    public static func windowLog(forContentSize size: Int64) -> Int? {
+    package static func windowLog(forContentSize size: Int64) -> Int? {
         let log = size <= 0 ? minWindowLog : max(minWindowLog, 64 - size.leadingZeroBitCount)
         return log <= maxWindowLog ? log : nil
     }
 
     /// Why a delta of a `newSize`-byte file against an `oldSize`-byte file is impossible,
     /// or nil when it is possible.
-    public static func deltaLimitReason(oldSize: Int64, newSize: Int64) -> String? {
+    package static func deltaLimitReason(oldSize: Int64, newSize: Int64) -> String? {
         if newSize > maxFileSize {
             return "new file is \(newSize) bytes, beyond zstd's 2 GiB window (windowLog \(maxWindowLog))"
         }

@@ -94,7 +94,7 @@ extension MapLoader {
     }
 
     /// The publisher keys this data directory trusts (saved by earlier runs).
-    public func trustedKeys() async throws(MapLoaderError) -> [PublicKey] {
+    public func trustedKeys() async throws(MapLoaderError) -> [TrustPolicy.Key] {
         try await enqueue(.list) { _, operation in (try operation.store.settings().trustedKeys ?? []).compactMap(PublicKey.init(base64:)) }
     }
 
@@ -133,7 +133,7 @@ extension MapLoader {
     /// `nil`. Keys given in the configuration are trusted (and saved) again on the next run.
     /// - Returns: the keys still trusted.
     @discardableResult
-    public func forgetTrustedKeys(_ keys: [PublicKey]? = nil) async throws(MapLoaderError) -> [PublicKey] {
+    public func forgetTrustedKeys(_ keys: [TrustPolicy.Key]? = nil) async throws(MapLoaderError) -> [TrustPolicy.Key] {
         try await enqueue(.forgetKeys) { _, operation in
             let settings = try await operation.store.updateSettings { settings in
                 let forget = Set((keys ?? []).map(\.base64))

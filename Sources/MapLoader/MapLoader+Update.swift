@@ -9,7 +9,7 @@ import MapPlatform
 extension MapLoader {
     /// Compares the installed maps with the newest published version and plans the update
     /// with `strategy`, including data-group selection changes. Downloads no data.
-    public func checkForUpdate(strategy: UpdateStrategy = .delta) async throws(MapLoaderError) -> UpdateCheck {
+    public func checkForUpdate(strategy: Plan.Strategy = .delta) async throws(MapLoaderError) -> UpdateCheck {
         try await enqueue(.checkForUpdate) { loader, operation in
             let check = try await loader.updateCheck(strategy: strategy, in: operation).check
             loader.hub.emit(.updateChecked(check))
@@ -18,7 +18,7 @@ extension MapLoader {
     }
 
     /// Bytes ``performUpdate(strategy:dryRun:)`` would download with `strategy`.
-    public func updateSize(strategy: UpdateStrategy = .delta) async throws(MapLoaderError) -> Int64 {
+    public func updateSize(strategy: Plan.Strategy = .delta) async throws(MapLoaderError) -> Int64 {
         try await checkForUpdate(strategy: strategy).plan.downloadBytes
     }
 
@@ -27,7 +27,7 @@ extension MapLoader {
     /// group and falls back to the full archive where a chain is missing, dearer, or fails.
     /// With `dryRun`, returns the plan's report without changing anything.
     @discardableResult
-    public func performUpdate(strategy: UpdateStrategy = .delta, dryRun: Bool = false) async throws(MapLoaderError) -> UpdateReport {
+    public func performUpdate(strategy: Plan.Strategy = .delta, dryRun: Bool = false) async throws(MapLoaderError) -> UpdateReport {
         try await enqueue(.update) { loader, operation in
             let (check, context) = try await loader.updateCheck(strategy: strategy, in: operation)
             guard check.updateAvailable, !dryRun else {

@@ -28,9 +28,9 @@ public actor MapLoader {
         /// The data directory; readers find files at `<dir>/current/<package>/<group>/…`.
         public var dataDirectory: URL
         /// How failed requests are retried.
-        public var retry: RetryPolicy
+        public var retry: Retry
         /// When a silent, stalled or too slow server counts as failed.
-        public var deadlines: TransferDeadlines
+        public var deadlines: Deadlines
         /// Publisher keys to trust (added to the data directory's saved keys), and whether
         /// unsigned catalogs are accepted.
         public var trust: TrustPolicy
@@ -58,8 +58,8 @@ public actor MapLoader {
 
         /// A configuration.
         public init(
-            server: String?, dataDirectory: URL, retry: RetryPolicy = .init(),
-            deadlines: TransferDeadlines = .init(), trust: TrustPolicy = .init(), waitForLock: Bool = true,
+            server: String?, dataDirectory: URL, retry: Retry = .init(),
+            deadlines: Deadlines = .init(), trust: TrustPolicy = .init(), waitForLock: Bool = true,
             quota: Int64? = nil, maximumRate: Int64? = nil, mirrors: [String] = [], maximumThreads: Int? = nil
         ) {
             self.maximumThreads = maximumThreads
@@ -204,7 +204,9 @@ public actor MapLoader {
         guard let server = configuration.server, !server.isEmpty else { throw .noServer }
         let limiter = configuration.maximumRate.map { RateLimiter(bytesPerSecond: $0) }
         let sources = try ([server] + configuration.mirrors).map { (address) throws(MapLoaderError) in
-            try makeSiteSource(address, retry: configuration.retry, deadlines: configuration.deadlines, limiter: limiter) { event in
+            try makeSiteSource(
+                address, retry: RetryPolicy(configuration.retry), deadlines: TransferDeadlines(configuration.deadlines), limiter: limiter
+            ) { event in
                 switch event {
                 case .lost(let url, let reason, let delay): hub.emit(.connectionLost(url: url, reason: reason, retryIn: delay))
                 case .found(let url): hub.emit(.connectionFound(url: url))

@@ -3,7 +3,7 @@ import MapPlatform
 /// Sizes in human units: `1.4 MB`, `512 B` (decimal, as disks and downloads are sold).
 package enum ByteFormat {
     /// `bytes` as a short human string.
-    public static func string(_ bytes: Int64) -> String {
+    package static func string(_ bytes: Int64) -> String {
         let units = ["B", "kB", "MB", "GB", "TB"]
         var value = Double(bytes)
         var unit = 0

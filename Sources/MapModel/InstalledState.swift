@@ -9,21 +9,21 @@ package struct InstalledState: Sendable, Hashable, Codable {
     /// The format of this state file (`nil` in files written before it was recorded: 1).
     package var formatVersion: Int? = InstalledState.currentFormat
     /// The map version of every installed group, or `nil` when nothing is installed.
-    public var version: String?
+    package var version: String?
     /// SHA-256 of the manifest of `version`, so the tree can be read offline from the cache.
-    public var manifest: String?
+    package var manifest: String?
     /// The generation number this state describes.
-    public var generation: Int
+    package var generation: Int
     /// When the generation was committed; files changed later are suspect.
-    public var committed: Date
+    package var committed: Date
     /// Installed groups by package id, then group id.
-    public var packages: [String: [String: InstalledGroup]]
+    package var packages: [String: [String: InstalledGroup]]
 
     /// An empty state: nothing installed.
-    public static let empty = InstalledState(version: nil, manifest: nil, generation: 0, committed: .distantPast, packages: [:])
+    package static let empty = InstalledState(version: nil, manifest: nil, generation: 0, committed: .distantPast, packages: [:])
 
     /// A state.
-    public init(
+    package init(
         version: String?, manifest: String?, generation: Int, committed: Date,
         packages: [String: [String: InstalledGroup]]
     ) {
@@ -50,7 +50,7 @@ package struct InstalledState: Sendable, Hashable, Codable {
     }
 
     /// Bytes the package's installed files take.
-    public func size(of package: String) -> Int64 {
+    package func size(of package: String) -> Int64 {
         packages[package]?.values.reduce(0) { $0 + $1.size } ?? 0
     }
 }
@@ -58,16 +58,16 @@ package struct InstalledState: Sendable, Hashable, Codable {
 /// One installed data group of one package.
 package struct InstalledGroup: Sendable, Hashable, Codable {
     /// SHA-256 of the archive the files came from (or the artifact they match after patching).
-    public var artifact: String
+    package var artifact: String
     /// ``TreeHash`` of the installed files.
-    public var treeHash: String
+    package var treeHash: String
     /// Number of files.
-    public var files: Int
+    package var files: Int
     /// Total bytes of the files.
-    public var size: Int64
+    package var size: Int64
 
     /// An installed group.
-    public init(artifact: String, treeHash: String, files: Int, size: Int64) {
+    package init(artifact: String, treeHash: String, files: Int, size: Int64) {
         self.artifact = artifact
         self.treeHash = treeHash
         self.files = files

@@ -3,7 +3,7 @@ import MapPlatform
 package enum RelativePath {
     /// `path` normalised (leading `./` and a trailing `/` dropped), or `nil` when it is
     /// empty, absolute, has `.`, `..` or empty components, a NUL, or a backslash.
-    public static func normalized(_ path: String) -> String? {
+    package static func normalized(_ path: String) -> String? {
         var path = Substring(path)
         while path.hasPrefix("./") { path = path.dropFirst(2) }
         if path.hasSuffix("/") { path = path.dropLast() }

@@ -4,7 +4,7 @@ import MapModel
 // One readable line each, for logs and debugging (`print(step)`), with no module names or
 // raw dumps; programs read the values' properties or their JSON.
 
-extension GroupStep: CustomStringConvertible {
+extension Plan.Step: CustomStringConvertible {
     /// `de-berlin/base: patch v1→v2, 21.4 kB (direct patch)`.
     public var description: String {
         switch (action, method) {

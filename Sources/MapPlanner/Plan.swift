@@ -5,10 +5,10 @@ public struct Plan: Sendable, Hashable, Encodable {
     /// The manifest version the plan reaches.
     public var version: String
     /// One step per package group that is, or will be, installed.
-    public var steps: [GroupStep]
+    public var steps: [Plan.Step]
 
     /// A plan.
-    public init(version: String, steps: [GroupStep]) {
+    public init(version: String, steps: [Plan.Step]) {
         self.version = version
         self.steps = steps
     }
@@ -35,10 +35,15 @@ public struct Plan: Sendable, Hashable, Encodable {
     }
 }
 
-/// How an update fetches changed groups.
-public enum UpdateStrategy: String, Sendable, Hashable, Codable, CaseIterable {
-    /// The cheapest verified patch chain per group, else the full archive.
-    case delta
-    /// Full archives only.
-    case full
+extension Plan {
+    /// How an update fetches changed groups.
+    public enum Strategy: String, Sendable, Hashable, Codable, CaseIterable {
+        /// The cheapest verified patch chain per group, else the full archive.
+        case delta
+        /// Full archives only.
+        case full
+    }
 }
+
+/// The name the package uses for ``Plan/Strategy``.
+package typealias UpdateStrategy = Plan.Strategy

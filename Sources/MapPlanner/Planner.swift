@@ -62,7 +62,7 @@ package enum Planner {
     ///     are re-fetched in full (a patch would not apply).
     ///   - scope: when given, installed packages outside it keep exactly the groups they
     ///     have (an install touches only what it installs).
-    public static func plan(
+    package static func plan(
         installed: InstalledState, manifest: Manifest, packages: Set<String>,
         selection: Set<String>, strategy: UpdateStrategy,
         inconsistent: Set<GroupKey> = [], scope: Set<String>? = nil, canClone: Bool = false, canLink: Bool = true
@@ -171,7 +171,7 @@ package enum Planner {
 
     /// The patch sequence with the fewest bytes from tree `start` to tree `goal` (Dijkstra
     /// over tree hashes), or `nil` when none connects them.
-    public static func cheapestChain(from start: String, to goal: String, edges: [PatchEdge]) -> [PatchEdge]? {
+    package static func cheapestChain(from start: String, to goal: String, edges: [PatchEdge]) -> [PatchEdge]? {
         var best: [String: (cost: Int64, via: PatchEdge?)] = [start: (0, nil)]
         var done = Set<String>()
         while let (node, entry) = best.filter({ !done.contains($0.key) }).min(by: { $0.value.cost < $1.value.cost }) {

@@ -1,21 +1,26 @@
 import Foundation
 import MapModel
 
-/// The state of a package on this device.
-public enum PackageState: String, Sendable, Hashable, Codable {
-    /// Nothing of it is installed.
-    case notInstalled
-    /// Some of its leaves or selected groups are installed, not all.
-    case partiallyInstalled
-    /// Everything selected is installed at the current version.
-    case installed
-    /// Installed, and the site has newer content for it.
-    case updateAvailable
-    /// Installed files differ from what was installed: run `verify` or `repair`.
-    case inconsistent
+extension PackageStatus {
+    /// The state of a package on this device.
+    public enum State: String, Sendable, Hashable, Codable {
+        /// Nothing of it is installed.
+        case notInstalled
+        /// Some of its leaves or selected groups are installed, not all.
+        case partiallyInstalled
+        /// Everything selected is installed at the current version.
+        case installed
+        /// Installed, and the site has newer content for it.
+        case updateAvailable
+        /// Installed files differ from what was installed: run `verify` or `repair`.
+        case inconsistent
+    }
 }
 
-extension PackageState: CustomStringConvertible {
+/// The name the package uses for ``PackageStatus/State``.
+package typealias PackageState = PackageStatus.State
+
+extension PackageStatus.State: CustomStringConvertible {
     /// The state in words, for people ("partly installed"); `rawValue` is for programs.
     public var description: String {
         switch self {
@@ -41,7 +46,7 @@ public struct PackageStatus: Sendable, Hashable, Encodable {
     /// Whether it is a leaf (carries data itself).
     public var isLeaf: Bool
     /// Its state.
-    public var state: PackageState
+    public var state: PackageStatus.State
     /// The installed version, when anything of it is installed.
     public var version: String?
     /// Bytes an install (or, when installed, an update) of it would download.
@@ -52,28 +57,33 @@ public struct PackageStatus: Sendable, Hashable, Encodable {
     public var groups: [String]
     /// Every data group the package offers at the tree's version, with its size and
     /// whether it is selected and installed (leaves only).
-    public var offered: [GroupOffer] = []
+    public var offered: [PackageStatus.Offer] = []
     /// Its box, if published.
     public var bbox: BoundingBox?
     /// Publisher metadata, as is.
-    public var metadata: [String: JSONValue]?
+    package var metadata: [String: JSONValue]?
     /// The caller's own key/value metadata (``MapLoader/setTags(_:on:)``; installed leaves only).
     public var tags: [String: String] = [:]
 }
 
-/// One data group a leaf package offers.
-public struct GroupOffer: Sendable, Hashable, Encodable {
-    /// The group id, e.g. `poi`.
-    public var id: String
-    /// Bytes of its full archive (what installing it downloads).
-    public var downloadSize: Int64
-    /// Bytes its files take once installed.
-    public var unpackedSize: Int64
-    /// Whether the data-group selection includes it.
-    public var selected: Bool
-    /// Whether it is installed on this device.
-    public var installed: Bool
+extension PackageStatus {
+    /// One data group a leaf package offers.
+    public struct Offer: Sendable, Hashable, Encodable {
+        /// The group id, e.g. `poi`.
+        public var id: String
+        /// Bytes of its full archive (what installing it downloads).
+        public var downloadSize: Int64
+        /// Bytes its files take once installed.
+        public var unpackedSize: Int64
+        /// Whether the data-group selection includes it.
+        public var selected: Bool
+        /// Whether it is installed on this device.
+        public var installed: Bool
+    }
 }
+
+/// The name the package uses for ``PackageStatus/Offer``.
+package typealias GroupOffer = PackageStatus.Offer
 
 /// The package tree and its states, parents before children.
 public struct PackageTree: Sendable, Hashable, Encodable {
@@ -143,7 +153,7 @@ public struct UpdateReport: Sendable, Hashable, Encodable {
     /// Version after.
     public var toVersion: String?
     /// Every group's step as carried out (with fallbacks applied).
-    public var steps: [GroupStep]
+    public var steps: [Plan.Step]
     /// Bytes downloaded, resumed partial files included only for what was fetched now.
     public var downloadedBytes: Int64
     /// Whether a new generation was committed.

@@ -16,20 +16,20 @@ import SystemPackage
 /// libarchive's blocks.
 package enum ArchiveExtractor {
     /// Why an archive was refused.
-    public struct Refusal: Error, CustomStringConvertible {
+    package struct Refusal: Error, CustomStringConvertible {
         /// One line: which entry and why.
-        public let description: String
+        package let description: String
     }
 
     /// Limits taken from the signed manifest.
-    public struct Limits: Sendable {
+    package struct Limits: Sendable {
         /// Most file entries allowed.
-        public var files: Int
+        package var files: Int
         /// Most unpacked bytes allowed.
-        public var bytes: Int64
+        package var bytes: Int64
 
         /// Limits of at most `files` entries and `bytes` unpacked bytes.
-        public init(files: Int, bytes: Int64) {
+        package init(files: Int, bytes: Int64) {
             self.files = files
             self.bytes = bytes
         }
@@ -40,7 +40,7 @@ package enum ArchiveExtractor {
     /// - Parameters:
     ///   - progress: called with unpacked bytes written so far.
     ///   - isCancelled: polled between blocks; `true` stops with `CancellationError`.
-    public static func extract(
+    package static func extract(
         _ archive: URL, into destination: URL, limits: Limits,
         progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
     ) throws -> [FileEntry] {

@@ -9,12 +9,12 @@ import SystemPackage
 package struct GenerationBuilder: Sendable {
     package let store: Store
     /// The generation number it will have.
-    public let number: Int
+    package let number: Int
     /// Where it is built.
-    public let directory: URL
+    package let directory: URL
 
     /// The folder for a group's files in the new generation, created empty.
-    public func makeGroupDirectory(package: String, group: String) throws(MapLoaderError) -> URL {
+    package func makeGroupDirectory(package: String, group: String) throws(MapLoaderError) -> URL {
         let folder = directory.appendingPathComponent(package).appendingPathComponent(group)
         do {
             FileSystem.removeTree(folder)
@@ -27,7 +27,7 @@ package struct GenerationBuilder: Sendable {
 
     /// Carries an installed group over from the live generation by hard-linking its files
     /// (no bytes copied) and its file index.
-    public func carryOver(package: String, group: String) throws(MapLoaderError) {
+    package func carryOver(package: String, group: String) throws(MapLoaderError) {
         let source = store.groupDirectory(package: package, group: group)
         let target = try makeGroupDirectory(package: package, group: group)
         do {
@@ -42,7 +42,7 @@ package struct GenerationBuilder: Sendable {
     }
 
     /// Records the verified files of a group written into this generation.
-    public func writeIndex(_ entries: [FileEntry], package: String, group: String) throws(MapLoaderError) {
+    package func writeIndex(_ entries: [FileEntry], package: String, group: String) throws(MapLoaderError) {
         let file = directory.appendingPathComponent(DataDirectory.indexPath(package: package, group: group))
         do {
             try FileSystem.makeDirectories(file.deletingLastPathComponent())
@@ -56,7 +56,7 @@ package struct GenerationBuilder: Sendable {
     /// the folder into `generations/`, and switches `current` with one rename. Then every
     /// generation that is neither live nor pinned by a reader is removed. Call only while
     /// holding the write lock.
-    public func commit(_ state: InstalledState) throws(MapLoaderError) {
+    package func commit(_ state: InstalledState) throws(MapLoaderError) {
         var state = state
         state.generation = number
         state.committed = Date()

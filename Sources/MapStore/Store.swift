@@ -52,7 +52,7 @@ package struct Store: Sendable {
     /// Makes sure `root` is a MapLoader data directory of a format this build reads, creating
     /// it (and its marker) when it is new or empty. Removes nothing: cleaning happens only
     /// in ``recover()``, under the write lock.
-    public func prepare() throws(MapLoaderError) {
+    package func prepare() throws(MapLoaderError) {
         do {
             try FileSystem.makeDirectories(root)
         } catch {
@@ -209,7 +209,7 @@ package struct Store: Sendable {
     }
 
     /// The number of the live generation, or `nil` before the first install.
-    public func currentGeneration() -> Int? {
+    package func currentGeneration() -> Int? {
         guard let target = FileSystem.linkTarget(directory.current.path) else { return nil }
         return Int((target as NSString).lastPathComponent)
     }
@@ -217,7 +217,7 @@ package struct Store: Sendable {
     /// The installed state of the generation read (``InstalledState/empty`` before the first
     /// install). A state that is unreadable, of a newer format, or inconsistent is an error
     /// that ``MapLoader/repair()`` mends.
-    public func state() throws(MapLoaderError) -> InstalledState {
+    package func state() throws(MapLoaderError) -> InstalledState {
         let file = DataDirectory.stateFile(in: live)
         guard FileStatus.of(live.path) != nil else { return .empty }
         let state: InstalledState
@@ -233,7 +233,7 @@ package struct Store: Sendable {
     }
 
     /// The recorded files of an installed group in the generation read.
-    public func index(package: String, group: String) throws(MapLoaderError) -> [FileEntry] {
+    package func index(package: String, group: String) throws(MapLoaderError) -> [FileEntry] {
         let file = live.appendingPathComponent(DataDirectory.indexPath(package: package, group: group))
         do {
             return try JSONCoding.decode([FileEntry].self, from: Data(contentsOf: file))
@@ -243,12 +243,12 @@ package struct Store: Sendable {
     }
 
     /// The folder of an installed group in the generation read.
-    public func groupDirectory(package: String, group: String) -> URL {
+    package func groupDirectory(package: String, group: String) -> URL {
         live.appendingPathComponent(package).appendingPathComponent(group)
     }
 
     /// The user's settings (defaults when none are saved).
-    public func settings() throws(MapLoaderError) -> Settings {
+    package func settings() throws(MapLoaderError) -> Settings {
         guard let data = try? Data(contentsOf: directory.settingsFile) else { return Settings() }
         do {
             return try JSONCoding.decode(Settings.self, from: data)
@@ -271,12 +271,12 @@ package struct Store: Sendable {
     }
 
     /// Saves `settings` atomically.
-    public func save(_ settings: Settings) throws(MapLoaderError) {
+    package func save(_ settings: Settings) throws(MapLoaderError) {
         try Self.writeAtomically(directory.settingsFile) { try settings.jsonData() }
     }
 
     /// Starts the next generation in `staging/`. Call only while holding the write lock.
-    public func beginGeneration() throws(MapLoaderError) -> GenerationBuilder {
+    package func beginGeneration() throws(MapLoaderError) -> GenerationBuilder {
         let number = nextGenerationNumber()
         let folder = directory.stagedGeneration(number)
         do {
@@ -289,7 +289,7 @@ package struct Store: Sendable {
     }
 
     /// Free bytes on the data directory's file system.
-    public func availableSpace() -> Int64? { FileSystem.availableSpace(at: root.path) }
+    package func availableSpace() -> Int64? { FileSystem.availableSpace(at: root.path) }
 
     // MARK: - Helpers shared by the store's parts
 

@@ -5,19 +5,19 @@ import MapPlatform
 /// A site in a local folder (a mounted disk, a `file://` URL): files are copied in chunks.
 package struct FolderSource: SiteSource {
     /// The folder holding `catalog.json`.
-    public let root: URL
+    package let root: URL
 
     /// A source reading from `root`.
-    public init(root: URL) { self.root = root }
+    package init(root: URL) { self.root = root }
 
-    public var baseURL: URL { root }
+    package var baseURL: URL { root }
 
-    public func tree(_ treeHash: String) -> URL? {
+    package func tree(_ treeHash: String) -> URL? {
         let folder = root.appendingPathComponent(SiteLayout.tree(treeHash))
         return FileStatus.of(folder.path)?.kind == .directory ? folder : nil
     }
 
-    public func download(
+    package func download(
         _ path: String, to file: URL, limit: TransferLimit,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws(MapLoaderError) {

@@ -10,7 +10,7 @@ import MapPlatform
 /// resumes with `Range` + `If-Range` after a dropped connection, and retries with
 /// exponential backoff and jitter, reporting lost and found connections.
 package struct HTTPSource: SiteSource {
-    public let baseURL: URL
+    package let baseURL: URL
     package let retry: RetryPolicy
     package let deadlines: TransferDeadlines
     package let onConnection: @Sendable (ConnectionEvent) -> Void
@@ -22,7 +22,7 @@ package struct HTTPSource: SiteSource {
 
     /// A source for the site at `baseURL`.
     package init(
-        baseURL: URL, retry: RetryPolicy = .init(), deadlines: TransferDeadlines = .init(),
+        baseURL: URL, retry: RetryPolicy, deadlines: TransferDeadlines,
         limiter: RateLimiter? = nil, onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }
     ) {
         self.baseURL = baseURL
@@ -32,7 +32,7 @@ package struct HTTPSource: SiteSource {
         self.onConnection = onConnection
     }
 
-    public func download(
+    package func download(
         _ path: String, to file: URL, limit: TransferLimit,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws(MapLoaderError) {

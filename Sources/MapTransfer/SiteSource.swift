@@ -48,7 +48,7 @@ package enum ConnectionEvent: Sendable, Hashable {
 
 extension SiteSource {
     /// Fetches a small file whole into memory (catalog, manifests), within `limit`.
-    public func fetchData(_ path: String, limit: TransferLimit, scratch: URL) async throws(MapLoaderError) -> Data {
+    package func fetchData(_ path: String, limit: TransferLimit, scratch: URL) async throws(MapLoaderError) -> Data {
         // A reader of a read-only or full data directory still reads: the small file goes to
         // the temporary folder when the scratch folder cannot take the whole of it.
         let fits =
@@ -69,7 +69,7 @@ extension SiteSource {
     }
 
     /// The absolute URL string of a site-relative path, for messages.
-    public func describe(_ path: String) -> String {
+    package func describe(_ path: String) -> String {
         baseURL.appendingPathComponent(path).absoluteString
     }
 }
@@ -78,7 +78,7 @@ extension SiteSource {
 /// as an absolute path or one starting with `./` or `../`. Anything else (a bare
 /// `host:port`, another scheme) is refused, saying which forms work.
 package func makeSiteSource(
-    _ server: String, retry: RetryPolicy = .init(), deadlines: TransferDeadlines = .init(),
+    _ server: String, retry: RetryPolicy, deadlines: TransferDeadlines,
     limiter: RateLimiter? = nil,
     onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }
 ) throws(MapLoaderError) -> any SiteSource {

@@ -1,6 +1,7 @@
 import Foundation
 import ManifestServer
 import MapLoader
+import MapModel
 import MapPublisher
 
 /// Measures whether an install keeps Swift's cooperative pool free: a task that sleeps

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MapLoader
+import MapModel
 
 /// Options every client command shares: where the site is and where maps go.
 struct ClientOptions: ParsableArguments {
@@ -108,7 +109,7 @@ struct ClientOptions: ParsableArguments {
         let trust = TrustPolicy(
             keys: keys, allowUnsigned: allowUnsigned || env["MAPLOADER_ALLOW_UNSIGNED"] == "1",
             addKeys: !addTrustKey.isEmpty)
-        var deadlines = TransferDeadlines()
+        var deadlines = MapLoader.Configuration.Deadlines()
         if let stall = timeout ?? env["MAPLOADER_TIMEOUT"].flatMap(Double.init), stall > 0 { deadlines.stall = stall }
         let rate = (limitRate ?? env["MAPLOADER_LIMIT_RATE"]).flatMap(ByteFormat.parse).flatMap { $0 > 0 ? $0 : nil }
         let servers =

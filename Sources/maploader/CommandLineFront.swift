@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MapLoader
+import MapModel
 
 /// What happens to the raw arguments before ArgumentParser sees them: shared options given
 /// before the subcommand are moved after it, and an unknown command name is answered with

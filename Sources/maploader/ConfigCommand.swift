@@ -1,5 +1,6 @@
 import ArgumentParser
 import MapLoader
+import MapModel
 
 /// `maploader config [get|set|unset] quota …`: settings kept in the data directory.
 struct ConfigCommand: AsyncParsableCommand {

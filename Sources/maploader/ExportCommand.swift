@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MapLoader
+import MapModel
 
 /// `maploader export <ids…> --to DIR`.
 struct ExportCommand: AsyncParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MapLoader
+import MapModel
 
 /// `maploader info <id>`: one package in detail.
 struct InfoCommand: AsyncParsableCommand {

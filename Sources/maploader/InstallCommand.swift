@@ -1,5 +1,6 @@
 import ArgumentParser
 import MapLoader
+import MapModel
 
 /// `maploader install <id>...`.
 struct InstallCommand: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MapLoader
 import MapPublisher
+import MapModel
 
 /// `maploader keygen <key-file>`.
 struct KeygenCommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import Foundation
 import ArgumentParser
 import MapLoader
+import MapModel
 
 /// `maploader list`: the package tree with each node's state.
 struct ListCommand: AsyncParsableCommand {

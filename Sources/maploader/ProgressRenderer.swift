@@ -1,5 +1,6 @@
 import Foundation
 import MapLoader
+import MapModel
 
 /// Shows a loader's events to a person: a redrawn progress bar (bytes, rate, ETA) on a
 /// terminal, plain lines when stderr is piped, nothing with `--json`.

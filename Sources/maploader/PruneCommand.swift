@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MapLoader
 import MapPublisher
+import MapModel
 
 /// `maploader prune <site> --keep N [--delete]`.
 struct PruneCommand: AsyncParsableCommand {

@@ -3,6 +3,7 @@ import Foundation
 import MapDelta
 import MapLoader
 import MapPublisher
+import MapModel
 
 /// `maploader publish <release> --site <dir> --version <label>`.
 struct PublishCommand: ParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MapLoader
 import MapPublisher
+import MapModel
 
 /// `maploader root new|sign|publish|show`: a site's root of trust.
 struct RootCommand: ParsableCommand {

@@ -1,5 +1,7 @@
 import ArgumentParser
 import MapLoader
+import MapModel
+import MapPlanner
 
 /// `maploader check-update`.
 struct CheckUpdateCommand: AsyncParsableCommand {

@@ -157,7 +157,7 @@ import MapTestSupport
         let loader = MapLoader(
             configuration: .init(
                 server: "http://127.0.0.1:\(port)", dataDirectory: dir.path("data"),
-                retry: RetryPolicy(attempts: 2, initialDelay: 0.01),
+                retry: .init(attempts: 2, initialDelay: 0.01),
                 trust: TrustPolicy(allowUnsigned: true)))
         do {
             try await loader.install(["de-berlin"])

@@ -180,7 +180,7 @@ import ManifestServer
         let loader = MapLoader(
             configuration: .init(
                 server: site.url, dataDirectory: data,
-                retry: RetryPolicy(attempts: 2, initialDelay: 0.01, maxDelay: 0.05),
+                retry: .init(attempts: 2, initialDelay: 0.01, maxDelay: 0.05),
                 trust: TrustPolicy(keys: [site.publicKey]), mirrors: [secondURL]))
         let blob = try #require(try site.manifest("v1").root.allNodes.first { $0.id == "de-berlin" }?.artifacts?["base"])
         let partial = data.appendingPathComponent("downloads/\(blob.sha256)")

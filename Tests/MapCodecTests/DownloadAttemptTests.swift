@@ -12,7 +12,7 @@ import MapTransfer
 
     static func attempt(
         _ limit: TransferLimit = .exactly(16_395), offset: Int64 = 0, window: Int64? = nil,
-        deadlines: TransferDeadlines = .init(), giveUp: ContinuousClock.Instant? = nil
+        deadlines: TransferDeadlines = TransferDeadlines(.init()), giveUp: ContinuousClock.Instant? = nil
     ) -> DownloadAttempt {
         DownloadAttempt(
             url: url, host: "maps.example:8080", limit: limit, window: window, offset: offset, validator: "\"v1\"",

@@ -9,11 +9,11 @@ import MapTestSupport
 /// host and what stalled; only servers that answered are retried.
 @Suite struct DeadlineTests {
     /// A loader with fast deadlines and plenty of retries, and the events it reports.
-    static func loader(server: String, data: URL, deadlines: TransferDeadlines) -> (MapLoader, EventLog, Task<Void, Never>) {
+    static func loader(server: String, data: URL, deadlines: MapLoader.Configuration.Deadlines) -> (MapLoader, EventLog, Task<Void, Never>) {
         let loader = MapLoader(
             configuration: .init(
                 server: server, dataDirectory: data,
-                retry: RetryPolicy(attempts: 6, initialDelay: 0.01, maxDelay: 0.02),
+                retry: .init(attempts: 6, initialDelay: 0.01, maxDelay: 0.02),
                 deadlines: deadlines, trust: TrustPolicy(allowUnsigned: true)))
         let log = EventLog()
         let events = loader.events()
@@ -48,7 +48,7 @@ import MapTestSupport
         let dir = TemporaryDirectory()
         let (loader, log, collector) = Self.loader(
             server: "http://127.0.0.1:\(listener.port)", data: dir.path("data"),
-            deadlines: TransferDeadlines(stall: 0.5))
+            deadlines: .init(stall: 0.5))
         await #expect {
             try await loader.install(["de-berlin"])
         } throws: { error in
@@ -64,7 +64,7 @@ import MapTestSupport
     /// must fail with a network error whose reason contains `expected` (given the port), and
     /// leave nothing installed.
     func expectSlowServerFails(
-        bytesPerSecond: Int, deadlines: TransferDeadlines,
+        bytesPerSecond: Int, deadlines: MapLoader.Configuration.Deadlines,
         _ expected: (Int) -> String
     ) async throws {
         let site = try TestSite()
@@ -88,7 +88,7 @@ import MapTestSupport
         // 200 bytes a second: the catalog arrives, slowly, far below 5 kB/s.
         try await expectSlowServerFails(
             bytesPerSecond: 200,
-            deadlines: TransferDeadlines(stall: 30, minimumRate: 5_000, rateWindow: 0.5)
+            deadlines: .init(stall: 30, minimumRate: 5_000, rateWindow: 0.5)
         ) {
             "127.0.0.1:\($0) is too slow"
         }
@@ -96,7 +96,7 @@ import MapTestSupport
 
     @Test func oneFileMayNotTakeLongerThanTheTotalDeadline() async throws {
         // A steady 2 kB/s passes the rate check (minimum 0) but not the 1 s allowed per file.
-        try await expectSlowServerFails(bytesPerSecond: 2_000, deadlines: TransferDeadlines(stall: 30, minimumRate: 0, total: 1)) { _ in
+        try await expectSlowServerFails(bytesPerSecond: 2_000, deadlines: .init(stall: 30, minimumRate: 0, total: 1)) { _ in
             "took longer than the 1 s allowed for one file"
         }
     }
@@ -111,7 +111,7 @@ import MapTestSupport
         let loader = MapLoader(
             configuration: .init(
                 server: "http://127.0.0.1:\(port)", dataDirectory: dir.path("data"),
-                retry: RetryPolicy(attempts: 8, initialDelay: 0.3, maxDelay: 1),
+                retry: .init(attempts: 8, initialDelay: 0.3, maxDelay: 1),
                 trust: TrustPolicy(keys: [site.publicKey])))
         let log = EventLog()
         let events = loader.events()

@@ -16,7 +16,7 @@ import MapTestSupport
         let loader = MapLoader(
             configuration: .init(
                 server: how == "server stopped" ? site.url : nil, dataDirectory: data,
-                retry: RetryPolicy(attempts: 1), trust: TrustPolicy(keys: [site.publicKey])))
+                retry: .init(attempts: 1), trust: TrustPolicy(keys: [site.publicKey])))
         let tree = try await loader.packageTree()
         let offline = try #require(tree.offline)
         #expect(offline.catalogAccepted != nil)

@@ -44,7 +44,7 @@ package final class TestSite: Sendable {
         return MapLoader(
             configuration: .init(
                 server: url, dataDirectory: data,
-                retry: RetryPolicy(attempts: attempts, initialDelay: 0.01, maxDelay: 0.05),
+                retry: .init(attempts: attempts, initialDelay: 0.01, maxDelay: 0.05),
                 trust: TrustPolicy(keys: [publicKey])))
     }
 

@@ -22,7 +22,7 @@ public protocol MapLoaderDelegate: AnyObject, Sendable {
     /// An update was committed.
     func mapLoader(_ loader: MapLoader, didUpdate report: UpdateReport)
     /// An operation failed; nothing was changed.
-    func mapLoader(_ loader: MapLoader, didFail operation: MapLoaderOperation, error: MapLoaderError)
+    func mapLoader(_ loader: MapLoader, didFail operation: MapLoader.Operation, error: MapLoaderError)
     /// The network dropped; the request will be retried.
     func mapLoader(_ loader: MapLoader, didLoseConnectionTo url: String, reason: String)
     /// The network came back.
@@ -37,7 +37,7 @@ extension MapLoaderDelegate {
     public func mapLoader(_ loader: MapLoader, didUninstallPackages ids: [String]) {}
     public func mapLoader(_ loader: MapLoader, didFindUpdate check: UpdateCheck) {}
     public func mapLoader(_ loader: MapLoader, didUpdate report: UpdateReport) {}
-    public func mapLoader(_ loader: MapLoader, didFail operation: MapLoaderOperation, error: MapLoaderError) {}
+    public func mapLoader(_ loader: MapLoader, didFail operation: MapLoader.Operation, error: MapLoaderError) {}
     public func mapLoader(_ loader: MapLoader, didLoseConnectionTo url: String, reason: String) {}
     public func mapLoader(_ loader: MapLoader, didFindConnectionTo url: String) {}
     public func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {}

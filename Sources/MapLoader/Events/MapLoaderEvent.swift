@@ -6,62 +6,72 @@ import MapStore
 import MapTransfer
 import MapPlatform
 
-/// The kind of operation an event belongs to.
-public enum MapLoaderOperation: String, Sendable, Hashable, Codable {
-    /// Reading the package tree, a package, or the data groups.
-    case list
-    /// ``MapLoader/install(_:)``.
-    case install
-    /// ``MapLoader/planInstall(_:)``: planning an install without changing anything.
-    case planInstall
-    /// ``MapLoader/uninstall(_:)`` and ``MapLoader/uninstallAll()``.
-    case uninstall
-    /// ``MapLoader/selectDataGroup(_:)``.
-    case selectGroup
-    /// ``MapLoader/deselectDataGroup(_:)``.
-    case deselectGroup
-    /// ``MapLoader/checkForUpdate(strategy:)``.
-    case checkForUpdate
-    /// ``MapLoader/performUpdate(strategy:dryRun:)``.
-    case update
-    /// ``MapLoader/verify()``.
-    case verify
-    /// ``MapLoader/repair()``.
-    case repair
-    /// ``MapLoader/forgetTrustedKeys(_:)``.
-    case forgetKeys
-    /// ``MapLoader/collectGarbage()``.
-    case collectGarbage
-    /// ``MapLoader/setTags(_:on:)``.
-    case tag
-    /// ``MapLoader/setQuota(_:)``.
-    case configure
-    /// ``MapLoader/export(_:to:)``.
-    case export
+extension MapLoader {
+    /// The kind of operation an event belongs to.
+    public enum Operation: String, Sendable, Hashable, Codable {
+        /// Reading the package tree, a package, or the data groups.
+        case list
+        /// ``MapLoader/install(_:)``.
+        case install
+        /// ``MapLoader/planInstall(_:)``: planning an install without changing anything.
+        case planInstall
+        /// ``MapLoader/uninstall(_:)`` and ``MapLoader/uninstallAll()``.
+        case uninstall
+        /// ``MapLoader/selectDataGroup(_:)``.
+        case selectGroup
+        /// ``MapLoader/deselectDataGroup(_:)``.
+        case deselectGroup
+        /// ``MapLoader/checkForUpdate(strategy:)``.
+        case checkForUpdate
+        /// ``MapLoader/performUpdate(strategy:dryRun:)``.
+        case update
+        /// ``MapLoader/verify()``.
+        case verify
+        /// ``MapLoader/repair()``.
+        case repair
+        /// ``MapLoader/forgetTrustedKeys(_:)``.
+        case forgetKeys
+        /// ``MapLoader/collectGarbage()``.
+        case collectGarbage
+        /// ``MapLoader/setTags(_:on:)``.
+        case tag
+        /// ``MapLoader/setQuota(_:)``.
+        case configure
+        /// ``MapLoader/export(_:to:)``.
+        case export
+    }
 }
 
-/// The phase of a running operation, in the order they happen.
-public enum OperationPhase: String, Sendable, Hashable, Codable {
-    /// Reading the catalog and manifest and planning.
-    case resolve
-    /// Fetching archives and patches.
-    case download
-    /// Checking hashes of downloaded and produced bytes.
-    case verify
-    /// Unpacking full archives.
-    case extract
-    /// Applying patches.
-    case patch
-    /// Switching to the new generation.
-    case commit
+/// The name the package uses for ``MapLoader/Operation``.
+package typealias MapLoaderOperation = MapLoader.Operation
+
+extension OperationProgress {
+    /// The phase of a running operation, in the order they happen.
+    public enum Phase: String, Sendable, Hashable, Codable {
+        /// Reading the catalog and manifest and planning.
+        case resolve
+        /// Fetching archives and patches.
+        case download
+        /// Checking hashes of downloaded and produced bytes.
+        case verify
+        /// Unpacking full archives.
+        case extract
+        /// Applying patches.
+        case patch
+        /// Switching to the new generation.
+        case commit
+    }
 }
+
+/// The name the package uses for ``OperationProgress/Phase``.
+package typealias OperationPhase = OperationProgress.Phase
 
 /// How far a running operation has come.
 public struct OperationProgress: Sendable, Hashable, Codable {
     /// The operation.
-    public var operation: MapLoaderOperation
+    public var operation: MapLoader.Operation
     /// Its current phase.
-    public var phase: OperationPhase
+    public var phase: OperationProgress.Phase
     /// Bytes done in this phase.
     public var completedBytes: Int64
     /// Bytes this phase will take in all (0 when unknown).
@@ -93,7 +103,7 @@ public struct OperationProgress: Sendable, Hashable, Codable {
     ///   - operationID: Which operation of the loader it belongs to (set by the loader).
     ///   - overallFraction: How far the whole operation has come (set by the loader).
     public init(
-        operation: MapLoaderOperation, phase: OperationPhase, completedBytes: Int64 = 0, totalBytes: Int64 = 0,
+        operation: MapLoader.Operation, phase: OperationProgress.Phase, completedBytes: Int64 = 0, totalBytes: Int64 = 0,
         completedItems: Int = 0, totalItems: Int = 0, item: String? = nil, operationID: Int = 0,
         overallFraction: Double = 0
     ) {
@@ -122,14 +132,14 @@ public struct OperationProgress: Sendable, Hashable, Codable {
 /// ``MapLoaderDelegate`` and every ``MapLoader/events()`` stream.
 public enum MapLoaderEvent: Sendable, Hashable {
     /// An operation left the queue and began.
-    case started(MapLoaderOperation)
+    case started(MapLoader.Operation)
     /// The operation waits for another process (or loader) that is changing the data
     /// directory; `pid` names it when known. It starts once that one has finished.
     case waitingForLock(pid: Int?)
     /// Progress of the running operation.
     case progress(OperationProgress)
     /// What an install or update will do for one group, and why.
-    case planned(GroupStep)
+    case planned(Plan.Step)
     /// A request failed; it is retried after `retryIn` seconds.
     case connectionLost(url: String, reason: String, retryIn: Double)
     /// A request succeeded again after a loss.
@@ -147,7 +157,7 @@ public enum MapLoaderEvent: Sendable, Hashable {
     /// Installed files were re-hashed.
     case verified(VerifyReport)
     /// An operation finished successfully.
-    case finished(MapLoaderOperation)
+    case finished(MapLoader.Operation)
     /// An operation failed; nothing was changed.
-    case failed(MapLoaderOperation, MapLoaderError)
+    case failed(MapLoader.Operation, MapLoaderError)
 }

@@ -5,24 +5,24 @@ import MapPlatform
 /// unpacked file tree (a SHA-256 over the files' sorted paths, sizes and digests), so a client
 /// can tell which installed trees a
 /// patch applies to.
-public struct Artifact: Sendable, Hashable, Codable {
+package struct Artifact: Sendable, Hashable, Codable {
     /// SHA-256 of the archive blob, lowercase hex.
-    public var sha256: String
+    package var sha256: String
     /// Length of the archive blob in bytes.
-    public var size: Int64
+    package var size: Int64
     /// The archive's container and compression.
-    public var format: ArchiveFormat
+    package var format: ArchiveFormat
     /// Total bytes of the unpacked files; extraction refuses to write more.
-    public var unpackedSize: Int64
+    package var unpackedSize: Int64
     /// Number of files in the archive; extraction refuses more entries.
-    public var files: Int
+    package var files: Int
     /// The tree hash of the unpacked files.
-    public var treeHash: String
+    package var treeHash: String
     /// Patches that produce this tree from an older one.
-    public var patches: [PatchEdge]?
+    package var patches: [PatchEdge]?
 
     /// An artifact description.
-    public init(
+    package init(
         sha256: String, size: Int64, format: ArchiveFormat, unpackedSize: Int64, files: Int,
         treeHash: String, patches: [PatchEdge]? = nil
     ) {
@@ -37,33 +37,33 @@ public struct Artifact: Sendable, Hashable, Codable {
 }
 
 /// A patch blob that turns the tree of version `from` into the tree of version `to`.
-public struct PatchEdge: Sendable, Hashable, Codable {
+package struct PatchEdge: Sendable, Hashable, Codable {
     /// Version label the patch starts from.
-    public var from: String
+    package var from: String
     /// Version label the patch produces.
-    public var to: String
+    package var to: String
     /// SHA-256 of the patch blob.
-    public var sha256: String
+    package var sha256: String
     /// Length of the patch blob in bytes.
-    public var size: Int64
+    package var size: Int64
     /// The tree hash the installed files must have before the patch.
-    public var fromTreeHash: String
+    package var fromTreeHash: String
     /// The tree hash of the files after the patch.
-    public var toTreeHash: String
+    package var toTreeHash: String
     /// Why some files in the patch are byte-level rather than smaller encodings, one line
     /// per file (e.g. deflate streams zlib does not reproduce); `nil` when none.
-    public var notes: [String]?
+    package var notes: [String]?
     /// Disk space applying the patch takes besides the installed files: the files it
     /// writes (unchanged files are hard links), with a block of slack each; `nil` in
     /// manifests that predate it (a client then counts the whole unpacked tree).
-    public var writeBytes: Int64?
+    package var writeBytes: Int64?
     /// The same where the data directory's file system clones files (btrfs, XFS with
     /// reflink, APFS): a large patched file starts as a clone of its old version and only
     /// its changed blocks are written; `nil` in manifests that predate it.
-    public var cloneWriteBytes: Int64?
+    package var cloneWriteBytes: Int64?
 
     /// A patch edge.
-    public init(from: String, to: String, sha256: String, size: Int64, fromTreeHash: String, toTreeHash: String) {
+    package init(from: String, to: String, sha256: String, size: Int64, fromTreeHash: String, toTreeHash: String) {
         self.from = from
         self.to = to
         self.sha256 = sha256
@@ -74,7 +74,7 @@ public struct PatchEdge: Sendable, Hashable, Codable {
 }
 
 /// The container and compression of a full archive.
-public enum ArchiveFormat: String, Sendable, Hashable, Codable, CaseIterable {
+package enum ArchiveFormat: String, Sendable, Hashable, Codable, CaseIterable {
     /// A tar stream compressed with zstd.
     case tarZstd = "tar.zst"
     /// A tar stream compressed with gzip.

@@ -7,19 +7,19 @@ import MapPlatform
 /// then holes), each a list of `[lon, lat]` positions.
 package struct Boundary: Sendable, Hashable, Codable {
     /// `true` when the source was a `MultiPolygon`; kept so encoding round-trips.
-    public var isMulti: Bool
+    package var isMulti: Bool
     /// Polygons, each an outer ring followed by holes.
-    public var polygons: [[[[Double]]]]
+    package var polygons: [[[[Double]]]]
 
     /// A boundary made of the given polygons.
-    public init(polygons: [[[[Double]]]], isMulti: Bool? = nil) {
+    package init(polygons: [[[[Double]]]], isMulti: Bool? = nil) {
         self.polygons = polygons
         self.isMulti = isMulti ?? (polygons.count != 1)
     }
 
     private enum CodingKeys: String, CodingKey { case type, coordinates }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let type = try container.decode(String.self, forKey: .type)
         switch type {
@@ -41,7 +41,7 @@ package struct Boundary: Sendable, Hashable, Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         if isMulti {
             try container.encode("MultiPolygon", forKey: .type)
@@ -53,7 +53,7 @@ package struct Boundary: Sendable, Hashable, Codable {
     }
 
     /// Whether the point lies inside the outline (even-odd rule over every ring, so holes exclude).
-    public func contains(lat: Double, lon: Double) -> Bool {
+    package func contains(lat: Double, lon: Double) -> Bool {
         polygons.contains { polygon in
             var inside = false
             for ring in polygon where Self.ring(ring, contains: (lon, lat)) { inside.toggle() }
@@ -62,7 +62,7 @@ package struct Boundary: Sendable, Hashable, Codable {
     }
 
     /// The outline's planar area in square degrees (holes subtracted); used to rank candidates.
-    public var area: Double {
+    package var area: Double {
         polygons.reduce(0) { total, polygon in
             guard let outer = polygon.first else { return total }
             let holes = polygon.dropFirst().reduce(0) { $0 + abs(Self.signedArea($1)) }

@@ -7,21 +7,21 @@ import MapPlatform
 /// be swapped or grown without the catalog changing too.
 package struct Catalog: Sendable, Hashable, Codable {
     /// Format of this file; readers refuse formats they do not know.
-    public var formatVersion: Int
+    package var formatVersion: Int
     /// Raised on every publish; a client refuses a catalog older than one it accepted.
-    public var serial: Int
+    package var serial: Int
     /// The newest version label.
-    public var current: String
+    package var current: String
     /// After this instant the catalog is stale and refused; `nil` never expires.
-    public var expires: Date?
+    package var expires: Date?
     /// Retained versions, oldest first.
-    public var versions: [Entry]
+    package var versions: [Entry]
     /// The root of trust (``RootMetadata``) whose catalog keys sign this catalog; `nil` on
     /// a site signed by a single key without roots.
-    public var rootVersion: Int?
+    package var rootVersion: Int?
 
     /// A catalog.
-    public init(
+    package init(
         serial: Int, current: String, expires: Date? = nil, versions: [Entry],
         formatVersion: Int = Manifest.currentFormat
     ) {
@@ -33,20 +33,20 @@ package struct Catalog: Sendable, Hashable, Codable {
     }
 
     /// One retained version and its pinned manifest.
-    public struct Entry: Sendable, Hashable, Codable {
+    package struct Entry: Sendable, Hashable, Codable {
         /// The version label.
-        public var version: String
+        package var version: String
         /// When it was published.
-        public var published: Date
+        package var published: Date
         /// Site-relative path of its manifest.
-        public var manifest: String
+        package var manifest: String
         /// SHA-256 of the manifest file.
-        public var sha256: String
+        package var sha256: String
         /// Length of the manifest file in bytes.
-        public var size: Int64
+        package var size: Int64
 
         /// A catalog entry.
-        public init(version: String, published: Date, manifest: String, sha256: String, size: Int64) {
+        package init(version: String, published: Date, manifest: String, sha256: String, size: Int64) {
             self.version = version
             self.published = published
             self.manifest = manifest
@@ -56,5 +56,5 @@ package struct Catalog: Sendable, Hashable, Codable {
     }
 
     /// The entry for `version`, if the site still has it.
-    public func entry(_ version: String) -> Entry? { versions.first { $0.version == version } }
+    package func entry(_ version: String) -> Entry? { versions.first { $0.version == version } }
 }

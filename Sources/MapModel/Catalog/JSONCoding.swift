@@ -4,7 +4,7 @@ import MapPlatform
 /// The JSON settings every MapLoader file uses: ISO 8601 dates, sorted keys (stable bytes).
 package enum JSONCoding {
     /// An encoder with sorted keys and ISO 8601 dates; `pretty` adds indentation.
-    public static func encoder(pretty: Bool = true) -> JSONEncoder {
+    package static func encoder(pretty: Bool = true) -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting =
@@ -15,14 +15,14 @@ package enum JSONCoding {
     }
 
     /// A decoder for ISO 8601 dates.
-    public static func decoder() -> JSONDecoder {
+    package static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return decoder
     }
 
     /// Decodes `T`, turning Foundation's nested error into one readable line.
-    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws(JSONProblem) -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws(JSONProblem) -> T {
         do {
             return try decoder().decode(type, from: data)
         } catch let DecodingError.dataCorrupted(context) {
@@ -42,7 +42,7 @@ package enum JSONCoding {
 /// Why a JSON document did not decode, as one line.
 package struct JSONProblem: Error, CustomStringConvertible {
     /// The problem, with the JSON path where it was found.
-    public let description: String
+    package let description: String
     package init(_ description: String) { self.description = description }
 }
 
@@ -55,5 +55,5 @@ extension DecodingError.Context {
 
 extension Encodable {
     /// The value as MapLoader JSON bytes.
-    public func jsonData(pretty: Bool = true) throws -> Data { try JSONCoding.encoder(pretty: pretty).encode(self) }
+    package func jsonData(pretty: Bool = true) throws -> Data { try JSONCoding.encoder(pretty: pretty).encode(self) }
 }

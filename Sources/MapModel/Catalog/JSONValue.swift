@@ -2,7 +2,7 @@ import Foundation
 import MapPlatform
 
 /// Any JSON value, kept as is: package metadata is returned to callers exactly as published.
-public enum JSONValue: Sendable, Hashable, Codable {
+package enum JSONValue: Sendable, Hashable, Codable {
     /// JSON `null`.
     case null
     /// A JSON boolean.
@@ -16,7 +16,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
     /// A JSON object.
     case object([String: JSONValue])
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -33,7 +33,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()

@@ -3,7 +3,7 @@ import MapPlatform
 package enum Locator {
     /// The node with the smallest outline that contains the point: its `boundary` when it
     /// has one, else its `bbox`. Nodes with neither are skipped.
-    public static func smallestNode(containing latitude: Double, _ longitude: Double, in root: PackageNode) -> PackageNode? {
+    package static func smallestNode(containing latitude: Double, _ longitude: Double, in root: PackageNode) -> PackageNode? {
         var best: (node: PackageNode, area: Double)?
         for node in root.allNodes {
             let area: Double

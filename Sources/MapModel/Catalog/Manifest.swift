@@ -4,19 +4,19 @@ import MapPlatform
 /// The package tree of one published version (`versions/<v>/manifest.json`).
 package struct Manifest: Sendable, Hashable, Codable {
     /// Format of this file; readers refuse formats they do not know.
-    public var formatVersion: Int
+    package var formatVersion: Int
     /// The version label, e.g. `2026.11`.
-    public var version: String
+    package var version: String
     /// The data groups a leaf may carry.
-    public var groups: [DataGroup]
+    package var groups: [DataGroup]
     /// The root of the package tree, usually `world`.
-    public var root: PackageNode
+    package var root: PackageNode
 
     /// The format this build writes and reads.
-    public static let currentFormat = 1
+    package static let currentFormat = 1
 
     /// A manifest.
-    public init(version: String, groups: [DataGroup], root: PackageNode, formatVersion: Int = Manifest.currentFormat) {
+    package init(version: String, groups: [DataGroup], root: PackageNode, formatVersion: Int = Manifest.currentFormat) {
         self.formatVersion = formatVersion
         self.version = version
         self.groups = groups
@@ -24,16 +24,16 @@ package struct Manifest: Sendable, Hashable, Codable {
     }
 
     /// The largest unpacked manifest a client accepts.
-    public static let sizeLimit = 64 << 20
+    package static let sizeLimit = 64 << 20
 
     /// The manifest as published: compact JSON, zstd-compressed when `compressed`.
-    public func encoded(compressed: Bool = true) throws -> Data {
+    package func encoded(compressed: Bool = true) throws -> Data {
         let json = try jsonData(pretty: !compressed)
         return compressed ? Data(try ZstdFrame.compress(Array(json), level: 19)) : json
     }
 
     /// Reads a published manifest, compressed or plain JSON.
-    public static func decode(_ data: Data) throws(JSONProblem) -> Manifest {
+    package static func decode(_ data: Data) throws(JSONProblem) -> Manifest {
         var json = data
         if data.starts(with: [0x28, 0xB5, 0x2F, 0xFD]) {
             do {
@@ -46,18 +46,18 @@ package struct Manifest: Sendable, Hashable, Codable {
     }
 
     /// The group with this id, if the manifest defines it.
-    public func group(_ id: String) -> DataGroup? { groups.first { $0.id == id } }
+    package func group(_ id: String) -> DataGroup? { groups.first { $0.id == id } }
 }
 
 /// What `tree.json` in a release folder holds: groups and the package tree, without artifacts.
 package struct ReleaseTree: Sendable, Hashable, Codable {
     /// The data groups of the release.
-    public var groups: [DataGroup]
+    package var groups: [DataGroup]
     /// The root of the package tree.
-    public var root: PackageNode
+    package var root: PackageNode
 
     /// A release tree.
-    public init(groups: [DataGroup], root: PackageNode) {
+    package init(groups: [DataGroup], root: PackageNode) {
         self.groups = groups
         self.root = root
     }
@@ -65,16 +65,16 @@ package struct ReleaseTree: Sendable, Hashable, Codable {
 
 extension Manifest {
     /// The format of a split manifest's index: subtrees are stubs naming their part.
-    public static let splitFormat = 2
+    package static let splitFormat = 2
 
     /// The stubs of parts not read yet.
-    public var stubs: [PackageNode] { root.stubs }
+    package var stubs: [PackageNode] { root.stubs }
 
     /// This manifest as an index plus parts: every highest node below the root with at
     /// most `maxLeaves` leaves becomes a part (its subtree, published on its own), and the
     /// index keeps a stub (id, title, box, part). Returns `nil` parts and `self` when the
     /// tree has `maxLeaves` leaves or fewer: small catalogs stay one file of format 1.
-    public func split(maxLeaves: Int) throws -> (index: Manifest, parts: [Data]) {
+    package func split(maxLeaves: Int) throws -> (index: Manifest, parts: [Data]) {
         guard maxLeaves > 0, root.leafCount > maxLeaves else { return (self, []) }
         var parts: [Data] = []
         func cut(_ node: PackageNode) throws -> PackageNode {
@@ -98,7 +98,7 @@ extension Manifest {
     }
 
     /// Reads one part of a split manifest (zstd-compressed JSON of a subtree).
-    public static func decodePart(_ data: Data) throws(JSONProblem) -> PackageNode {
+    package static func decodePart(_ data: Data) throws(JSONProblem) -> PackageNode {
         guard data.starts(with: [0x28, 0xB5, 0x2F, 0xFD]) else { throw JSONProblem("a manifest part is not a zstd frame") }
         let json: Data
         do {

@@ -3,7 +3,7 @@ import Foundation
 /// Structural checks of a manifest beyond what decoding catches.
 package enum ManifestValidation {
     /// The first problem found, or `nil` when the manifest is sound.
-    public static func problem(in manifest: Manifest) -> String? {
+    package static func problem(in manifest: Manifest) -> String? {
         guard manifest.formatVersion == Manifest.currentFormat || manifest.formatVersion == Manifest.splitFormat else {
             return "format \(manifest.formatVersion) is not supported by this maploader"
         }

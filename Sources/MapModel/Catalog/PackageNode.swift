@@ -7,25 +7,25 @@ import MapPlatform
 /// one ``Artifact`` per data group it has. An inner node installs all its leaves.
 package struct PackageNode: Sendable, Hashable, Codable {
     /// Stable id, e.g. `de-berlin`; lowercase letters, digits, `-`, `_` and `.`.
-    public var id: String
+    package var id: String
     /// Human-readable name, e.g. `Berlin`.
-    public var title: String
+    package var title: String
     /// Sub-packages; `nil` for a leaf.
-    public var children: [PackageNode]?
+    package var children: [PackageNode]?
     /// `[minLon, minLat, maxLon, maxLat]`, if published.
-    public var bbox: BoundingBox?
+    package var bbox: BoundingBox?
     /// A finer outline than the box, if published.
-    public var boundary: Boundary?
+    package var boundary: Boundary?
     /// Any publisher data (ISO code, population, …), returned as is.
-    public var metadata: [String: JSONValue]?
+    package var metadata: [String: JSONValue]?
     /// The leaf's archives by group id; only in published manifests.
-    public var artifacts: [String: Artifact]?
+    package var artifacts: [String: Artifact]?
     /// In a split manifest's index: this subtree is published separately, as this part.
     /// Such a stub has no children or artifacts of its own until the part is read.
-    public var part: ManifestPart?
+    package var part: ManifestPart?
 
     /// A node; pass `children` for an inner node, `artifacts` for a published leaf.
-    public init(
+    package init(
         id: String, title: String, children: [PackageNode]? = nil, bbox: BoundingBox? = nil,
         boundary: Boundary? = nil, metadata: [String: JSONValue]? = nil,
         artifacts: [String: Artifact]? = nil
@@ -40,17 +40,17 @@ package struct PackageNode: Sendable, Hashable, Codable {
     }
 
     /// Whether this node is a leaf (carries data itself); a stub of an unread part is not.
-    public var isLeaf: Bool { children == nil && part == nil }
+    package var isLeaf: Bool { children == nil && part == nil }
 
     /// This node and all its descendants, depth first, parents before children.
-    public var allNodes: [PackageNode] {
+    package var allNodes: [PackageNode] {
         var nodes: [PackageNode] = []
         walk { nodes.append($0) }
         return nodes
     }
 
     /// The leaves at or below this node.
-    public var leaves: [PackageNode] {
+    package var leaves: [PackageNode] {
         var nodes: [PackageNode] = []
         walk { if $0.isLeaf { nodes.append($0) } }
         return nodes
@@ -58,18 +58,18 @@ package struct PackageNode: Sendable, Hashable, Codable {
 
     /// Calls `body` with this node and each descendant, depth first, parents first (one
     /// pass, no intermediate arrays: a 10,000-leaf tree is walked often).
-    public func walk(_ body: (PackageNode) -> Void) {
+    package func walk(_ body: (PackageNode) -> Void) {
         body(self)
         for child in children ?? [] { child.walk(body) }
     }
 
     /// The stubs of unread parts at or below this node.
-    public var stubs: [PackageNode] {
+    package var stubs: [PackageNode] {
         part != nil ? [self] : (children ?? []).flatMap(\.stubs)
     }
 
     /// This tree with each stub whose id is in `parts` replaced by that subtree.
-    public func replacingStubs(_ parts: [String: PackageNode]) -> PackageNode {
+    package func replacingStubs(_ parts: [String: PackageNode]) -> PackageNode {
         if part != nil { return parts[id] ?? self }
         guard let children else { return self }
         var node = self
@@ -88,7 +88,7 @@ package struct PackageNode: Sendable, Hashable, Codable {
 
     /// The smallest box holding every box of this subtree; `nil` when a node has a
     /// boundary without a box (its extent is unknown) or no node has a box.
-    public var bounds: BoundingBox? {
+    package var bounds: BoundingBox? {
         var result: BoundingBox?
         for node in allNodes {
             guard let box = node.bbox else {
@@ -106,10 +106,10 @@ package struct PackageNode: Sendable, Hashable, Codable {
     }
 
     /// The number of leaves at or below this node.
-    public var leafCount: Int { isLeaf ? 1 : (children ?? []).reduce(0) { $0 + $1.leafCount } }
+    package var leafCount: Int { isLeaf ? 1 : (children ?? []).reduce(0) { $0 + $1.leafCount } }
 
     /// Whether `id` is a well-formed package or group id.
-    public static func isValidID(_ id: String) -> Bool {
+    package static func isValidID(_ id: String) -> Bool {
         guard let first = id.unicodeScalars.first, id.count <= 128,
             CharacterSet.lowercaseLetters.contains(first) || CharacterSet.decimalDigits.contains(first)
         else { return false }
@@ -124,18 +124,18 @@ package struct PackageNode: Sendable, Hashable, Codable {
 /// the index's SHA-256, so a client fetches only the parts it needs and never twice.
 package struct ManifestPart: Sendable, Hashable, Codable {
     /// SHA-256 of the part's bytes.
-    public var sha256: String
+    package var sha256: String
     /// Bytes of the part.
-    public var size: Int64
+    package var size: Int64
     /// Leaves in the subtree.
-    public var leaves: Int
+    package var leaves: Int
     /// A box holding every box and boundary in the subtree (`nil`: some node has a
     /// boundary but no box): a client locating a point reads only the parts whose
     /// bounds contain it.
-    public var bounds: BoundingBox?
+    package var bounds: BoundingBox?
 
     /// A part reference.
-    public init(sha256: String, size: Int64, leaves: Int, bounds: BoundingBox?) {
+    package init(sha256: String, size: Int64, leaves: Int, bounds: BoundingBox?) {
         self.sha256 = sha256
         self.size = size
         self.leaves = leaves

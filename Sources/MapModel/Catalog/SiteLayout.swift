@@ -2,17 +2,17 @@ import MapPlatform
 /// Where things live on a site, relative to its root URL.
 package enum SiteLayout {
     /// The catalog.
-    public static let catalog = "catalog.json"
+    package static let catalog = "catalog.json"
     /// The catalog's detached signature.
-    public static let catalogSignature = "catalog.json.sig"
+    package static let catalogSignature = "catalog.json.sig"
 
     /// The manifest of `version`: compact JSON in one zstd frame (a tenth of the bytes).
-    public static func manifest(_ version: String) -> String { "versions/\(version)/manifest.json.zst" }
+    package static func manifest(_ version: String) -> String { "versions/\(version)/manifest.json.zst" }
 
     /// The files of one data group, by tree hash, in a site made by `maploader export`
     /// (which carries installed files rather than archives).
-    public static func tree(_ treeHash: String) -> String { "trees/\(treeHash)" }
+    package static func tree(_ treeHash: String) -> String { "trees/\(treeHash)" }
 
     /// The content-addressed blob with this SHA-256.
-    public static func blob(_ sha256: String) -> String { "blobs/sha256/\(sha256.prefix(2))/\(sha256)" }
+    package static func blob(_ sha256: String) -> String { "blobs/sha256/\(sha256.prefix(2))/\(sha256)" }
 }

@@ -5,14 +5,14 @@ import MapPlatform
 /// One file of an installed or published tree.
 package struct FileEntry: Sendable, Hashable, Codable {
     /// Path relative to the group's folder, `/`-separated.
-    public var path: String
+    package var path: String
     /// Length in bytes.
-    public var size: Int64
+    package var size: Int64
     /// SHA-256, lowercase hex.
-    public var sha256: String
+    package var sha256: String
 
     /// A file entry.
-    public init(path: String, size: Int64, sha256: String) {
+    package init(path: String, size: Int64, sha256: String) {
         self.path = path
         self.size = size
         self.sha256 = sha256
@@ -24,7 +24,7 @@ package struct FileEntry: Sendable, Hashable, Codable {
 /// same hash whatever their timestamps or archive encoding.
 package enum TreeHash {
     /// The tree hash of `entries` (any order).
-    public static func of(_ entries: [FileEntry]) -> String {
+    package static func of(_ entries: [FileEntry]) -> String {
         var hasher = SHA256()
         for entry in sorted(entries) {
             hasher.update(data: Data("\(entry.sha256) \(entry.size) \(entry.path)\n".utf8))
@@ -33,7 +33,7 @@ package enum TreeHash {
     }
 
     /// `entries` in tree-hash order.
-    public static func sorted(_ entries: [FileEntry]) -> [FileEntry] {
+    package static func sorted(_ entries: [FileEntry]) -> [FileEntry] {
         entries.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
     }
 }

@@ -2,7 +2,7 @@ import MapPlatform
 /// Which catalogs a client accepts.
 public struct TrustPolicy: Sendable, Hashable {
     /// Publisher keys whose signature makes a catalog acceptable.
-    public var keys: [PublicKey]
+    public var keys: [TrustPolicy.Key]
     /// Accept catalogs without a signature (only for sites you control). It applies only
     /// while no key is trusted: a data directory that trusts a publisher key refuses an
     /// unsigned catalog whatever this says, so a signed site cannot be downgraded.
@@ -14,7 +14,7 @@ public struct TrustPolicy: Sendable, Hashable {
     public var addKeys: Bool
 
     /// A policy trusting `keys`; `allowUnsigned` and `addKeys` must be asked for explicitly.
-    public init(keys: [PublicKey] = [], allowUnsigned: Bool = false, addKeys: Bool = false) {
+    public init(keys: [TrustPolicy.Key] = [], allowUnsigned: Bool = false, addKeys: Bool = false) {
         self.keys = keys
         self.allowUnsigned = allowUnsigned
         self.addKeys = addKeys

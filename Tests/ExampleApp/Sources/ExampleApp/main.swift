@@ -49,7 +49,7 @@ func showTree(_ loader: MapLoader) async throws {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 5, let key = PublicKey(base64: arguments[4]) else {
+guard arguments.count == 5, let key = TrustPolicy.Key(base64: arguments[4]) else {
     fail("usage: example-app online|update|offline SERVER DATA-DIR KEY")
 }
 let loader = MapLoader(

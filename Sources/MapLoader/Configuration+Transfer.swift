@@ -1,0 +1,57 @@
+import MapTransfer
+
+extension MapLoader.Configuration {
+    /// How often and how patiently a failed request is retried.
+    public struct Retry: Sendable, Hashable {
+        /// Attempts in all, the first included (at least 1).
+        public var attempts: Int
+        /// Delay before the first retry, seconds; doubled each time, with ±50% jitter.
+        public var initialDelay: Double
+        /// Longest delay between attempts, seconds.
+        public var maxDelay: Double
+
+        /// A policy; the defaults try 6 times over about 6 seconds.
+        public init(attempts: Int = 6, initialDelay: Double = 0.2, maxDelay: Double = 5) {
+            self.attempts = max(1, attempts)
+            self.initialDelay = initialDelay
+            self.maxDelay = maxDelay
+        }
+    }
+
+    /// How long a transfer may take before it counts as failed: a server that stops
+    /// sending, dribbles bytes, or never answers ends in a clear error instead of a hang.
+    public struct Deadlines: Sendable, Hashable {
+        /// Seconds without a byte (no response head, or no body bytes) before the attempt is given up.
+        public var stall: Double
+        /// The slowest acceptable rate, bytes per second, averaged over ``rateWindow``
+        /// (like curl's `--speed-limit`); 0 switches the check off.
+        public var minimumRate: Int64
+        /// Seconds over which ``minimumRate`` is measured (like curl's `--speed-time`).
+        public var rateWindow: Double
+        /// Seconds one file may take in all, retries included; `nil` for no limit.
+        public var total: Double?
+
+        /// Deadlines; the defaults give up on 30 s of silence, on less than 1 kB/s over a
+        /// minute, and on any one file after 6 hours.
+        public init(stall: Double = 30, minimumRate: Int64 = 1024, rateWindow: Double = 60, total: Double? = 6 * 3600) {
+            self.stall = stall
+            self.minimumRate = minimumRate
+            self.rateWindow = rateWindow
+            self.total = total
+        }
+    }
+}
+
+extension RetryPolicy {
+    /// The transfer layer's copy of `retry`.
+    package init(_ retry: MapLoader.Configuration.Retry) {
+        self.init(attempts: retry.attempts, initialDelay: retry.initialDelay, maxDelay: retry.maxDelay)
+    }
+}
+
+extension TransferDeadlines {
+    /// The transfer layer's copy of `deadlines`.
+    package init(_ deadlines: MapLoader.Configuration.Deadlines) {
+        self.init(stall: deadlines.stall, minimumRate: deadlines.minimumRate, rateWindow: deadlines.rateWindow, total: deadlines.total)
+    }
+}
