@@ -1,6 +1,7 @@
 import Foundation
 import MapModel
 import MapPlatform
+import MapPlanner
 import MapStore
 import MapTransfer
 

@@ -2,6 +2,7 @@ import Foundation
 import MapModel
 import MapPlatform
 import MapStore
+import MapTransfer
 
 extension MapLoader {
     /// What each installed package and data group takes on disk, and the whole data

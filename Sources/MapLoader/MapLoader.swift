@@ -227,18 +227,6 @@ public actor MapLoader {
     }
 }
 
-extension MapLoaderError {
-    /// Maps any error thrown inside an operation onto the closed taxonomy.
-    init(_ error: any Error) {
-        switch error {
-        case let error as MapLoaderError: self = error
-        case is CancellationError: self = .cancelled
-        case let error as SystemError: self = .storage(path: error.path, error)
-        default: self = .storageFailed(path: "", reason: "\(error)")
-        }
-    }
-}
-
 extension MapLoaderOperation {
     /// Whether the operation changes the data directory (and so holds its write lock).
     var changesDataDirectory: Bool {

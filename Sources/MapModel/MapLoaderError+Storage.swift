@@ -39,3 +39,15 @@ extension MapLoaderError {
         }
     }
 }
+
+extension MapLoaderError {
+    /// Maps any error thrown inside an operation onto the closed taxonomy.
+    package init(_ error: any Error) {
+        switch error {
+        case let error as MapLoaderError: self = error
+        case is CancellationError: self = .cancelled
+        case let error as SystemError: self = .storage(path: error.path, error)
+        default: self = .storageFailed(path: "", reason: "\(error)")
+        }
+    }
+}

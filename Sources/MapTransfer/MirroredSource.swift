@@ -6,12 +6,15 @@ import Synchronization
 /// One site served by several mirrors. The signed catalog and the pinned manifests and
 /// blobs make every mirror as trustworthy as the origin, so each file comes from whichever
 /// mirror answers: a mirror that fails (refused, unreachable, stalled after its retries,
-/// an HTTP error, more bytes than pinned) hands over to the next, which continues the
-/// partial file with `Range`, so finished bytes are never fetched again. The mirror that
-/// last worked is asked first.
+/// an HTTP error, more bytes than pinned, bytes that fail their check) hands over to the
+/// next, which continues a partial file with `Range`, so finished bytes are never fetched
+/// again. The mirror that last worked is asked first.
+///
+/// ``failingOver(_:)`` is the one place a site fails over: downloads, verified blob
+/// fetches and catalog acceptance all go through it.
 package final class MirroredSource: SiteSource {
     /// The mirrors, the configured first.
-    package let mirrors: [any SiteSource]
+    private let mirrors: [any SiteSource]
     /// Called when a mirror fails and the next one is tried.
     private let onFailover: @Sendable (_ failed: String, _ reason: String, _ next: String) -> Void
     private let preferred = Mutex(0)
@@ -28,23 +31,34 @@ package final class MirroredSource: SiteSource {
 
     package var baseURL: URL { mirrors[preferred.withLock { $0 }].baseURL }
 
-    /// The mirror the last finished download came from (asked first next time).
-    package var lastUsed: any SiteSource { mirrors[preferred.withLock { $0 }] }
-
     package func download(
         _ path: String, to file: URL, limit: TransferLimit,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws(MapLoaderError) {
+        do {
+            try await failingOver { mirror in try await mirror.download(path, to: file, limit: limit, progress: progress) }
+        } catch {
+            throw MapLoaderError(error)
+        }
+    }
+
+    /// Runs `body` with each mirror in turn, the one that last worked first, until it
+    /// succeeds; that mirror is asked first next time. Errors of this device (cancelled,
+    /// no space, storage, quota) end the walk at once: no other mirror helps with them.
+    /// Throws the first mirror's error when every mirror failed.
+    package func failingOver<T: Sendable>(
+        _ body: @Sendable (any SiteSource) async throws -> T
+    ) async throws -> T {
         let start = preferred.withLock { $0 }
         var failure: MapLoaderError?
         for step in 0..<mirrors.count {
             let index = (start + step) % mirrors.count
             do {
-                try await mirrors[index].download(path, to: file, limit: limit, progress: progress)
+                let value = try await body(mirrors[index])
                 preferred.withLock { $0 = index }
-                return
+                return value
             } catch {
-                // Problems of this device are not the mirror's: no other mirror helps.
+                let error = MapLoaderError(error)
                 switch error {
                 case .cancelled, .insufficientSpace, .storageFailed, .quotaExceeded: throw error
                 default: break

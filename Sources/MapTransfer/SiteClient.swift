@@ -35,22 +35,15 @@ package struct SiteClient: Sendable {
     ) async throws(MapLoaderError) -> AcceptedCatalog {
         // With mirrors, each is asked in turn until one serves a catalog that passes every
         // check: a mirror that is down, stale (rollback) or tampered with is skipped.
-        guard let mirrored = source as? MirroredSource, mirrored.mirrors.count > 1 else {
-            return try await signedCatalogFromSource(trust: trust, root: root, lastSerial: lastSerial, now: now, keepRoots: keepRoots)
-        }
-        var first: MapLoaderError?
-        for mirror in mirrored.mirrors {
-            let client = SiteClient(source: mirror, cache: cache, scratch: scratch)
-            do {
-                return try await client.signedCatalogFromSource(
-                    trust: trust, root: root, lastSerial: lastSerial, now: now,
-                    keepRoots: keepRoots)
-            } catch {
-                if error == .cancelled { throw error }
-                first = first ?? error
+        let (cache, scratch) = (self.cache, self.scratch)
+        do {
+            return try await source.failingOver { mirror in
+                try await SiteClient(source: mirror, cache: cache, scratch: scratch).signedCatalogFromSource(
+                    trust: trust, root: root, lastSerial: lastSerial, now: now, keepRoots: keepRoots)
             }
+        } catch {
+            throw MapLoaderError(error)
         }
-        throw first!
     }
 
     private func signedCatalogFromSource(

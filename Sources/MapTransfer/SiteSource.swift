@@ -18,10 +18,24 @@ package protocol SiteSource: Sendable {
     /// carries them (`trees/<tree-hash>/…`, see ``SiteLayout/tree(_:)``); `nil` when the
     /// site has none (every HTTP site: they serve archives).
     func tree(_ treeHash: String) -> URL?
+
+    /// Runs `body` with this source; a site served by mirrors (``MirroredSource``) runs it
+    /// with each mirror in turn until it succeeds. The one place a site fails over: a blob
+    /// that fails its hash, or a catalog that fails acceptance, is fetched from the next
+    /// mirror as a refused connection is.
+    func failingOver<T: Sendable>(
+        _ body: @Sendable (any SiteSource) async throws -> T
+    ) async throws -> T
 }
 
 extension SiteSource {
     package func tree(_ treeHash: String) -> URL? { nil }
+
+    package func failingOver<T: Sendable>(
+        _ body: @Sendable (any SiteSource) async throws -> T
+    ) async throws -> T {
+        try await body(self)
+    }
 }
 
 /// How long a fetched file may be.

@@ -1,4 +1,5 @@
 import Foundation
+import MapModel
 import MapLoader
 
 /// Where the CLI writes: results to stdout, progress and errors to stderr.

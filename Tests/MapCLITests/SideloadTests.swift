@@ -227,7 +227,11 @@ import ManifestServer
         #expect(try await loader.verify().ok)
         #expect(
             await log.events.contains {
-                if case .connectionLost(_, let reason, _) = $0 { reason.contains("fail the pinned SHA-256") } else { false }
+                if case .connectionLost(_, let reason, _) = $0 {
+                    reason.contains("the manifest pins") && reason.contains("trying mirror \(goodURL)")
+                } else {
+                    false
+                }
             })
         // Alone, the corrupting server is refused as before.
         let alone = site.loader(dataDirectory: site.dir.path("alone"))

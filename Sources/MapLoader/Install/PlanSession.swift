@@ -340,46 +340,50 @@ actor PlanSession {
     ) async throws -> URL {
         let file = store.directory.download(sha256)
         let client = try site.get()
-        // With mirrors, bytes that fail the pinned hash are fetched again from each other
-        // mirror in turn (from scratch: the bad bytes could be anywhere in the file).
-        var mismatch: MapLoaderError?
-        var sources: [any SiteSource] = [client.source]
-        var attempt = 0
-        while attempt < sources.count {
-            let source = sources[attempt]
-            attempt += 1
-            if mismatch != nil { _ = transfer.record(sha256, bytes: 0) }
-            let already = min(size, FileStatus.of(file.path)?.size ?? 0)
-            let hub = self.hub
-            let operation = self.operation
-            let completed = transfer.record(sha256, bytes: already)
-            progress(.download, bytes: completed, total: transfer.total, items: index - 1, totalItems: items, item: item)
-            try await source.download(SiteLayout.blob(sha256), to: file, limit: .exactly(size)) { bytes in
-                let completed = transfer.record(sha256, bytes: bytes)
-                hub.progress(
-                    operation, .download, bytes: completed, total: transfer.total, items: index - 1, totalItems: items, item: item)
+        // With mirrors, bytes that fail the pinned hash are fetched again from the next
+        // mirror (from scratch: the bad bytes could be anywhere in the file).
+        do {
+            return try await client.source.failingOver { source in
+                try await self.fetchVerified(
+                    sha256: sha256, size: size, into: file, from: source, item: item, index: index, of: items,
+                    transfer: transfer)
             }
-            transfer.finished(file, new: size - already)
-            progress(.verify, items: index - 1, totalItems: items, item: item)
-            let actual = try await offActor { try FileHashing.sha256(ofFileAt: file) }
-            if actual.hex == sha256, actual.size == size { return file }
-            FileSystem.removeTree(file)
-            var served = source
-            if attempt == 1, let mirrored = source as? MirroredSource, mirrored.mirrors.count > 1 {
-                served = mirrored.lastUsed
-                sources += mirrored.mirrors.filter { $0.baseURL != served.baseURL }
-            }
-            mismatch = MapLoaderError.integrityFailed(
-                what: served.describe(SiteLayout.blob(sha256)) + " (\(item))",
-                detail: "SHA-256 is \(actual.hex.prefix(12))…, the manifest pins \(sha256.prefix(12))…")
-            if sources.count > 1 {
-                hub.emit(
-                    .connectionLost(
-                        url: served.describe(SiteLayout.blob(sha256)),
-                        reason: "its bytes fail the pinned SHA-256; fetching them from the next mirror", retryIn: 0))
-            }
+        } catch {
+            blobFetches[sha256] = nil
+            throw error
         }
-        blobFetches[sha256] = nil
-        throw mismatch!
+    }
+
+    /// Downloads the blob from `source` into `file` (continuing what it holds) and checks
+    /// its pinned SHA-256 and size; bytes that fail are removed.
+    private func fetchVerified(
+        sha256: String, size: Int64, into file: URL, from source: any SiteSource, item: String, index: Int,
+        of items: Int, transfer: TransferLedger
+    ) async throws(MapLoaderError) -> URL {
+        let already = min(size, FileStatus.of(file.path)?.size ?? 0)
+        let hub = self.hub
+        let operation = self.operation
+        let completed = transfer.record(sha256, bytes: already)
+        progress(.download, bytes: completed, total: transfer.total, items: index - 1, totalItems: items, item: item)
+        try await source.download(SiteLayout.blob(sha256), to: file, limit: .exactly(size)) { bytes in
+            let completed = transfer.record(sha256, bytes: bytes)
+            hub.progress(operation, .download, bytes: completed, total: transfer.total, items: index - 1, totalItems: items, item: item)
+        }
+        transfer.finished(file, new: size - already)
+        progress(.verify, items: index - 1, totalItems: items, item: item)
+        let actual: (hex: String, size: Int64)
+        do {
+            let hash = try await offActor { try FileHashing.sha256(ofFileAt: file) }
+            actual = (hash.hex, hash.size)
+        } catch {
+            throw MapLoaderError(error)
+        }
+        if actual.hex == sha256, actual.size == size { return file }
+        FileSystem.removeTree(file)
+        // The bytes fetched so far are gone: the next mirror's count starts again.
+        _ = transfer.record(sha256, bytes: 0)
+        throw MapLoaderError.integrityFailed(
+            what: source.describe(SiteLayout.blob(sha256)) + " (\(item))",
+            detail: "SHA-256 is \(actual.hex.prefix(12))…, the manifest pins \(sha256.prefix(12))…")
     }
 }
