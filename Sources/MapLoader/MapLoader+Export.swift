@@ -26,7 +26,7 @@ extension MapLoader {
             guard let version = state.version, let manifestSHA = state.manifest else {
                 throw MapLoaderError.invalidParameters("nothing is installed to export")
             }
-            let (catalogFile, signatureFile) = MapLoader.keptCatalog(operation.store)
+            let (catalogFile, signatureFile) = operation.acceptance.keptFiles
             guard let catalogBytes = try? Data(contentsOf: catalogFile),
                 let catalog = try? JSONCoding.decode(Catalog.self, from: catalogBytes)
             else {

@@ -125,6 +125,6 @@ extension MapLoader {
         guard let version = state.version, let sha = state.manifest else { return nil }
         if let manifest = SiteClient.cachedManifest(sha, in: operation.manifestCache) { return manifest }
         let client = try operation.siteClient()
-        return try await client.manifest(version, in: try await acceptedCatalog(client, in: operation).0)
+        return try await client.manifest(version, in: try await operation.acceptance.accept(from: client).0)
     }
 }

@@ -28,7 +28,7 @@ extension MapLoader {
     ) async throws -> PlanningContext {
         operation.progress(.resolve)
         let client = try operation.siteClient()
-        let (catalog, settings) = try await acceptedCatalog(client, in: operation)
+        let (catalog, settings) = try await operation.acceptance.accept(from: client)
         let state = try operation.store.state()
         let version = atInstalledVersion ? (state.version ?? catalog.current) : catalog.current
         let known = [catalog.entry(version)?.sha256, state.manifest].compactMap { $0 }
@@ -45,88 +45,9 @@ extension MapLoader {
             selection: settings.selectedGroups(manifest.groups))
     }
 
-    /// Fetches the catalog under the trust policy (configured keys plus saved ones), then
-    /// saves the keys and the catalog's serial so later runs refuse rollbacks.
-    func acceptedCatalog(_ client: SiteClient, in operation: OperationContext) async throws -> (Catalog, Settings) {
-        let store = operation.store
-        let settings = try store.settings()
-        let saved = (settings.trustedKeys ?? []).compactMap(PublicKey.init(base64:))
-        let unknown = configuration.trust.keys.filter { !saved.contains($0) }
-        if let first = saved.first, let added = unknown.first, !configuration.trust.addKeys {
-            let others = saved.count > 1 ? " and \(saved.count - 1) more" : ""
-            throw MapLoaderError.signatureRefused(
-                "this data directory trusts publisher key \(first.base64.prefix(12))…\(others), and \(added.base64.prefix(12))… is another key: nothing was changed; to trust it beside them add it (TrustPolicy.addKeys), to replace them forget the trusted keys first"
-            )
-        }
-        let keys = Array(Set(saved + configuration.trust.keys))
-        let kept = Self.keptCatalog(store).catalog.deletingLastPathComponent()
-        let accepted = try await client.signedCatalog(
-            trust: TrustPolicy(keys: keys, allowUnsigned: configuration.trust.allowUnsigned), root: settings.trustedRoot,
-            lastSerial: settings.lastSerial
-        ) { walk in
-            // A root is trusted as soon as it is accepted, whatever becomes of the catalog.
-            _ = try? await store.updateSettings { settings in
-                guard let root = walk.root, root.version > settings.trustedRoot?.version ?? 0 else { return }
-                settings.trustedRoot = root
-                if walk.revoked { settings.lastSerial = nil }
-            }
-            Self.keep(walk.fetched, in: kept)
-        }
-        let catalog = accepted.catalog
-        Self.keepCatalog(catalog, in: store, bytes: accepted.bytes, signature: accepted.signature)
-        let allKeys = keys.map(\.base64).sorted()
-        guard
-            catalog.serial > settings.lastSerial ?? .min || allKeys != (settings.trustedKeys ?? []).sorted()
-                || !accepted.newRoots.isEmpty
-        else {
-            return (catalog, settings)
-        }
-        let record: @Sendable (inout Settings) -> Void = { settings in
-            settings.lastSerial = max(catalog.serial, settings.lastSerial ?? .min)
-            let merged = Set(settings.trustedKeys ?? []).union(allKeys).sorted()
-            settings.trustedKeys = merged.isEmpty ? nil : merged
-        }
-        // A reader of a read-only or full data directory goes on with what it accepted.
-        if let updated = try? await store.updateSettings(record) { return (catalog, updated) }
-        var unsaved = settings
-        record(&unsaved)
-        return (catalog, unsaved)
-    }
-
     /// The publisher keys this data directory trusts (saved by earlier runs).
     public func trustedKeys() async throws(MapLoaderError) -> [TrustPolicy.Key] {
         try await enqueue(.list) { _, operation in (try operation.store.settings().trustedKeys ?? []).compactMap(PublicKey.init(base64:)) }
-    }
-
-    /// The accepted catalog as published, with its signature, for ``export(_:to:)``.
-    static func keptCatalog(_ store: Store) -> (catalog: URL, signature: URL) {
-        let folder = store.directory.siteCache
-        return (folder.appendingPathComponent(SiteLayout.catalog), folder.appendingPathComponent(SiteLayout.catalogSignature))
-    }
-
-    /// Keeps accepted root files beside the kept catalog in `folder`, so an export carries
-    /// the chain. Best effort: a failure only means an export without them.
-    private static func keep(_ roots: [RootFile], in folder: URL) {
-        for root in roots {
-            try? FileSystem.makeDirectories(folder.appendingPathComponent("root"))
-            try? Store.writeAtomically(folder.appendingPathComponent(RootMetadata.signaturePath(root.version))) { root.signature }
-            try? Store.writeAtomically(folder.appendingPathComponent(RootMetadata.path(root.version))) { root.file }
-        }
-    }
-
-    /// Keeps the bytes of an accepted catalog (and its signature) when they are new: a
-    /// newer serial, or none kept yet. Best effort: a failure only means no export.
-    private static func keepCatalog(_ catalog: Catalog, in store: Store, bytes: Data, signature: Data?) {
-        let (file, signatureFile) = keptCatalog(store)
-        let kept = (try? Data(contentsOf: file)).flatMap { try? JSONCoding.decode(Catalog.self, from: $0) }
-        guard kept.map({ $0.serial < catalog.serial }) ?? true else { return }
-        try? FileSystem.makeDirectories(file.deletingLastPathComponent())
-        if let signature {
-            try? Store.writeAtomically(signatureFile) { signature }
-        } else {
-            FileSystem.removeTree(signatureFile)
-        }
-        try? Store.writeAtomically(file) { bytes }
     }
 
     /// Stops trusting publisher keys saved in the data directory: `keys`, or all of them when
@@ -212,8 +133,9 @@ extension MapLoader {
             let manifest = SiteClient.cachedManifest(sha256, in: store.directory.manifestCache, partial: true)
         else { return nil }
         let settings = try store.settings()
-        let keptFile = keptCatalog(store).catalog
-        let kept = (try? Data(contentsOf: keptFile)).flatMap { try? JSONCoding.decode(Catalog.self, from: $0) }
+        let acceptance = CatalogAcceptance(store: store, trust: TrustPolicy())
+        let keptFile = acceptance.keptFiles.catalog
+        let kept = acceptance.keptCatalog()
         let catalog =
             kept
             ?? Catalog(

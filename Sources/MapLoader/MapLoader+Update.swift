@@ -91,7 +91,7 @@ extension MapLoader {
     private func rebuildState(in operation: OperationContext) async throws -> UpdateReport {
         operation.progress(.resolve)
         let client = try operation.siteClient()
-        let (catalog, settings) = try await acceptedCatalog(client, in: operation)
+        let (catalog, settings) = try await operation.acceptance.accept(from: client)
         let live = operation.store.live
         let recorded = (try? JSONSerialization.jsonObject(with: Data(contentsOf: live.appendingPathComponent("state.json"))))
             .flatMap { ($0 as? [String: Any])?["version"] as? String }

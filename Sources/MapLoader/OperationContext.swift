@@ -23,6 +23,10 @@ struct OperationContext: Sendable {
     /// The site client, or the reason there is none as the operation's error.
     func siteClient() throws(MapLoaderError) -> SiteClient { try site.get() }
 
+    /// How this operation accepts a catalog: under the configured trust and the data
+    /// directory's saved keys, roots and serial.
+    var acceptance: CatalogAcceptance { CatalogAcceptance(store: store, trust: configuration.trust) }
+
     /// Verified manifests by SHA-256, so an unchanged manifest is never downloaded twice.
     var manifestCache: URL { store.directory.manifestCache }
 
