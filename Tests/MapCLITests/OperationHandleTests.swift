@@ -1,12 +1,8 @@
 import Foundation
-#if canImport(FoundationXML)
-    import FoundationXML
-#endif
 import Synchronization
 import Testing
 import MapTestSupport
 @testable import MapLoader
-import ManifestServer
 
 /// Handles per operation: pause keeps the partial file, resume continues with Range.
 @Suite struct OperationHandleTests {

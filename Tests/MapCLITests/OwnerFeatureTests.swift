@@ -1,12 +1,7 @@
 import Foundation
-#if canImport(FoundationXML)
-    import FoundationXML
-#endif
-import Synchronization
 import Testing
 import MapTestSupport
 @testable import MapLoader
-import ManifestServer
 
 /// What map owners use every day: the cost of an install before paying it, what is on
 /// disk, cleaning up, removing everything, and updates run from a timer.

@@ -1,12 +1,7 @@
 import Foundation
-#if canImport(FoundationXML)
-    import FoundationXML
-#endif
-import Synchronization
 import Testing
 import MapTestSupport
 @testable import MapLoader
-import ManifestServer
 
 /// A quota on the data directory: refused up front, nothing changed, the error says what to do.
 @Suite struct QuotaTests {

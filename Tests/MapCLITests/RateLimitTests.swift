@@ -1,12 +1,7 @@
 import Foundation
-#if canImport(FoundationXML)
-    import FoundationXML
-#endif
-import Synchronization
 import Testing
 import MapTestSupport
 @testable import MapLoader
-import ManifestServer
 
 /// A bandwidth cap for background use (`--limit-rate`, `Configuration.maximumRate`).
 @Suite struct RateLimitTests {

@@ -2,11 +2,9 @@ import Foundation
 #if canImport(FoundationXML)
     import FoundationXML
 #endif
-import Synchronization
 import Testing
 import MapTestSupport
 @testable import MapLoader
-import ManifestServer
 
 /// Tags and coverage maps: what owners attach to their maps and how they see them.
 @Suite struct TagAndCoverageTests {

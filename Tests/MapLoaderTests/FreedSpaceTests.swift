@@ -1,12 +1,7 @@
 import Foundation
-#if canImport(FoundationXML)
-    import FoundationXML
-#endif
-import Synchronization
 import Testing
 import MapTestSupport
 @testable import MapLoader
-import ManifestServer
 
 /// Uninstalling frees the bytes on disk at once, measured with `statfs` on a file system
 /// of the test's own (a small tmpfs, which needs root; skipped where mounting is refused).
