@@ -12,6 +12,12 @@ import PackageDescription
 // Hummingbird is compiled: a clean build stays near two minutes on two cores.
 let system: Target.Dependency = .product(name: "SystemPackage", package: "swift-system")
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+// The client library's import lines show real use: an import is internal unless marked
+// `package` or `public` (the file's own declarations show that module's types), and a
+// file sees members only of modules it imports itself.
+let imports: [SwiftSetting] = [
+    .enableUpcomingFeature("InternalImportsByDefault"), .enableUpcomingFeature("MemberImportVisibility"),
+]
 
 let package = Package(
     name: "MapLoader",
@@ -48,25 +54,25 @@ let package = Package(
         .target(name: "CPlatform"),
         // Platform: every system call (files, locks, mmap, fsync, statfs), hashing, and zstd
         // for small in-memory frames (manifests).
-        .target(name: "MapPlatform", dependencies: ["CPlatform", "CZstd", system, crypto]),
+        .target(name: "MapPlatform", dependencies: ["CPlatform", "CZstd", system, crypto], swiftSettings: imports),
         // Model: catalog, manifests, installed state, trust, errors: values and their codecs.
         // It uses MapPlatform for hashing, typed errno and zstd frames; it imports no C module.
-        .target(name: "MapModel", dependencies: ["MapPlatform", crypto, system]),
+        .target(name: "MapModel", dependencies: ["MapPlatform", crypto, system], swiftSettings: imports),
         // Planner: (installed state, manifest, selection) -> plan; imports only MapModel.
-        .target(name: "MapPlanner", dependencies: ["MapModel"]),
+        .target(name: "MapPlanner", dependencies: ["MapModel"], swiftSettings: imports),
         // Delta codec: the patch container, its decoder, the zstd-based apply, and
         // see-through deltas of gzip files (zlib re-deflates them byte for byte).
-        .target(name: "MapDelta", dependencies: ["MapModel", "MapPlatform", "CZstd", "CZlib", system]),
+        .target(name: "MapDelta", dependencies: ["MapModel", "MapPlatform", "CZstd", "CZlib", system], swiftSettings: imports),
         // Store: generations, locks, leases, archive extraction into staging.
-        .target(name: "MapStore", dependencies: ["MapModel", "MapPlatform", "CArchive", system, crypto]),
+        .target(name: "MapStore", dependencies: ["MapModel", "MapPlatform", "CArchive", system, crypto], swiftSettings: imports),
         // Transfer: HTTP and folder sites, resumable downloads, the signed catalog client.
-        .target(name: "MapTransfer", dependencies: ["MapModel", "MapPlatform", "CCurl", system]),
+        .target(name: "MapTransfer", dependencies: ["MapModel", "MapPlatform", "CCurl", system], swiftSettings: imports),
         // The MapLoader actor: operations over the layers above, events, the public API.
         .target(
             name: "MapLoader",
             dependencies: [
                 "MapModel", "MapPlanner", "MapDelta", "MapStore", "MapTransfer", "MapPlatform",
-            ]),
+            ], swiftSettings: imports),
         // Publisher: builds sites (archives, patches, signed catalog); never linked by apps.
         .target(
             name: "MapPublisher",

@@ -41,7 +41,7 @@ print("module graph (library targets, each -> what it imports):")
 for name in checked:
     print(f"  {name:14} -> {', '.join(sorted(d for d in deps[name])) or '(nothing of ours)'}")
 
-system_import = re.compile(r"^\s*(@preconcurrency\s+)?import\s+(Glibc|Darwin|Musl)\b|canImport\((Glibc|Darwin|Musl)\)", re.M)
+system_import = re.compile(r"^\s*(@preconcurrency\s+)?((public|package|internal)\s+)?import\s+(Glibc|Darwin|Musl)\b|canImport\((Glibc|Darwin|Musl)\)", re.M)
 platform_files, offenders = 0, []
 for name in checked:
     for path in sorted(Path(targets[name]["path"]).rglob("*.swift")):
@@ -64,7 +64,7 @@ print(f"file system: FileManager in MapPlatform only" if not file_manager else f
 
 planner_imports = set()
 for path in Path(targets["MapPlanner"]["path"]).rglob("*.swift"):
-    planner_imports |= set(re.findall(r"^\s*import\s+(\w+)", path.read_text(), re.M))
+    planner_imports |= set(re.findall(r"^\s*(?:(?:public|package|internal)\s+)?import\s+(\w+)", path.read_text(), re.M))
 if deps["MapPlanner"] != ["MapModel"] or not planner_imports <= {"MapModel", "Foundation"}:
     failures.append(f"MapPlanner must depend on MapModel only (depends on {deps['MapPlanner']}, imports {sorted(planner_imports)})")
 print(f"planner: depends on {', '.join(deps['MapPlanner'])}; imports {', '.join(sorted(planner_imports))}")
@@ -72,7 +72,7 @@ print(f"planner: depends on {', '.join(deps['MapPlanner'])}; imports {', '.join(
 c_modules = {n for n, t in targets.items() if t.get("module_type") in ("SystemLibraryTarget", "ClangTarget")}
 model_imports = set()
 for path in Path(targets["MapModel"]["path"]).rglob("*.swift"):
-    model_imports |= set(re.findall(r"^\s*(?:@preconcurrency\s+)?import\s+(\w+)", path.read_text(), re.M))
+    model_imports |= set(re.findall(r"^\s*(?:@preconcurrency\s+)?(?:(?:public|package|internal)\s+)?import\s+(\w+)", path.read_text(), re.M))
 model_c = (set(deps["MapModel"]) | model_imports) & c_modules
 if model_c:
     failures.append(f"MapModel uses C modules {sorted(model_c)}: values only, the platform layer wraps C")

@@ -1,7 +1,6 @@
 import Foundation
 import MapModel
-import MapPlatform
-
+package import MapPlatform
 /// The files a cross-file delta reads besides nothing else: the zstd frame's prefix is
 /// their bytes concatenated in this order. Map folders repeat themselves (one record in a
 /// gazetteer cut at several population thresholds, one polygon at two resolutions), so a

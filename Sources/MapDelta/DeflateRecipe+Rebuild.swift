@@ -1,6 +1,6 @@
 import Foundation
 import MapModel
-import MapPlatform
+package import MapPlatform
 import Synchronization
 
 /// Rebuilding the compressed file from its expansion, on several threads.

@@ -1,7 +1,6 @@
 import Crypto
 import MapModel
-import MapPlatform
-
+package import MapPlatform
 /// Writes one new file in chunks, hashing exactly the bytes it writes, and refuses to
 /// grow past the size the target declares, so a damaged payload cannot fill the disk.
 package final class HashingFileWriter {

@@ -1,5 +1,4 @@
-import MapPlatform
-
+package import MapPlatform
 extension MappedFile {
     /// Maps an old file that a patch reads; a missing file, a symbolic link or anything but
     /// a regular file is ``PatchError/sourceMissing(path:)`` naming `displayPath`.

@@ -1,5 +1,5 @@
-import Foundation
-import MapModel
+package import Foundation
+package import MapModel
 import MapPlatform
 
 /// Applies a patch container: builds the new tree from an old, immutable tree in an

@@ -1,8 +1,7 @@
 import CZstd
-import Foundation
+package import Foundation
 import MapModel
-import MapPlatform
-
+package import MapPlatform
 /// Reading patch containers (layout in ``PatchFormat``).
 package enum PatchContainer {
     /// The manifest of the container at `url`, after its header, manifest and payload

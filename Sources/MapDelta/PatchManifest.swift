@@ -1,5 +1,5 @@
 import MapModel
-import MapPlatform
+package import MapPlatform
 /// How a payload in a patch container is encoded.
 package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// The raw bytes of the file.

@@ -1,8 +1,7 @@
 import CZstd
 import Foundation
 import MapModel
-import MapPlatform
-
+package import MapPlatform
 /// A bsdiff-class delta: the publisher matches the new file against a suffix array of the
 /// old one, and writes per step "add `add` bytes (each the old byte plus a difference),
 /// then `copy` new bytes, then move in the old file by `seek`". The differences are mostly

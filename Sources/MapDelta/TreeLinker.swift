@@ -1,6 +1,6 @@
 import Foundation
 import MapModel
-import MapPlatform
+package import MapPlatform
 import SystemPackage
 
 /// Puts verified old files into the new tree: a hard link (`link(2)`) when the file system

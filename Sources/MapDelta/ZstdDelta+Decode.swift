@@ -1,8 +1,7 @@
 import CZstd
-import Foundation
+package import Foundation
 import MapModel
-import MapPlatform
-
+package import MapPlatform
 extension ZstdDelta {
     /// Decodes the single zstd frame in `delta` into a new file at `output`, using `old` as
     /// the raw-content prefix (nil for a plain zstd frame). Reads frames written by

@@ -1,9 +1,9 @@
-import Foundation
+public import Foundation
 import MapModel
 import MapPlanner
 import MapDelta
 import MapStore
-import MapTransfer
+package import MapTransfer
 import MapPlatform
 
 /// Installs offline map packages and keeps them current.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import MapPlatform
 
 /// What one generation of the store holds (`generations/<n>/state.json`).

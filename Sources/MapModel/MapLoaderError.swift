@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import MapPlatform
 
 /// Every way a MapLoader operation can fail. Each message is one line: what failed,

@@ -1,5 +1,4 @@
-import MapModel
-
+package import MapModel
 /// Turns (installed state, target manifest, wanted packages, selected groups) into a
 /// ``Plan``. Pure: no I/O, so it is tested with tables.
 package enum Planner {

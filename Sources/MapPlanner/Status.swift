@@ -1,6 +1,5 @@
-import Foundation
-import MapModel
-
+public import Foundation
+public import MapModel
 extension PackageStatus {
     /// The state of a package on this device.
     public enum State: String, Sendable, Hashable, Codable {

@@ -1,5 +1,5 @@
-import Foundation
-import SystemPackage
+package import Foundation
+package import SystemPackage
 import CPlatform
 
 #if canImport(Darwin)

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import SystemPackage
 
 /// Walks a folder of regular files and directories.

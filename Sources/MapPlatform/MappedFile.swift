@@ -2,6 +2,7 @@
     import Darwin
 #elseif canImport(Glibc)
     import Glibc
+    import SystemPackage
 #endif
 
 /// A whole file mapped read-only into memory (`mmap(PROT_READ, MAP_PRIVATE)`).

@@ -1,4 +1,4 @@
-import Crypto
+package import Crypto
 import Foundation
 
 /// A SHA-256 digest: 32 bytes, shown as 64 lowercase hex digits.

@@ -1,5 +1,5 @@
 import Synchronization
-import SystemPackage
+package import SystemPackage
 #if canImport(Darwin)
     import Darwin
 #elseif canImport(Glibc)

@@ -1,7 +1,7 @@
 @preconcurrency import CArchive
 import Crypto
-import Foundation
-import MapModel
+package import Foundation
+package import MapModel
 import MapPlatform
 import SystemPackage
 

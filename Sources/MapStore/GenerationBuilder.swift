@@ -1,11 +1,11 @@
-import Foundation
-import MapModel
+package import Foundation
+package import MapModel
 import MapPlatform
 import SystemPackage
 
 /// The next generation while it is built in `staging/`. Nothing it does is visible to
 /// readers until ``commit(_:)``; dropping it without committing changes nothing (the
-/// next ``Store/open()`` removes the leftovers).
+/// next writer's ``Store/recover()`` removes the leftovers).
 package struct GenerationBuilder: Sendable {
     package let store: Store
     /// The generation number it will have.

@@ -1,6 +1,7 @@
-import Foundation
+package import Foundation
 import MapModel
 import MapPlatform
+import SystemPackage
 
 /// A pin on one generation: while it is held, no writer removes `generations/<n>`, so a
 /// reader sees one whole version however many updates commit meanwhile.

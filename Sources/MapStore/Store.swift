@@ -1,7 +1,6 @@
-import Foundation
-import MapModel
-import MapPlatform
-
+package import Foundation
+package import MapModel
+package import MapPlatform
 /// The on-device store: immutable generations and one `current` link that names the
 /// live one, in the data directory that ``DataDirectory`` lays out.
 ///

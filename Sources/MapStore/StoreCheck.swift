@@ -1,5 +1,5 @@
 import Foundation
-import MapModel
+package import MapModel
 import MapPlatform
 
 /// Compares installed files with what the store recorded for them.

@@ -1,5 +1,5 @@
-import Foundation
-import MapModel
+package import Foundation
+package import MapModel
 import MapPlatform
 
 /// Measures and cleans the data directory.

@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
-import MapModel
+package import Foundation
+package import MapModel
 import MapPlatform
 
 /// Copies a tree of plain files (an exported site's `trees/<hash>/`) into the store,

@@ -1,5 +1,4 @@
-import MapModel
-
+package import MapModel
 /// How one download attempt ended.
 package enum DownloadOutcome: Sendable, Equatable {
     case finished

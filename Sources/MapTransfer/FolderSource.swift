@@ -1,5 +1,5 @@
-import Foundation
-import MapModel
+package import Foundation
+package import MapModel
 import MapPlatform
 
 /// A site in a local folder (a mounted disk, a `file://` URL): files are copied in chunks.

@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+package import Foundation
 import MapModel
 import MapPlatform
 import Synchronization

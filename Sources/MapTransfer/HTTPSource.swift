@@ -1,6 +1,6 @@
-import Foundation
+package import Foundation
 import Synchronization
-import MapModel
+package import MapModel
 import MapPlatform
 
 /// A site on an HTTP(S) server. Any static server works: the client needs GET and, for

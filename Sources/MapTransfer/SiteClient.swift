@@ -1,5 +1,5 @@
-import Foundation
-import MapModel
+package import Foundation
+package import MapModel
 import MapPlatform
 
 /// Reads a site's catalog and manifests, checking every pin. Manifests are cached in the

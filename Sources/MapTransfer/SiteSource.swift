@@ -1,5 +1,5 @@
-import Foundation
-import MapModel
+package import Foundation
+package import MapModel
 import MapPlatform
 
 /// Where a site's files come from: an HTTP(S) server or a local folder.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import MapPlatform
 
 /// The site's entry point (`catalog.json`): which versions exist and which is current.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import MapPlatform
 
 /// The JSON settings every MapLoader file uses: ISO 8601 dates, sorted keys (stable bytes).

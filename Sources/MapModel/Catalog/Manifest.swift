@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import MapPlatform
 
 /// The package tree of one published version (`versions/<v>/manifest.json`).

@@ -1,5 +1,5 @@
-import Crypto
-import Foundation
+package import Crypto
+package import Foundation
 import MapPlatform
 
 /// The detached signature file next to the catalog (`catalog.json.sig`): one or more

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import MapPlatform
 
 /// A site's root of trust (`root/<version>.json`, signed in `root/<version>.json.sig`),
