@@ -30,7 +30,7 @@ package enum HTTPDownload {
     package static func run(
         url: URL, file: URL, limit: TransferLimit, validator: String?, deadlines: TransferDeadlines,
         giveUp: ContinuousClock.Instant? = nil, window: Int64? = nil, control: TransferControl? = nil,
-        progress: @escaping @Sendable (Int64) -> Void
+        clock: any TransferClock = SystemTransferClock(), progress: @escaping @Sendable (Int64) -> Void
     ) async -> Outcome {
         let output: SystemFile
         let offset: Int64
@@ -43,12 +43,12 @@ package enum HTTPDownload {
         let attempt = DownloadAttempt(
             url: url.absoluteString, host: host(of: url), limit: limit, window: window,
             offset: offset, validator: validator, deadlines: deadlines, giveUp: giveUp,
-            now: .now)
+            now: clock.now)
         if let decided = attempt.before {
             if case .retryable = decided { FileSystem.removeTree(file) }
             return decided
         }
-        let transfer = Transfer(url: url, output: output, attempt: attempt, control: control, progress: progress)
+        let transfer = Transfer(url: url, output: output, attempt: attempt, control: control, clock: clock, progress: progress)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
                 // A cancellation that came first never starts the request.
@@ -85,16 +85,19 @@ private final class Transfer: Sendable {
     let url: URL
     let output: SystemFile
     let control: TransferControl?
+    /// The time the attempt's deadlines go by.
+    let clock: any TransferClock
     let progress: @Sendable (Int64) -> Void
     private let state: Mutex<State>
 
     init(
-        url: URL, output: SystemFile, attempt: DownloadAttempt, control: TransferControl?,
+        url: URL, output: SystemFile, attempt: DownloadAttempt, control: TransferControl?, clock: any TransferClock,
         progress: @escaping @Sendable (Int64) -> Void
     ) {
         self.url = url
         self.output = output
         self.control = control
+        self.clock = clock
         self.progress = progress
         state = Mutex(State(attempt: attempt))
     }
@@ -165,7 +168,7 @@ private final class Transfer: Sendable {
         let head = state.head
         return state.attempt.head(
             status: head.status, contentLength: head.contentLength, contentRange: head.contentRange,
-            etag: head.etag, now: .now)
+            etag: head.etag, now: clock.now)
     }
 
     /// Carries out a head decision; `false` stops the transfer.
@@ -191,7 +194,7 @@ private final class Transfer: Sendable {
     func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
         let decision: DownloadAttempt.HeadAction? = state.withLock { $0.headDecided ? nil : decide(&$0) }
         guard apply(decision) else { return false }
-        let refused = state.withLock { $0.attempt.body(bytes.count, now: .now) }
+        let refused = state.withLock { $0.attempt.body(bytes.count, now: clock.now) }
         guard refused == nil else { return false }
         do {
             try output.writeAll(bytes)
@@ -210,7 +213,7 @@ private final class Transfer: Sendable {
         return state.withLock { state in
             if state.cancelled { _ = state.attempt.interrupt(.failed(.cancelled)) }
             if paused { _ = state.attempt.interrupt(.paused(validator: state.attempt.validator)) }
-            return state.attempt.tick(now: .now) == nil
+            return state.attempt.tick(now: clock.now) == nil
         }
     }
 

@@ -16,6 +16,8 @@ package struct HTTPSource: SiteSource {
     package let onConnection: @Sendable (ConnectionEvent) -> Void
     /// The bandwidth cap shared with the loader's other downloads, if any.
     package let limiter: RateLimiter?
+    /// The time retries, deadlines and a bandwidth cap's pauses go by.
+    package let clock: any TransferClock
     /// Hosts (`host:port`) that answered a request of this source: worth retrying when a
     /// later request gets no answer (a server restarting), unlike a host that never did.
     private let answered = AnsweredHosts()
@@ -23,8 +25,10 @@ package struct HTTPSource: SiteSource {
     /// A source for the site at `baseURL`.
     package init(
         baseURL: URL, retry: RetryPolicy, deadlines: TransferDeadlines,
-        limiter: RateLimiter? = nil, onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }
+        limiter: RateLimiter? = nil, clock: any TransferClock = SystemTransferClock(),
+        onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }
     ) {
+        self.clock = clock
         self.baseURL = baseURL
         self.retry = retry
         self.deadlines = deadlines
@@ -37,7 +41,6 @@ package struct HTTPSource: SiteSource {
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws(MapLoaderError) {
         let url = baseURL.appendingPathComponent(path)
-        let clock = ContinuousClock()
         let giveUp = deadlines.total.map { clock.now + .seconds($0) }
         guard let limiter, case .exactly(let size) = limit else {
             return try await fetch(url, to: file, limit: limit, window: nil, giveUp: giveUp, progress: progress)
@@ -53,10 +56,10 @@ package struct HTTPSource: SiteSource {
             }
             let end = min(size, have + chunk) - 1
             try await fetch(url, to: file, limit: limit, window: end, giveUp: giveUp, progress: progress)
-            let pause = limiter.take(Int(end - have + 1))
+            let pause = limiter.take(Int(end - have + 1), now: clock.now)
             guard pause > .zero else { continue }
             do {
-                try await Task.sleep(for: pause)
+                try await clock.sleep(for: pause)
             } catch {
                 throw .cancelled
             }
@@ -68,7 +71,6 @@ package struct HTTPSource: SiteSource {
         _ url: URL, to file: URL, limit: TransferLimit, window: Int64?, giveUp: ContinuousClock.Instant?,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws(MapLoaderError) {
-        let clock = ContinuousClock()
         var validator: String?
         var lostOnce = false
         var everWorked = false
@@ -85,7 +87,7 @@ package struct HTTPSource: SiteSource {
             let run = { [validator] in
                 await HTTPDownload.run(
                     url: url, file: file, limit: limit, validator: validator, deadlines: self.deadlines,
-                    giveUp: giveUp, window: window, control: control, progress: progress)
+                    giveUp: giveUp, window: window, control: control, clock: self.clock, progress: progress)
             }
             let outcome: HTTPDownload.Outcome
             if let control { outcome = await control.counting(run) } else { outcome = await run() }
@@ -119,7 +121,7 @@ package struct HTTPSource: SiteSource {
                 lostOnce = true
                 onConnection(.lost(url: url.absoluteString, reason: reason, retryIn: delay))
                 do {
-                    try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                    try await clock.sleep(for: .seconds(delay))
                 } catch {
                     throw .cancelled
                 }
