@@ -6,25 +6,15 @@ import MapStore
 import MapTransfer
 import MapPlatform
 
-/// What part of a split manifest an operation needs.
-enum PartNeed {
-    /// The whole tree.
-    case everything
-    /// The installed packages (an update).
-    case installed
-    /// One package and everything below it.
-    case package(String)
-    /// The nodes that may contain a point.
-    case point(Double, Double)
-}
-
 extension MapLoader {
     /// Reads catalog, state and settings, and the manifest: the installed version's when
     /// `atInstalledVersion` (so new installs match what is installed), else the newest.
-    /// `need` says which parts of a split manifest to read: an update reads those holding
+    /// `parts` says which parts of a split manifest to read: an update reads those holding
     /// installed packages, so its metadata grows with what is installed, not the catalog.
+    /// Where packages are is looked up in the parts of the manifest read and of the
+    /// installed one, as cached.
     func planningContext(
-        _ operation: OperationContext, atInstalledVersion: Bool, need: PartNeed = .everything
+        _ operation: OperationContext, atInstalledVersion: Bool, parts: ManifestParts = .all
     ) async throws -> PlanningContext {
         operation.progress(.resolve)
         let client = try operation.siteClient()
@@ -32,14 +22,7 @@ extension MapLoader {
         let state = try operation.store.state()
         let version = atInstalledVersion ? (state.version ?? catalog.current) : catalog.current
         let known = [catalog.entry(version)?.sha256, state.manifest].compactMap { $0 }
-        let parts: ManifestParts
-        switch need {
-        case .everything: parts = .all
-        case .installed: parts = .holding(Set(state.packages.keys), knownFrom: known)
-        case let .package(id): parts = .holding([id], knownFrom: known)
-        case let .point(latitude, longitude): parts = .around(latitude: latitude, longitude: longitude)
-        }
-        let manifest = try await client.manifest(version, in: catalog, parts: parts)
+        let manifest = try await client.manifest(version, in: catalog, parts: parts, knownFrom: known)
         return PlanningContext(
             catalog: catalog, manifest: manifest, state: state, settings: settings,
             selection: settings.selectedGroups(manifest.groups))
@@ -72,7 +55,7 @@ extension MapLoader {
 
     /// One package's status by id.
     public func package(_ id: String) async throws(MapLoaderError) -> PackageStatus {
-        let tree = try await enqueue(.list) { loader, operation in try await loader.treeAndManifest(operation, need: .package(id)).tree }
+        let tree = try await enqueue(.list) { loader, operation in try await loader.treeAndManifest(operation, parts: .holding([id])).tree }
         // Of a split manifest only the parts below `id` were read: the other nodes' states
         // are partial, and only this one is returned.
         guard let status = tree.packages.first(where: { $0.id == id }) else {
@@ -88,7 +71,7 @@ extension MapLoader {
             throw .invalidParameters("latitude must be within ±90 and longitude within ±180")
         }
         return try await enqueue(.list) { loader, operation in
-            let (tree, manifest) = try await loader.treeAndManifest(operation, need: .point(latitude, longitude))
+            let (tree, manifest) = try await loader.treeAndManifest(operation, parts: .around(latitude: latitude, longitude: longitude))
             guard let node = Locator.smallestNode(containing: latitude, longitude, in: manifest.root) else { return nil }
             return tree.packages.first { $0.id == node.id }
         }
@@ -97,9 +80,9 @@ extension MapLoader {
     /// The tree and manifest of the newest version; with the site unreachable (or none
     /// configured), those of what is installed, marked offline.
     private func treeAndManifest(
-        _ operation: OperationContext, need: PartNeed = .everything
+        _ operation: OperationContext, parts: ManifestParts = .all
     ) async throws -> (tree: PackageTree, manifest: Manifest) {
-        let (context, offline) = try await readingContext(operation, need: need)
+        let (context, offline) = try await readingContext(operation, parts: parts)
         let broken = try await quickCheck(context.state, in: operation)
         var tree = PackageTreeBuilder(context: context, inconsistent: broken).tree()
         tree.offline = offline
@@ -110,10 +93,10 @@ extension MapLoader {
     /// reached and something is installed, the installed version from the data directory
     /// alone (an offline map app still shows what it has).
     private func readingContext(
-        _ operation: OperationContext, need: PartNeed = .everything, atInstalledVersion: Bool = false
+        _ operation: OperationContext, parts: ManifestParts = .all, atInstalledVersion: Bool = false
     ) async throws -> (PlanningContext, PackageTree.Offline?) {
         do {
-            return (try await planningContext(operation, atInstalledVersion: atInstalledVersion, need: need), nil)
+            return (try await planningContext(operation, atInstalledVersion: atInstalledVersion, parts: parts), nil)
         } catch let error as MapLoaderError {
             switch error {
             case .noServer, .connectionFailed, .httpStatus: break

@@ -110,7 +110,10 @@ extension MapLoader {
     private func updateCheck(
         strategy: UpdateStrategy, in operation: OperationContext
     ) async throws -> (check: UpdateCheck, context: PlanningContext) {
-        let context = try await planningContext(operation, atInstalledVersion: false, need: .installed)
+        // The parts holding what is installed (the state cannot change meanwhile: a writer
+        // holds the lock, a reader its pinned generation).
+        let installed = Set(try operation.store.state().packages.keys)
+        let context = try await planningContext(operation, atInstalledVersion: false, parts: .holding(installed))
         let broken = try await quickCheck(context.state, in: operation)
         let sharing = operation.store.fileSharing()
         let plan = Planner.plan(

@@ -7,10 +7,10 @@ package enum ManifestParts: Sendable, Equatable {
     /// Every part: listing, installing by name.
     case all
     /// The parts holding these packages (an update of what is installed, one package's
-    /// status). Where each package is comes from the cached parts of the manifests
-    /// `knownFrom` (hashes: the one read, the installed one); parts are read until every
+    /// status). Where each package is comes from the cached parts of manifests already
+    /// read (``SiteClient/manifest(_:in:parts:knownFrom:)``); parts are read until every
     /// package is found.
-    case holding(Set<String>, knownFrom: [String])
+    case holding(Set<String>)
     /// The parts whose bounds contain this point (locating).
     case around(latitude: Double, longitude: Double)
 }
@@ -18,14 +18,14 @@ package enum ManifestParts: Sendable, Equatable {
 extension SiteClient {
     /// `index` with the stubs it needs replaced by their parts, each fetched once (then
     /// cached by hash) and checked against the index's pin. Stubs not needed stay stubs.
-    func resolve(_ index: Manifest, parts: ManifestParts) async throws(MapLoaderError) -> Manifest {
+    func resolve(_ index: Manifest, parts: ManifestParts, knownFrom: [String]) async throws(MapLoaderError) -> Manifest {
         let stubs = index.stubs
         guard !stubs.isEmpty else { return index }
         var resolved: [String: PackageNode] = [:]
         switch parts {
         case .all:
             resolved = try await fetchParts(stubs)
-        case let .holding(packages, knownFrom):
+        case let .holding(packages):
             var whereabouts: [String: String] = [:]
             for sha in knownFrom { whereabouts.merge(Self.partOfPackage(index: sha, in: cache)) { first, _ in first } }
             var wanted = Set(packages.compactMap { whereabouts[$0] })

@@ -177,7 +177,7 @@ package struct SiteClient: Sendable {
     /// pin; of a split manifest, the parts `parts` says (each pinned by the index).
     package func manifest(
         _ version: String, in catalog: Catalog,
-        parts: ManifestParts = .all
+        parts: ManifestParts = .all, knownFrom: [String] = []
     ) async throws(MapLoaderError) -> Manifest {
         guard let entry = catalog.entry(version) else {
             throw .versionUnavailable(installed: version, current: catalog.current)
@@ -205,7 +205,7 @@ package struct SiteClient: Sendable {
             throw .invalidMetadata(what: source.describe(entry.manifest), detail: problem)
         }
         guard !manifest.stubs.isEmpty else { return manifest }
-        manifest = try await resolve(manifest, parts: parts)
+        manifest = try await resolve(manifest, parts: parts, knownFrom: knownFrom)
         if let problem = ManifestValidation.problem(in: manifest) {
             throw .invalidMetadata(what: source.describe(entry.manifest) + " with its parts", detail: problem)
         }
