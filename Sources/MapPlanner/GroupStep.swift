@@ -73,7 +73,22 @@ extension Plan {
         public var name: String { "\(package)/\(group)" }
 
         private enum CodingKeys: String, CodingKey {
-            case package, group, action, method, chain, downloadBytes, fullBytes, writeBytes, reason
+            case package, group, action, method, chain, downloadBytes, fullBytes, writeBytes, reason, patchFailure
+        }
+
+        /// The step as JSON; ``patchFailure`` is written as its one-line message.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(package, forKey: .package)
+            try container.encode(group, forKey: .group)
+            try container.encode(action, forKey: .action)
+            try container.encode(method, forKey: .method)
+            try container.encode(chain, forKey: .chain)
+            try container.encode(downloadBytes, forKey: .downloadBytes)
+            try container.encode(fullBytes, forKey: .fullBytes)
+            try container.encode(writeBytes, forKey: .writeBytes)
+            try container.encode(reason, forKey: .reason)
+            try container.encodeIfPresent(patchFailure?.description, forKey: .patchFailure)
         }
     }
 }

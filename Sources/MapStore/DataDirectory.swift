@@ -93,8 +93,20 @@ package struct DataDirectory: Sendable, Hashable {
     package static let transientPrefixes = ["current.", ".settings.json.", "..maploader."]
 
     /// Removes the resume files of interrupted patch applies (a disk that filled: keeping
-    /// them would keep it full). Call only while holding the write lock.
-    package func removeResumeFiles() { FileSystem.removeTree(resume) }
+    /// them would keep it full), old-layout ones included. Call only while holding the
+    /// write lock.
+    package func removeResumeFiles() {
+        FileSystem.removeTree(resume)
+        removeOldLayoutResumeFiles()
+    }
+
+    /// Removes resume files of the layout before `downloads/resume/` (`downloads/apply-…`),
+    /// which no apply reads any more. Call only while holding the write lock.
+    package func removeOldLayoutResumeFiles() {
+        for name in FileSystem.names(in: downloads.path) where name.hasPrefix("apply-") {
+            FileSystem.removeTree(downloads.appendingPathComponent(name))
+        }
+    }
 
     /// Leftover `current.<n>` links of a switch that was interrupted.
     package func strayCurrentLinks() -> [URL] {

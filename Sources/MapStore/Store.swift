@@ -136,6 +136,7 @@ package struct Store: Sendable {
             FileSystem.removeTree(directory.staging.appendingPathComponent(name))
         }
         for link in directory.strayCurrentLinks() { FileSystem.removeTree(link) }
+        directory.removeOldLayoutResumeFiles()
         removeUnusedGenerations()
     }
 

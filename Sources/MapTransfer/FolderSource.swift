@@ -34,7 +34,7 @@ package struct FolderSource: SiteSource {
             defer { try? output.close() }
             var offset = Int64(try output.offset())
             try input.seek(toOffset: UInt64(offset))
-            while let chunk = try input.read(upToCount: 1 << 18), !chunk.isEmpty {
+            while let chunk = try Self.read(input, from: source), !chunk.isEmpty {
                 try Task.checkCancellation()
                 try await TransferControl.current?.waitWhilePaused()
                 guard offset + Int64(chunk.count) <= limit.maximum else {
@@ -53,6 +53,16 @@ package struct FolderSource: SiteSource {
             throw .cancelled
         } catch {
             throw .storage(path: file.path, error)
+        }
+    }
+
+    /// The next chunk of the site's file: a read error is the site's (a failing disk or
+    /// card), not this device's, so the next mirror may serve the file.
+    private static func read(_ input: FileHandle, from source: URL) throws(MapLoaderError) -> Data? {
+        do {
+            return try input.read(upToCount: 1 << 18)
+        } catch {
+            throw .connectionFailed(url: source.path, reason: "the folder site could not be read (\(error)); check its disk")
         }
     }
 }

@@ -42,14 +42,15 @@ package final class MirroredSource: SiteSource {
         }
     }
 
-    /// Runs `body` with each mirror in turn, the one that last worked first, until it
-    /// succeeds; that mirror is asked first next time. Errors of this device (cancelled,
+    /// Runs `body` with each mirror in turn, the one that last worked first (or the
+    /// configured site first, for `.configured`), until it succeeds; that mirror is asked
+    /// first next time. Errors of this device (cancelled,
     /// no space, storage, quota) end the walk at once: no other mirror helps with them.
     /// Throws the first mirror's error when every mirror failed.
     package func failingOver<T: Sendable>(
-        _ body: @Sendable (any SiteSource) async throws -> T
+        from order: FailoverOrder, _ body: @Sendable (any SiteSource) async throws -> T
     ) async throws -> T {
-        let start = preferred.withLock { $0 }
+        let start = order == .configured ? 0 : preferred.withLock { $0 }
         var failure: MapLoaderError?
         for step in 0..<mirrors.count {
             let index = (start + step) % mirrors.count

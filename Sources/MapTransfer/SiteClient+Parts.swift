@@ -88,13 +88,7 @@ extension SiteClient {
         let path = SiteLayout.blob(pin.sha256)
         var data = Self.cachedData(pin.sha256, in: cache)
         if data == nil {
-            let fetched = try await source.fetchData(path, limit: .exactly(pin.size), scratch: scratch)
-            let actual = FileHashing.sha256(of: fetched)
-            guard actual == pin.sha256 else {
-                throw .integrityFailed(
-                    what: source.describe(path),
-                    detail: "SHA-256 is \(actual.prefix(12))…, the manifest pins \(pin.sha256.prefix(12))…")
-            }
+            let fetched = try await source.fetchPinned(path, size: pin.size, sha256: pin.sha256, pinnedBy: "manifest", scratch: scratch)
             try? FileSystem.makeDirectories(cache)
             try? fetched.write(to: cache.appendingPathComponent(pin.sha256), options: .atomic)
             data = fetched

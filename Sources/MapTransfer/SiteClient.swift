@@ -37,7 +37,7 @@ package struct SiteClient: Sendable {
         // check: a mirror that is down, stale (rollback) or tampered with is skipped.
         let (cache, scratch) = (self.cache, self.scratch)
         do {
-            return try await source.failingOver { mirror in
+            return try await source.failingOver(from: .configured) { mirror in
                 try await SiteClient(source: mirror, cache: cache, scratch: scratch).signedCatalogFromSource(
                     trust: trust, root: root, lastSerial: lastSerial, now: now, keepRoots: keepRoots)
             }
@@ -184,13 +184,8 @@ package struct SiteClient: Sendable {
         }
         var data = Self.cachedData(entry.sha256, in: cache)
         if data == nil {
-            let fetched = try await source.fetchData(entry.manifest, limit: .exactly(entry.size), scratch: scratch)
-            let actual = FileHashing.sha256(of: fetched)
-            guard actual == entry.sha256 else {
-                throw .integrityFailed(
-                    what: source.describe(entry.manifest),
-                    detail: "SHA-256 is \(actual.prefix(12))…, the catalog pins \(entry.sha256.prefix(12))…")
-            }
+            let fetched = try await source.fetchPinned(
+                entry.manifest, size: entry.size, sha256: entry.sha256, pinnedBy: "catalog", scratch: scratch)
             try? FileSystem.makeDirectories(cache)
             try? fetched.write(to: cache.appendingPathComponent(entry.sha256), options: .atomic)
             data = fetched

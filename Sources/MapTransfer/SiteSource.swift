@@ -20,21 +20,57 @@ package protocol SiteSource: Sendable {
     func tree(_ treeHash: String) -> URL?
 
     /// Runs `body` with this source; a site served by mirrors (``MirroredSource``) runs it
-    /// with each mirror in turn until it succeeds. The one place a site fails over: a blob
-    /// that fails its hash, or a catalog that fails acceptance, is fetched from the next
-    /// mirror as a refused connection is.
+    /// with each mirror in turn, beginning where `order` says, until it succeeds. The one
+    /// place a site fails over: a blob or manifest that fails its hash, or a catalog that
+    /// fails acceptance, is fetched from the next mirror as a refused connection is.
     func failingOver<T: Sendable>(
-        _ body: @Sendable (any SiteSource) async throws -> T
+        from order: FailoverOrder, _ body: @Sendable (any SiteSource) async throws -> T
     ) async throws -> T
+}
+
+/// Where a walk over a site's mirrors begins.
+package enum FailoverOrder: Sendable {
+    /// With the mirror that last worked (pinned files: any mirror's bytes are checked).
+    case lastWorked
+    /// With the configured site, then its mirrors in order (the catalog, which nothing
+    /// pins: a mirror that lags behind must not hide a newer version for good).
+    case configured
 }
 
 extension SiteSource {
     package func tree(_ treeHash: String) -> URL? { nil }
 
     package func failingOver<T: Sendable>(
-        _ body: @Sendable (any SiteSource) async throws -> T
+        from order: FailoverOrder, _ body: @Sendable (any SiteSource) async throws -> T
     ) async throws -> T {
         try await body(self)
+    }
+
+    /// ``failingOver(from:_:)`` beginning with the mirror that last worked.
+    package func failingOver<T: Sendable>(_ body: @Sendable (any SiteSource) async throws -> T) async throws -> T {
+        try await failingOver(from: .lastWorked, body)
+    }
+
+    /// Fetches a small pinned file (a manifest, a manifest part) whole into memory and
+    /// checks its SHA-256 against the pin `pinnedBy` names; from a site with mirrors, bytes
+    /// that fail go to the next mirror.
+    package func fetchPinned(
+        _ path: String, size: Int64, sha256: String, pinnedBy: String, scratch: URL
+    ) async throws(MapLoaderError) -> Data {
+        do {
+            return try await failingOver { source in
+                let data = try await source.fetchData(path, limit: .exactly(size), scratch: scratch)
+                let actual = FileHashing.sha256(of: data)
+                guard actual == sha256 else {
+                    throw MapLoaderError.integrityFailed(
+                        what: source.describe(path),
+                        detail: "SHA-256 is \(actual.prefix(12))…, the \(pinnedBy) pins \(sha256.prefix(12))…")
+                }
+                return data
+            }
+        } catch {
+            throw MapLoaderError(error)
+        }
     }
 }
 

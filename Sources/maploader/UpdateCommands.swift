@@ -75,15 +75,20 @@ struct UpdateCommand: AsyncParsableCommand {
     var quiet = false
 
     func run() async throws {
-        if ifAvailable {
-            let check = try await client.withLoader(quiet: quiet) { [strategy] in try await $0.checkForUpdate(strategy: strategy) }
-            guard check.updateAvailable else {
-                if client.json { return Output.json(UpdateReport.unchanged(at: check.installedVersion)) }
-                return quiet ? () : Output.line("up to date (version \(check.installedVersion ?? "-"))")
+        // One loader for the check and the update: what it learnt of the site (the mirror
+        // that worked, a host that answered) carries over.
+        let (check, updated) = try await client.withLoader(quiet: quiet) {
+            [strategy, dryRun, ifAvailable] loader -> (UpdateCheck?, UpdateReport?) in
+            if ifAvailable {
+                let check = try await loader.checkForUpdate(strategy: strategy)
+                guard check.updateAvailable else { return (check, nil) }
             }
+            return (nil, try await loader.performUpdate(strategy: strategy, dryRun: dryRun))
         }
-        let report = try await client.withLoader(quiet: quiet) { [strategy, dryRun] in
-            try await $0.performUpdate(strategy: strategy, dryRun: dryRun)
+        guard let report = updated else {
+            let installed = check?.installedVersion
+            if client.json { return Output.json(UpdateReport.unchanged(at: installed)) }
+            return quiet ? () : Output.line("up to date (version \(installed ?? "-"))")
         }
         if quiet, !client.json, !dryRun {
             if report.committed { ReportPrinter.print(report, verb: "updated", json: false) }

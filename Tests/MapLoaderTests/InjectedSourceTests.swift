@@ -60,6 +60,9 @@ import MapTransfer
         #expect(berlin.method == .full)
         #expect(berlin.patchFailure == reset, "the report keeps the error, typed")
         #expect(berlin.reason.contains("connection reset by the fake source"))
+        // Scripts see it too: `update --json` writes the error's message.
+        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(berlin)) as? [String: Any]
+        #expect((json?["patchFailure"] as? String)?.contains("connection reset by the fake source") == true, "\(json ?? [:])")
         let hamburg = try #require(report.steps.first { $0.name == "de-hamburg/poi" })
         #expect(hamburg.method == .delta && hamburg.patchFailure == nil)
         #expect(try snapshot(loader.currentFolder.appendingPathComponent("de-berlin/base")) == snapshot(site.release(2, "de-berlin", "base")))
@@ -69,5 +72,18 @@ import MapTransfer
         #expect(asked.contains(SiteLayout.catalog))
         #expect(asked.contains(SiteLayout.blob(patch.sha256)))
         #expect(asked.contains(SiteLayout.blob(try #require(berlinPlan.artifact).sha256)))
+    }
+
+    @Test func resumeFilesOfTheOldLayoutAreRemovedByTheNextChange() async throws {
+        let site = try TestSite()
+        let source = FakeFaultySource(site.site)
+        let loader = loader(site, source)
+        try await loader.install(["de-berlin"])
+        // What an apply killed under the layout before downloads/resume/ left behind.
+        let downloads = site.dir.path("data/downloads")
+        let old = ["apply-0123456789abcdef01234567-89abcdef0123456789abcdef.partial", "apply-0123456789abcdef01234567-89abcdef0123456789abcdef.json"]
+        for name in old { try Data(count: 4096).write(to: downloads.appendingPathComponent(name)) }
+        try await loader.install(["de-hamburg"])
+        #expect(FileSystem.names(in: downloads.path).filter { $0.hasPrefix("apply-") }.isEmpty)
     }
 }
