@@ -568,6 +568,61 @@ def bench(name, releases, binary, use_bsdiff, rows):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def metadata_bench(binary, versions=(2, 5, 10, 30)):
+    """What a device pays besides the patch: a poll when nothing is new, and the metadata
+    of a tiny update (one 144-byte change to a 200 kB file, as a shapefile edit is), on a
+    site that retains 2 to 30 versions. Beside it: zstd's patch of the same change."""
+    print("== metadata: polls and tiny updates", flush=True)
+    work = tempfile.mkdtemp(prefix="maploader-meta-")
+    rng = random.Random(11)
+    content = bytearray(rng.randbytes(200_000))
+    key = os.path.join(work, "publisher.key")
+    public = sh([binary, "keygen", key]).strip()
+    site, data = os.path.join(work, "site"), os.path.join(work, "data")
+    env = dict(os.environ, MAPLOADER_DATA_DIR=data, MAPLOADER_TRUST_KEY=public)
+
+    def release(number):
+        return one_leaf_release(os.path.join(work, f"r{number}"), {"roads.dbf": bytes(content)})
+
+    sh([binary, "publish", release(1), "--site", site, "--version", "r1", "--key", key])
+    server = Server(binary, site, os.path.join(work, "serve.log"))
+    env["MAPLOADER_SERVER"] = f"http://127.0.0.1:{server.port}"
+    rows = []
+    try:
+        sh([binary, "install", "world"], env=env)
+        for number in range(2, max(versions) + 1):
+            old = bytes(content)
+            at = rng.randrange(len(content) - 144)
+            content[at:at + 144] = rng.randbytes(144)
+            sh([binary, "publish", release(number), "--site", site, "--version", f"r{number}", "--key", key])
+            mark = server.mark()
+            sh([binary, "update", "--delta"], env=env)
+            blobs, total = server.bytes_since(mark)
+            mark = server.mark()
+            sh([binary, "check-update"], env=env)
+            _, poll = server.bytes_since(mark)
+            if number in versions:
+                with open(os.path.join(work, "old"), "wb") as f:
+                    f.write(old)
+                with open(os.path.join(work, "new"), "wb") as f:
+                    f.write(content)
+                sh(["zstd", "-q", "-f", "-19", "--long=31", f"--patch-from={work}/old", f"{work}/new", "-o", f"{work}/p"])
+                peer = os.path.getsize(f"{work}/p")
+                rows.append((number, poll, total - blobs, blobs, total, peer))
+                print(f"   {number} versions: poll {human(poll)}, update {human(total)} "
+                      f"(patch {human(blobs)}, metadata {human(total - blobs)}), zstd patch {human(peer)}", flush=True)
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    print()
+    header = ["versions on the site", "poll", "update metadata", "patch", "update total", "zstd patch", "total vs zstd"]
+    table = [header] + [[str(n), human(p), human(m), human(b), human(t), human(z), f"{t / z:.1f}×"] for n, p, m, b, t, z in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    print(f"\ntarget: a poll and a tiny update's metadata well under 1 kB")
+
+
 BASELINE = os.path.join(ROOT, "scripts", "bench-delta-baseline.json")
 
 
@@ -598,6 +653,8 @@ def main():
     parser.add_argument("--real-only", action="store_true", help="only the real geodata pairs (release build)")
     parser.add_argument("--big", action="store_true",
                         help="only the pairs above the segment threshold (a .tar.gz of 180 MB of content, a folder of files over 16 MiB)")
+    parser.add_argument("--metadata", action="store_true",
+                        help="only the metadata a poll and a tiny update cost, on sites of 2 to 30 versions")
     parser.add_argument("--only", help="only the pairs whose name contains this text")
     parser.add_argument("--record", action="store_true",
                         help=f"write this run's bytes per pair into {os.path.relpath(BASELINE, ROOT)} (the recorded baseline)")
@@ -607,6 +664,9 @@ def main():
     subprocess.run(["swift", "build", "-c", config, "--product", "maploader", "-q"], cwd=ROOT, check=True)
     binary = os.path.join(sh(["swift", "build", "-c", config, "--show-bin-path"], cwd=ROOT).strip(), "maploader")
     os.makedirs(CACHE, exist_ok=True)
+    if args.metadata:
+        metadata_bench(binary)
+        return
     rows = []
     datasets = [sample_dataset(args.scale)] + ([] if args.quick else [timezone_dataset()])
     datasets += [gzipped_dataset(*dataset) for dataset in list(datasets)]

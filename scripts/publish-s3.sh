@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Uploads a site made by `maploader publish` to S3-compatible object storage, in an order
 # that is safe behind a CDN: content-addressed blobs and per-version manifests first
-# (immutable: cached for a year), then catalog.json.sig and catalog.json last (no-cache).
+# (immutable: cached for a year), then catalog.json.sig, catalog.json and the timestamp.json
+# that pins it last (no-cache).
 # A client polling during the upload sees the old catalog, whose files are all there, or
 # the new one, whose files are all there already. Nothing is deleted (see the README on
 # pruning old versions).
@@ -59,6 +60,10 @@ PY
   put "$both" catalog.json.sig
   put "$site/catalog.json" catalog.json
   put "$site/catalog.json.sig" catalog.json.sig
+  # The timestamp pins the catalog: a device polls it alone. It goes up last, so it never
+  # names a catalog that is not there yet (a device that reads a lagging one checks the
+  # catalog's own signature instead).
+  if [ -f "$site/timestamp.json" ]; then put "$site/timestamp.json" timestamp.json; fi
 else
   put "$site/catalog.json" catalog.json
 fi

@@ -29,6 +29,8 @@ check "blobs are immutable" 0 sh -c "aws --endpoint-url $endpoint s3api head-obj
 contains "blob Cache-Control" '"CacheControl": "public, max-age=31536000, immutable"' "$work/head.json"
 check "catalog is no-cache" 0 sh -c "aws --endpoint-url $endpoint s3api head-object --bucket maps --key world/catalog.json > '$work/head.json'"
 contains "catalog Cache-Control" '"CacheControl": "no-cache"' "$work/head.json"
+check "timestamp is no-cache" 0 sh -c "aws --endpoint-url $endpoint s3api head-object --bucket maps --key world/timestamp.json > '$work/head.json'"
+contains "timestamp Cache-Control" '"CacheControl": "no-cache"' "$work/head.json"
 check "the bucket answers Range with 206" 0 sh -c "curl -s -o /dev/null -w '%{http_code}' -r 0-9 $endpoint/maps/world/catalog.json | grep -qx 206"
 check "install de-berlin germany from the bucket" 0 "$bin" install de-berlin germany
 check "installed files are byte-identical" 0 diff -r "$work/releases/v1/data/de-berlin/base" "$work/data/current/de-berlin/base"

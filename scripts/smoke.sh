@@ -91,8 +91,15 @@ check "installed maps list offline" 0 env MAPLOADER_SERVER=http://127.0.0.1:9 "$
 contains "the offline listing says so" "offline: showing what is installed" "$work/out"
 cp "$work/site/catalog.json" "$work/catalog.v2"
 echo ' ' >> "$work/site/catalog.json"
-check "a tampered catalog exits 7" 7 "$bin" list
+check "a tampered catalog exits 7" 7 "$bin" list --data-dir "$work/tamper-data"
 cp "$work/catalog.v2" "$work/site/catalog.json"
+cp "$work/site/timestamp.json" "$work/timestamp.v2"
+sed -i '1s/"serial":/"serial": /' "$work/site/timestamp.json"
+check "a tampered timestamp is passed over (the catalog's signature decides)" 0 "$bin" list --data-dir "$work/tamper-data"
+echo ' ' >> "$work/site/catalog.json"
+check "a tampered catalog beside a tampered timestamp exits 7" 7 "$bin" list
+cp "$work/catalog.v2" "$work/site/catalog.json"
+cp "$work/timestamp.v2" "$work/site/timestamp.json"
 
 echo "smoke: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -26,7 +26,7 @@ extension MapLoader {
             guard let version = state.version, let manifestSHA = state.manifest else {
                 throw MapLoaderError.invalidParameters("nothing is installed to export")
             }
-            let (catalogFile, signatureFile) = operation.acceptance.keptFiles
+            let (catalogFile, signatureFile, timestampFile) = operation.acceptance.keptFiles
             guard let catalogBytes = try? Data(contentsOf: catalogFile),
                 let catalog = try? JSONCoding.decode(Catalog.self, from: catalogBytes)
             else {
@@ -40,13 +40,19 @@ extension MapLoader {
                 )
             }
             let signature = try? Data(contentsOf: signatureFile)
+            let timestamp = try? Data(contentsOf: timestampFile)
             let settings = try operation.store.settings()
             let keys =
                 settings.trustedRoot?.catalogPublicKeys(at: Date())
                 ?? (settings.trustedKeys ?? []).compactMap(PublicKey.init(base64:)) + loader.configuration.trust.keys
-            if let signature, !keys.isEmpty,
-                !(((try? JSONCoding.decode(CatalogSignature.self, from: signature))?.isValid(for: catalogBytes, trusting: keys)) ?? false)
-            {
+            // The catalog travels with what proved it: its signature, or the timestamp that pinned it.
+            let signed = signature.map {
+                (try? JSONCoding.decode(CatalogSignature.self, from: $0))?.isValid(for: catalogBytes, trusting: keys) ?? false
+            }
+            let stamped = timestamp.map { file in
+                (try? SignedTimestamp.parse(file)).map { $0.isSigned(trusting: keys) && $0.timestamp.pins(catalogBytes) } ?? false
+            }
+            if !keys.isEmpty, signed == false || stamped == false || (signed == nil && stamped == nil) {
                 throw MapLoaderError.signatureRefused(
                     "the kept catalog and its signature do not match; check for updates while the site is reachable, then export")
             }
@@ -113,6 +119,7 @@ extension MapLoader {
                 // The catalog goes last, as on any site: a reader never sees it before its files.
                 if let signature { try FileSystem.write(signature, to: destination.appendingPathComponent(SiteLayout.catalogSignature)) }
                 try FileSystem.write(catalogBytes, to: destination.appendingPathComponent(SiteLayout.catalog))
+                if let timestamp { try FileSystem.write(timestamp, to: destination.appendingPathComponent(SiteLayout.timestamp)) }
                 return total
             }
             return ExportReport(folder: destination.path, packages: leaves.sorted(), version: version, groups: groups.count, bytes: bytes)

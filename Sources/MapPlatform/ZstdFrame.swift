@@ -10,15 +10,22 @@ package enum ZstdFrame {
         package let description: String
     }
 
-    /// `bytes` as one frame at `level`.
-    package static func compress(_ bytes: [UInt8], level: Int) throws -> [UInt8] {
+    /// `bytes` as one frame at `level`; with a `prefix` (an earlier version of the same
+    /// small file), a delta that only ``decompress(_:limit:exactly:prefix:)`` with the same
+    /// prefix reads.
+    package static func compress(_ bytes: [UInt8], level: Int, prefix: [UInt8] = []) throws -> [UInt8] {
         guard let cctx = ZSTD_createCCtx() else { throw Failure(description: "zstd is out of memory") }
         defer { ZSTD_freeCCtx(cctx) }
         ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, Int32(level))
         ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)
         var out = [UInt8](repeating: 0, count: ZSTD_compressBound(bytes.count))
         let n = out.withUnsafeMutableBytes { dst in
-            bytes.withUnsafeBytes { src in ZSTD_compress2(cctx, dst.baseAddress, dst.count, src.baseAddress, src.count) }
+            bytes.withUnsafeBytes { src in
+                prefix.withUnsafeBytes { prefix in
+                    if prefix.count > 0 { ZSTD_CCtx_refPrefix(cctx, prefix.baseAddress, prefix.count) }
+                    return ZSTD_compress2(cctx, dst.baseAddress, dst.count, src.baseAddress, src.count)
+                }
+            }
         }
         guard ZSTD_isError(n) == 0 else { throw Failure(description: String(cString: ZSTD_getErrorName(n))) }
         return Array(out[0..<n])
@@ -26,7 +33,7 @@ package enum ZstdFrame {
 
     /// The content of a frame that must declare a size of at most `limit` (or exactly
     /// `exactly`): memory is never allocated past what the caller allows.
-    package static func decompress(_ compressed: [UInt8], limit: Int, exactly: Int? = nil) throws -> [UInt8] {
+    package static func decompress(_ compressed: [UInt8], limit: Int, exactly: Int? = nil, prefix: [UInt8] = []) throws -> [UInt8] {
         try compressed.withUnsafeBytes { src in
             let declared = ZSTD_getFrameContentSize(src.baseAddress, src.count)
             guard declared != ZSTD_CONTENTSIZE_ERROR, declared != ZSTD_CONTENTSIZE_UNKNOWN, declared <= UInt64(limit),
@@ -35,7 +42,14 @@ package enum ZstdFrame {
                 throw Failure(description: "the frame does not declare an acceptable size")
             }
             var raw = [UInt8](repeating: 0, count: Int(declared))
-            let n = raw.withUnsafeMutableBytes { dst in ZSTD_decompress(dst.baseAddress, dst.count, src.baseAddress, src.count) }
+            guard let dctx = ZSTD_createDCtx() else { throw Failure(description: "zstd is out of memory") }
+            defer { ZSTD_freeDCtx(dctx) }
+            let n = raw.withUnsafeMutableBytes { dst in
+                prefix.withUnsafeBytes { prefix in
+                    if prefix.count > 0 { ZSTD_DCtx_refPrefix(dctx, prefix.baseAddress, prefix.count) }
+                    return ZSTD_decompressDCtx(dctx, dst.baseAddress, dst.count, src.baseAddress, src.count)
+                }
+            }
             guard ZSTD_isError(n) == 0, n == Int(declared) else {
                 throw Failure(description: ZSTD_isError(n) != 0 ? String(cString: ZSTD_getErrorName(n)) : "short frame")
             }

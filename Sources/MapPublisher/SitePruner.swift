@@ -28,7 +28,8 @@ extension Publisher {
     /// Keeps the newest `keep` versions of a site (the current one always among them) and
     /// removes what nothing kept needs: older versions leave the catalog (re-signed with
     /// `keyFile` when the site is signed), and blobs and manifests that no kept version's
-    /// manifest names (archives and patch edges) are deleted once they have been
+    /// manifest names (archives and patch edges), and catalog deltas that lead to an older
+    /// catalog, are deleted once they have been
     /// unreferenced for `grace` seconds, so a client that read the previous catalog a
     /// moment ago still finds its files. The first-seen times live in `.prune.json` in the
     /// site folder (never uploaded). A dry run (`apply: false`) changes nothing.
@@ -59,10 +60,15 @@ extension Publisher {
             }
         }
         var present: [String: Int64] = [:]
-        for folder in ["blobs", "versions"] {
+        for folder in ["blobs", "versions", SiteLayout.deltas] {
             let root = siteURL.appendingPathComponent(folder)
             guard FileStatus.of(root.path)?.kind == .directory else { continue }
             for file in try FileTree.files(in: root) { present[folder + "/" + file.path] = file.size }
+        }
+        // Catalog deltas are needed while they lead to the catalog the site serves.
+        if let current = site.catalogHash() {
+            let lead = SiteLayout.catalogDelta(to: current, from: "")
+            needed.formUnion(present.keys.filter { $0.hasPrefix(lead.dropLast(4)) })
         }
         let stateFile = siteURL.appendingPathComponent(".prune.json")
         var firstSeen = ((try? Data(contentsOf: stateFile)).flatMap { try? JSONCoding.decode([String: Date].self, from: $0) }) ?? [:]

@@ -20,7 +20,7 @@ import MapPlatform
 /// <root>/downloads/resume/                          half-built large files of a patch apply,
 ///                                                   their checkpoints and locks (resumed)
 /// <root>/cache/manifests/<sha256>[.ids]             verified manifests and their part ids
-/// <root>/cache/site/                                the accepted catalog, signature, roots
+/// <root>/cache/site/                                the accepted catalog, its signature or timestamp, roots
 /// <root>/leases/<n>.<id>.lease                      readers' pins of a generation
 /// <root>/locks/write.lock, locks/settings.lock      the writer's and the settings' flocks
 /// ```
@@ -71,7 +71,8 @@ package struct DataDirectory: Sendable, Hashable {
     package var resume: URL { downloads.appendingPathComponent("resume") }
     /// Verified manifests by SHA-256, so an unchanged manifest is never downloaded twice.
     package var manifestCache: URL { child("cache/manifests") }
-    /// The accepted catalog, its signature and roots as published (for exports and offline reads).
+    /// The accepted catalog, its signature or the timestamp that pinned it, and roots as
+    /// published (for exports, offline reads, and polls that read the timestamp alone).
     package var siteCache: URL { child("cache/site") }
     /// Readers' leases on generations.
     package var leases: URL { child("leases") }

@@ -10,9 +10,12 @@ package struct RootFile: Sendable, Hashable {
 /// A catalog that passed every check, as published, with the root of trust it relies on.
 package struct AcceptedCatalog: Sendable {
     package let catalog: Catalog
-    /// The catalog's bytes and its signature file's (`nil` for an unsigned site).
+    /// The catalog's bytes and its signature file's (`nil` for an unsigned site, or when
+    /// the timestamp pinned the catalog).
     package let bytes: Data
     package let signature: Data?
+    /// The timestamp file that pinned the catalog; `nil` when its signature file did.
+    package let timestamp: Data?
     /// The newest root accepted; `nil` on a site without roots.
     package let root: RootMetadata?
     /// The root versions accepted by this check, oldest first (to keep, for export).

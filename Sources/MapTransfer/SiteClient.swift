@@ -10,7 +10,7 @@ package struct SiteClient: Sendable {
     package let scratch: URL
 
     /// The largest catalog accepted (nothing pins its length).
-    package static let catalogLimit: Int64 = 4 << 20
+    package static let catalogLimit: Int64 = Catalog.sizeLimit
 
     /// The largest signature file accepted.
     package static let signatureLimit: Int64 = 64 << 10
@@ -24,13 +24,15 @@ package struct SiteClient: Sendable {
     /// Fetches the catalog and accepts it, or says in one line why not: its signature (by a
     /// catalog key of the newest root of trust, walked to from `root`, or on a site without
     /// roots by a key of `trust`), its serial against `lastSerial` (rollback) and its expiry
-    /// against `now` (freeze). This is the one place a catalog is accepted.
+    /// against `now` (freeze). This is the one place a catalog is accepted. A signed site's
+    /// timestamp (``CatalogTimestamp``) is read first: when it pins `kept` (the catalog
+    /// accepted before), that catalog is checked again and nothing else is fetched.
     /// - Parameter keepRoots: called with newer roots as soon as they are accepted, before
     ///   the catalog is checked: a root is trusted from then on even when the catalog is
     ///   refused (a revocation holds even if the site later hides the root that made it),
     ///   and after a revocation the serial accepted before is forgotten for good.
     package func signedCatalog(
-        trust: TrustPolicy, root: RootMetadata?, lastSerial: Int?, now: Date = Date(),
+        trust: TrustPolicy, root: RootMetadata?, lastSerial: Int?, kept: Data? = nil, now: Date = Date(),
         keepRoots: @escaping @Sendable (RootWalk) async -> Void
     ) async throws(MapLoaderError) -> AcceptedCatalog {
         // With mirrors, each is asked in turn until one serves a catalog that passes every
@@ -39,7 +41,7 @@ package struct SiteClient: Sendable {
         do {
             return try await source.failingOver(from: .configured) { mirror in
                 try await SiteClient(source: mirror, cache: cache, scratch: scratch).signedCatalogFromSource(
-                    trust: trust, root: root, lastSerial: lastSerial, now: now, keepRoots: keepRoots)
+                    trust: trust, root: root, lastSerial: lastSerial, kept: kept, now: now, keepRoots: keepRoots)
             }
         } catch {
             throw MapLoaderError(error)
@@ -47,7 +49,7 @@ package struct SiteClient: Sendable {
     }
 
     private func signedCatalogFromSource(
-        trust: TrustPolicy, root trusted: RootMetadata?, lastSerial: Int?, now: Date,
+        trust: TrustPolicy, root trusted: RootMetadata?, lastSerial: Int?, kept: Data?, now: Date,
         keepRoots: @Sendable (RootWalk) async -> Void
     ) async throws(MapLoaderError) -> AcceptedCatalog {
         var root = trusted
@@ -56,19 +58,53 @@ package struct SiteClient: Sendable {
         var serialReset = false
         var data: Data
         var signature: Data?
-        // The catalog and its signature are two files: a publish between the two reads
-        // gives a torn pair. Read both again (twice at most) before refusing.
-        var attempt = 1
-        while true {
-            data = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
-            // The unchecked catalog only hints that the site has roots; once a root is
-            // trusted, roots are always walked (a revoked key's catalog cannot hide them).
-            let hint = (try? JSONCoding.decode(Catalog.self, from: data))?.rootVersion
+        var pinnedBy: SignedTimestamp?
+        let signed = trusted != nil || !trust.keys.isEmpty
+        @discardableResult func walk(hint: Int?) async throws(MapLoaderError) -> Bool {
             let walk = try await walkRoots(from: root, hint: hint, anchors: trust.keys, now: now)
             root = walk.root
             newRoots += walk.fetched
             if walk.revoked { (serialFloor, serialReset) = (nil, true) }
             if !walk.fetched.isEmpty { await keepRoots(walk) }
+            return true
+        }
+        // The catalog and its signature are two files: a publish between the two reads
+        // gives a torn pair. Read both again (twice at most) before refusing.
+        var attempt = 1
+        while true {
+            // A signed site's timestamp pins the catalog: a poll reads it alone when the
+            // catalog is the one kept, and a catalog it pins needs no signature file.
+            // The timestamp only ever saves bytes: one that is not signed, older than what
+            // was accepted, or expired is passed over, and the catalog's signature decides.
+            var fetched: Data?
+            if signed, let stamp = try await signedTimestamp(), try await walk(hint: stamp.timestamp.rootVersion),
+                accepts(stamp, root: root, trust: trust, lastSerial: serialFloor, now: now)
+            {
+                if let kept, stamp.timestamp.pins(kept) {
+                    (data, pinnedBy) = (kept, stamp)
+                    break
+                }
+                if let kept, let catalog = await catalog(pinnedBy: stamp.timestamp.catalog, deltaFrom: kept) {
+                    (data, pinnedBy) = (catalog, stamp)
+                    break
+                }
+                let catalog = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
+                if stamp.timestamp.pins(catalog) {
+                    (data, pinnedBy) = (catalog, stamp)
+                    break
+                }
+                // Published between the two reads, or a timestamp that lags: the catalog's
+                // own signature decides, as on a site without a timestamp.
+                fetched = catalog
+            }
+            if let fetched {
+                data = fetched
+            } else {
+                data = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
+            }
+            // The unchecked catalog only hints that the site has roots; once a root is
+            // trusted, roots are always walked (a revoked key's catalog cannot hide them).
+            try await walk(hint: (try? JSONCoding.decode(Catalog.self, from: data))?.rootVersion)
             // Unsigned catalogs pass only where no key and no root is trusted at all.
             if root == nil && trust.allowUnsigned && trust.keys.isEmpty { break }
             do {
@@ -80,9 +116,46 @@ package struct SiteClient: Sendable {
             }
         }
         let catalog = try acceptable(data, root: root, lastSerial: serialFloor, now: now)
+        if let stamp = pinnedBy, stamp.timestamp.serial != catalog.serial || stamp.timestamp.rootVersion != catalog.rootVersion {
+            throw .invalidMetadata(
+                what: source.describe(SiteLayout.timestamp),
+                detail: "it names serial \(stamp.timestamp.serial), the catalog it pins has serial \(catalog.serial)")
+        }
         return AcceptedCatalog(
-            catalog: catalog, bytes: data, signature: signature, root: root, newRoots: newRoots,
+            catalog: catalog, bytes: data, signature: signature, timestamp: pinnedBy?.file, root: root, newRoots: newRoots,
             serialReset: serialReset)
+    }
+
+    /// The catalog `pin` names, rebuilt from the delta against `kept` that the publisher
+    /// wrote; `nil` when the site has no such delta or it does not give the pinned bytes
+    /// (the whole catalog is fetched then).
+    private func catalog(pinnedBy pin: CatalogTimestamp.Pin, deltaFrom kept: Data) async -> Data? {
+        let path = SiteLayout.catalogDelta(to: pin.sha256, from: FileHashing.sha256(of: kept))
+        guard let delta = try? await source.fetchData(path, limit: .atMost(pin.size), scratch: scratch),
+            let bytes = try? ZstdFrame.decompress(Array(delta), limit: Int(pin.size), exactly: Int(pin.size), prefix: Array(kept))
+        else { return nil }
+        let catalog = Data(bytes)
+        return FileHashing.sha256(of: catalog) == pin.sha256 ? catalog : nil
+    }
+
+    /// The site's signed timestamp; `nil` when the site has none (published before
+    /// timestamps, or unsigned) or it is not one.
+    private func signedTimestamp() async throws(MapLoaderError) -> SignedTimestamp? {
+        let file: Data
+        do {
+            file = try await source.fetchData(SiteLayout.timestamp, limit: .atMost(SignedTimestamp.limit), scratch: scratch)
+        } catch .httpStatus(_, 404) {
+            return nil
+        }
+        return try? SignedTimestamp.parse(file)
+    }
+
+    /// Whether a timestamp may stand in for the catalog's signature: signed by a catalog
+    /// key of the newest root (or a trusted key), not older than the serial accepted
+    /// before, not expired.
+    private func accepts(_ stamp: SignedTimestamp, root: RootMetadata?, trust: TrustPolicy, lastSerial: Int?, now: Date) -> Bool {
+        stamp.isSigned(trusting: root?.catalogPublicKeys(at: now) ?? trust.keys)
+            && stamp.timestamp.serial >= lastSerial ?? .min && (stamp.timestamp.expires.map { $0 >= now } ?? true)
     }
 
     /// The catalog in `data`, once its content passes: format, numbers, serial, expiry.

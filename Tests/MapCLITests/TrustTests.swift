@@ -21,6 +21,7 @@ import MapPublisher
 
     @Test func unsignedSiteNeedsExplicitPermission() async throws {
         let site = try TestSite()
+        try site.removeTimestamp()
         try FileManager.default.removeItem(at: site.site.appendingPathComponent(SiteLayout.catalogSignature))
         await expectRefused(site.loader()) { error in
             isSignature(error) && error.description.contains("unsigned")
@@ -35,8 +36,10 @@ import MapPublisher
         try await permissive.install(["de-hamburg"])
     }
 
+    /// On a site without a timestamp (the catalog's signature file proves it).
     @Test func tamperedCatalogIsRefusedAndNothingChanges() async throws {
         let site = try TestSite()
+        try site.removeTimestamp()
         let loader = site.loader()
         try await loader.install(["de-berlin"])
         let before = try snapshot(loader.currentFolder)
@@ -111,6 +114,7 @@ import MapPublisher
         ).install(["de-berlin"])
         let before = try snapshot(data.appendingPathComponent("current"))
         // The site turns unsigned and edited; the client asks for unsigned catalogs.
+        try site.removeTimestamp()
         try FileManager.default.removeItem(at: site.site.appendingPathComponent(SiteLayout.catalogSignature))
         let url = site.site.appendingPathComponent(SiteLayout.catalog)
         let text = try String(contentsOf: url, encoding: .utf8).replacingOccurrences(of: "\"serial\" : 1", with: "\"serial\" : 99")
@@ -131,15 +135,18 @@ import MapPublisher
         let site = try TestSite()
         let catalogURL = site.site.appendingPathComponent(SiteLayout.catalog)
         let signatureURL = site.site.appendingPathComponent(SiteLayout.catalogSignature)
+        let timestampURL = site.site.appendingPathComponent(SiteLayout.timestamp)
         let oldCatalog = try Data(contentsOf: catalogURL)
         let oldSignature = try Data(contentsOf: signatureURL)
+        let oldTimestamp = try Data(contentsOf: timestampURL)
         try site.publish(2)
         let loader = site.loader()
         try await loader.install(["de-berlin"])
         let before = try snapshot(loader.currentFolder)
-        // A mirror replays serial 1, validly signed.
+        // A mirror replays serial 1, validly signed, with the timestamp that pinned it.
         try oldCatalog.write(to: catalogURL)
         try oldSignature.write(to: signatureURL)
+        try oldTimestamp.write(to: timestampURL)
         await expectRefused(loader) { error in isRollback(error) && error.description.contains("serial 1") }
         #expect(try snapshot(loader.currentFolder) == before)
     }

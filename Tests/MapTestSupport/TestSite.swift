@@ -38,6 +38,24 @@ package final class TestSite: Sendable {
                 validity: 3600, keyFile: dir.path("publisher.key")))
     }
 
+    /// Removes the site's timestamp and catalog deltas: the site as a publisher before
+    /// timestamps wrote it, where the catalog's signature file alone proves the catalog.
+    package func removeTimestamp() throws {
+        try FileManager.default.removeItem(at: site.appendingPathComponent(SiteLayout.timestamp))
+        try? FileManager.default.removeItem(at: site.appendingPathComponent(SiteLayout.deltas))
+    }
+
+    /// Writes `catalog` as its publisher would, signed with `keyFile` (the publisher's key
+    /// by default): the signature file, the catalog, and the timestamp that pins it.
+    package func writeSigned(_ catalog: Data, keyFile: URL? = nil) throws {
+        let key = try SigningKeyFile.read(keyFile ?? dir.path("publisher.key"))
+        try CatalogSignature.sign(catalog, with: key).jsonData().write(to: site.appendingPathComponent(SiteLayout.catalogSignature))
+        try catalog.write(to: site.appendingPathComponent(SiteLayout.catalog))
+        let timestamp = CatalogTimestamp(of: try JSONCoding.decode(Catalog.self, from: catalog), bytes: catalog)
+        try SignedTimestamp.file(of: timestamp) { try CatalogSignature.sign($0, with: key) }
+            .write(to: site.appendingPathComponent(SiteLayout.timestamp))
+    }
+
     /// A loader with a fresh (or given) data directory and quick retries.
     package func loader(dataDirectory: URL? = nil, attempts: Int = 3) -> MapLoader {
         let data = dataDirectory ?? dir.path("data-\(UUID().uuidString)")

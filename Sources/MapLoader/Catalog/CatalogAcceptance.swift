@@ -35,7 +35,7 @@ struct CatalogAcceptance {
         let (store, folder) = (self.store, keptFiles.catalog.deletingLastPathComponent())
         let accepted = try await client.signedCatalog(
             trust: TrustPolicy(keys: keys, allowUnsigned: trust.allowUnsigned), root: settings.trustedRoot,
-            lastSerial: settings.lastSerial
+            lastSerial: settings.lastSerial, kept: try? Data(contentsOf: keptFiles.catalog)
         ) { walk in
             // A root is trusted as soon as it is accepted, whatever becomes of the catalog.
             _ = try? await store.updateSettings { settings in
@@ -46,7 +46,7 @@ struct CatalogAcceptance {
             Self.keep(walk.fetched, in: folder)
         }
         let catalog = accepted.catalog
-        keep(catalog, bytes: accepted.bytes, signature: accepted.signature)
+        keep(catalog, accepted)
         let allKeys = keys.map(\.base64).sorted()
         guard
             catalog.serial > settings.lastSerial ?? .min || allKeys != (settings.trustedKeys ?? []).sorted()
@@ -65,10 +65,14 @@ struct CatalogAcceptance {
         return (catalog, unsaved)
     }
 
-    /// The accepted catalog as published, with its signature (for ``MapLoader/export(_:to:)``).
-    var keptFiles: (catalog: URL, signature: URL) {
+    /// The accepted catalog as published, with its signature or the timestamp that pinned
+    /// it (for ``MapLoader/export(_:to:)``, and so a poll reads the timestamp alone).
+    var keptFiles: (catalog: URL, signature: URL, timestamp: URL) {
         let folder = store.directory.siteCache
-        return (folder.appendingPathComponent(SiteLayout.catalog), folder.appendingPathComponent(SiteLayout.catalogSignature))
+        return (
+            folder.appendingPathComponent(SiteLayout.catalog), folder.appendingPathComponent(SiteLayout.catalogSignature),
+            folder.appendingPathComponent(SiteLayout.timestamp)
+        )
     }
 
     /// The last catalog accepted, as kept; `nil` when none is.
@@ -87,17 +91,20 @@ struct CatalogAcceptance {
         }
     }
 
-    /// Keeps the bytes of an accepted catalog (and its signature) when they are new: a
-    /// newer serial, or none kept yet. Best effort: a failure only means no export.
-    private func keep(_ catalog: Catalog, bytes: Data, signature: Data?) {
-        let (file, signatureFile) = keptFiles
+    /// Keeps the bytes of an accepted catalog (and its signature or timestamp) when they
+    /// are new: a newer serial, or none kept yet. Best effort: a failure only means no
+    /// export, and a poll that reads the catalog again.
+    private func keep(_ catalog: Catalog, _ accepted: AcceptedCatalog) {
+        let (file, signatureFile, timestampFile) = keptFiles
         guard keptCatalog().map({ $0.serial < catalog.serial }) ?? true else { return }
         try? FileSystem.makeDirectories(file.deletingLastPathComponent())
-        if let signature {
-            try? Store.writeAtomically(signatureFile) { signature }
-        } else {
-            FileSystem.removeTree(signatureFile)
+        for (kept, proof) in [(signatureFile, accepted.signature), (timestampFile, accepted.timestamp)] {
+            if let proof {
+                try? Store.writeAtomically(kept) { proof }
+            } else {
+                FileSystem.removeTree(kept)
+            }
         }
-        try? Store.writeAtomically(file) { bytes }
+        try? Store.writeAtomically(file) { accepted.bytes }
     }
 }

@@ -55,6 +55,9 @@ package struct Catalog: Sendable, Hashable, Codable {
         }
     }
 
+    /// The largest catalog accepted (nothing but a timestamp pins its length).
+    package static let sizeLimit: Int64 = 4 << 20
+
     /// The entry for `version`, if the site still has it.
     package func entry(_ version: String) -> Entry? { versions.first { $0.version == version } }
 }

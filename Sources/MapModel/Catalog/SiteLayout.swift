@@ -5,6 +5,16 @@ package enum SiteLayout {
     package static let catalog = "catalog.json"
     /// The catalog's detached signature.
     package static let catalogSignature = "catalog.json.sig"
+    /// The small signed file that pins the catalog (``CatalogTimestamp``): what a device polls.
+    package static let timestamp = "timestamp.json"
+
+    /// The catalog with SHA-256 `sha256` as a zstd delta from the catalog with SHA-256
+    /// `previous` (its prefix): what a device that kept the previous catalog fetches.
+    package static func catalogDelta(to sha256: String, from previous: String) -> String {
+        "\(deltas)/catalog-\(sha256)-from-\(previous).zst"
+    }
+    /// The folder of metadata deltas.
+    package static let deltas = "deltas"
 
     /// The manifest of `version`: compact JSON in one zstd frame (a tenth of the bytes).
     package static func manifest(_ version: String) -> String { "versions/\(version)/manifest.json.zst" }
