@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Uploads a site made by `maploader publish` to S3-compatible object storage, in an order
 # that is safe behind a CDN: content-addressed blobs and per-version manifests first
-# (immutable: cached for a year), then catalog.json.sig, catalog.json and the timestamp.json
-# that pins it last (no-cache).
+# and catalog deltas (immutable: cached for a year), then catalog.json.sig, the timestamp.json
+# that pins the catalog, and catalog.json last (no-cache).
 # A client polling during the upload sees the old catalog, whose files are all there, or
 # the new one, whose files are all there already. Nothing is deleted (see the README on
 # pruning old versions).
@@ -32,7 +32,7 @@ done
 [ -n "${AWS_ENDPOINT_URL:-}" ] && aws+=(--endpoint-url "$AWS_ENDPOINT_URL")
 immutable="public, max-age=31536000, immutable"
 # 1. Immutable content: blobs (named by their SHA-256) and each version's manifest.
-for folder in blobs versions; do
+for folder in blobs versions deltas; do
   [ -d "$site/$folder" ] || continue
   "${aws[@]}" s3 sync "$site/$folder" "$target/$folder" --only-show-errors --size-only \
     --cache-control "$immutable" "${acl[@]}"
@@ -58,19 +58,19 @@ new["signatures"] += [entry for entry in old if entry not in new["signatures"]]
 json.dump(new, open(sys.argv[3], "w"))
 PY
   put "$both" catalog.json.sig
+  # The timestamp pins the new catalog, which a device that kept the old one reads as a
+  # delta (uploaded above). It goes up before the catalog, so it is never behind it if the
+  # upload stops here; a device that reads it ahead of the catalog passes it over.
+  if [ -f "$site/timestamp.json" ]; then put "$site/timestamp.json" timestamp.json; fi
   put "$site/catalog.json" catalog.json
   put "$site/catalog.json.sig" catalog.json.sig
-  # The timestamp pins the catalog: a device polls it alone. It goes up last, so it never
-  # names a catalog that is not there yet (a device that reads a lagging one checks the
-  # catalog's own signature instead).
-  if [ -f "$site/timestamp.json" ]; then put "$site/timestamp.json" timestamp.json; fi
 else
   put "$site/catalog.json" catalog.json
 fi
 # 3. With --delete: what prune removed locally goes from the bucket too, now that the
 #    catalog no longer names it.
 if $delete; then
-  for folder in blobs versions; do
+  for folder in blobs versions deltas; do
     [ -d "$site/$folder" ] || continue
     "${aws[@]}" s3 sync "$site/$folder" "$target/$folder" --only-show-errors --size-only --delete \
       --cache-control "$immutable" "${acl[@]}"

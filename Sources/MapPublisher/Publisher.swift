@@ -96,32 +96,33 @@ package enum Publisher {
         )
     }
 
-    /// Writes the signature first, then the catalog, then the timestamp that pins it: a
-    /// client that reads the new catalog with the old signature refuses it and retries
-    /// later, never accepts a wrong one, and a timestamp never names a catalog not there yet.
+    /// Writes the signature first, then the catalog's delta and the timestamp that pins
+    /// it, then the catalog: a client that reads the new catalog with the old signature
+    /// refuses it and retries later, never accepts a wrong one; and the timestamp is never
+    /// behind the catalog, even after a crash between the two (a timestamp ahead of the
+    /// catalog is passed over; one behind would hide the new catalog from devices that
+    /// kept the old one).
     static func writeCatalog(_ catalog: Catalog, site: SiteWriter, keyFile: URL?) throws {
         var catalog = catalog
         catalog.rootVersion = try SiteRoots.rootVersion(for: site.root, keyFile: keyFile)
         let data = try catalog.jsonData()
-        if let keyFile {
-            let key = try SigningKeyFile.read(keyFile)
-            let previous = try? Data(contentsOf: site.root.appendingPathComponent(SiteLayout.catalog))
-            try site.write(try CatalogSignature.sign(data, with: key).jsonData(), at: SiteLayout.catalogSignature)
-            try site.write(data, at: SiteLayout.catalog)
-            // A device that kept the previous catalog fetches the new one as a delta from it.
-            if let previous, previous != data {
-                let delta = try ZstdFrame.compress(Array(data), level: 19, prefix: Array(previous))
-                try site.write(
-                    Data(delta), at: SiteLayout.catalogDelta(to: FileHashing.sha256(of: data), from: FileHashing.sha256(of: previous)))
-            }
-            let timestamp = try SignedTimestamp.file(of: CatalogTimestamp(of: catalog, bytes: data)) { try CatalogSignature.sign($0, with: key) }
-            try site.write(timestamp, at: SiteLayout.timestamp)
-        } else {
+        guard let keyFile else {
             // An unsigned site has no timestamp: only a signature makes one worth reading.
             try? FileManager.default.removeItem(at: site.root.appendingPathComponent(SiteLayout.timestamp))
             try? FileManager.default.removeItem(at: site.root.appendingPathComponent(SiteLayout.catalogSignature))
             try site.write(data, at: SiteLayout.catalog)
+            return
         }
+        let key = try SigningKeyFile.read(keyFile)
+        try site.write(try CatalogSignature.sign(data, with: key).jsonData(), at: SiteLayout.catalogSignature)
+        // A device that kept the previous catalog fetches the new one as a delta from it.
+        if let previous = try? Data(contentsOf: site.root.appendingPathComponent(SiteLayout.catalog)), previous != data {
+            let delta = try ZstdFrame.compress(Array(data), level: 19, prefix: Array(previous))
+            try site.write(Data(delta), at: SiteLayout.catalogDelta(to: FileHashing.sha256(of: data), from: FileHashing.sha256(of: previous)))
+        }
+        let timestamp = try SignedTimestamp.file(of: CatalogTimestamp(of: catalog, bytes: data)) { try CatalogSignature.sign($0, with: key) }
+        try site.write(timestamp, at: SiteLayout.timestamp)
+        try site.write(data, at: SiteLayout.catalog)
     }
 }
 

@@ -77,7 +77,7 @@ package struct SiteClient: Sendable {
             // The timestamp only ever saves bytes: one that is not signed, older than what
             // was accepted, or expired is passed over, and the catalog's signature decides.
             var fetched: Data?
-            if signed, let stamp = try await signedTimestamp(), try await walk(hint: stamp.timestamp.rootVersion),
+            if signed, let stamp = try await signedTimestamp(), (try? await walk(hint: stamp.timestamp.rootVersion)) != nil,
                 accepts(stamp, root: root, trust: trust, lastSerial: serialFloor, now: now)
             {
                 if let kept, stamp.timestamp.pins(kept) {
@@ -139,15 +139,18 @@ package struct SiteClient: Sendable {
     }
 
     /// The site's signed timestamp; `nil` when the site has none (published before
-    /// timestamps, or unsigned) or it is not one.
+    /// timestamps, or unsigned), or it cannot be read whole, or it is not one.
     private func signedTimestamp() async throws(MapLoaderError) -> SignedTimestamp? {
-        let file: Data
         do {
-            file = try await source.fetchData(SiteLayout.timestamp, limit: .atMost(SignedTimestamp.limit), scratch: scratch)
-        } catch .httpStatus(_, 404) {
+            return try SignedTimestamp.parse(
+                try await source.fetchData(SiteLayout.timestamp, limit: .atMost(SignedTimestamp.limit), scratch: scratch))
+        } catch .cancelled {
+            throw .cancelled
+        } catch {
+            // Missing (404, or 403 from a bucket that hides what it lacks), too long, cut
+            // off or malformed: the catalog and its signature are read instead.
             return nil
         }
-        return try? SignedTimestamp.parse(file)
     }
 
     /// Whether a timestamp may stand in for the catalog's signature: signed by a catalog

@@ -45,17 +45,20 @@ import ManifestServer
         try bytes.write(to: file)
         await #expect(throws: MapLoaderError.self) { try await loader.install(["de-berlin"]) }
         #expect(try Store(root: data).state().packages.isEmpty)
-        // A catalog edited on the stick no longer matches its signature.
+        // A catalog edited on the stick matches neither its timestamp nor its signature (a
+        // new device reads it; one that kept the catalog the timestamp pins has no need to).
         let catalog = stick.appendingPathComponent("catalog.json")
         let text = try String(contentsOf: catalog, encoding: .utf8).replacingOccurrences(of: "\"v1\"", with: "\"v1 \"")
         try text.write(to: catalog, atomically: true, encoding: .utf8)
+        let fresh = site.dir.path("fresh")
         do {
-            try await loader.install(["ch"])
+            try await MapLoader(configuration: .init(server: stick.path, dataDirectory: fresh, trust: TrustPolicy(keys: [site.publicKey])))
+                .install(["ch"])
             Issue.record("a tampered catalog was accepted")
         } catch {
             guard case .signatureRefused = error else { Issue.record("expected signatureRefused, got \(error)"); return }
         }
-        #expect(try Store(root: data).state().packages.isEmpty)
+        #expect(try Store(root: fresh).state().packages.isEmpty)
     }
 
     @Test func mapsFromAStickLaterUpdateFromTheServer() async throws {

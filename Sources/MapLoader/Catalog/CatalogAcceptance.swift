@@ -92,11 +92,12 @@ struct CatalogAcceptance {
     }
 
     /// Keeps the bytes of an accepted catalog (and its signature or timestamp) when they
-    /// are new: a newer serial, or none kept yet. Best effort: a failure only means no
+    /// are new: a newer serial, none kept yet, or a revocation that voided the serials
+    /// accepted before. Best effort: a failure only means no
     /// export, and a poll that reads the catalog again.
     private func keep(_ catalog: Catalog, _ accepted: AcceptedCatalog) {
         let (file, signatureFile, timestampFile) = keptFiles
-        guard keptCatalog().map({ $0.serial < catalog.serial }) ?? true else { return }
+        guard keptCatalog().map({ $0.serial < catalog.serial }) ?? true || accepted.serialReset else { return }
         try? FileSystem.makeDirectories(file.deletingLastPathComponent())
         for (kept, proof) in [(signatureFile, accepted.signature), (timestampFile, accepted.timestamp)] {
             if let proof {
