@@ -1,6 +1,7 @@
 package import Foundation
 package import MapModel
 import MapPlatform
+import Synchronization
 
 /// Reads a site's catalog and manifests, checking every pin. Manifests are cached in the
 /// data directory by hash, so an unchanged manifest is never downloaded twice.
@@ -37,11 +38,22 @@ package struct SiteClient: Sendable {
     ) async throws(MapLoaderError) -> AcceptedCatalog {
         // With mirrors, each is asked in turn until one serves a catalog that passes every
         // check: a mirror that is down, stale (rollback) or tampered with is skipped.
+        // A root accepted from one mirror holds for the next: a mirror that hides a
+        // revocation another mirror showed cannot get a revoked key's catalog accepted.
         let (cache, scratch) = (self.cache, self.scratch)
+        let newest = Mutex<(root: RootMetadata?, revoked: Bool)>((root, false))
+        let keep: @Sendable (RootWalk) async -> Void = { walk in
+            newest.withLock { newest in
+                if let root = walk.root, root.version > newest.root?.version ?? 0 { newest.root = root }
+                newest.revoked = newest.revoked || walk.revoked
+            }
+            await keepRoots(walk)
+        }
         do {
             return try await source.failingOver(from: .configured) { mirror in
-                try await SiteClient(source: mirror, cache: cache, scratch: scratch).signedCatalogFromSource(
-                    trust: trust, root: root, lastSerial: lastSerial, kept: kept, now: now, keepRoots: keepRoots)
+                let (root, revoked) = newest.withLock { ($0.root, $0.revoked) }
+                return try await SiteClient(source: mirror, cache: cache, scratch: scratch).signedCatalogFromSource(
+                    trust: trust, root: root, lastSerial: revoked ? nil : lastSerial, kept: kept, now: now, keepRoots: keep)
             }
         } catch {
             throw MapLoaderError(error)

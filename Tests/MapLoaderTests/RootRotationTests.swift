@@ -88,6 +88,45 @@ import MapStore
         #expect(try snapshot(device.currentFolder.appendingPathComponent("de-berlin/base")) == snapshot(fleet.site.release(4, "de-berlin", "base")))
     }
 
+    /// The configured site shows root 2, which revokes the first online key, and then fails
+    /// (its catalog is damaged); a hostile mirror hides root 2 and serves a catalog that the
+    /// leaked key signed. The root accepted from the configured site holds for the mirror:
+    /// refused, and the serial the mirror claims is not saved.
+    @Test func aMirrorThatHidesARevocationCannotUseTheRevokedKey() async throws {
+        let fleet = try Fleet(site: TestSite())
+        let k = fleet.keys
+        let files = FileManager.default
+        try fleet.root(Self.changes(rootKeys: [k["a"]!, k["b"]!, k["c"]!], threshold: 2, add: [k["online-1"]!]), signedBy: ["a", "b"])
+        try fleet.publish(2, signedWith: "online-1")
+        let data = fleet.site.dir.path("device")
+        try await fleet.site.loader(dataDirectory: data).install(["de-berlin"])
+        let (configured, mirror) = (fleet.site.dir.path("configured"), fleet.site.dir.path("mirror"))
+        try files.copyItem(at: fleet.site.site, to: mirror)
+        try fleet.root(Self.changes(add: [k["online-2"]!], revoke: [k["online-1"]!]), signedBy: ["a", "b"])
+        try fleet.publish(3, signedWith: "online-2")
+        try files.copyItem(at: fleet.site.site, to: configured)
+        for site in [configured, mirror] {
+            try files.removeItem(at: site.appendingPathComponent(SiteLayout.timestamp))
+            try files.removeItem(at: site.appendingPathComponent(SiteLayout.deltas))
+        }
+        try Data("[1, 2".utf8).write(to: configured.appendingPathComponent(SiteLayout.catalog))
+        let catalogFile = mirror.appendingPathComponent(SiteLayout.catalog)
+        var catalog = try JSONCoding.decode(Catalog.self, from: Data(contentsOf: catalogFile))
+        catalog.serial = 99
+        let bytes = try catalog.jsonData()
+        try bytes.write(to: catalogFile)
+        try SigningKeyFile.sign(bytes, keyFile: fleet.keyFile("online-1")).jsonData()
+            .write(to: mirror.appendingPathComponent(SiteLayout.catalogSignature))
+        let device = MapLoader(
+            configuration: .init(
+                server: configured.path, dataDirectory: data, trust: TrustPolicy(keys: [fleet.site.publicKey]),
+                mirrors: [mirror.path]))
+        await #expect(throws: MapLoaderError.self) { _ = try await device.checkForUpdate() }
+        let settings = try Self.settings(device)
+        #expect(settings.trustedRoot?.version == 2)
+        #expect(settings.lastSerial != 99, "the mirror's catalog was accepted under the revoked key")
+    }
+
     @Test func brokenLinksOfTheChainAreRefusedAndChangeNothing() async throws {
         let fleet = try Fleet(site: TestSite())
         let k = fleet.keys
