@@ -22,7 +22,10 @@ extension MapLoader {
         let state = try operation.store.state()
         let version = atInstalledVersion ? (state.version ?? catalog.current) : catalog.current
         let known = [catalog.entry(version)?.sha256, state.manifest].compactMap { $0 }
-        let manifest = try await client.manifest(version, in: catalog, parts: parts, knownFrom: known)
+        var manifest = try await client.manifest(version, in: catalog, parts: parts, knownFrom: known)
+        if state.version != nil, state.version != version {
+            manifest = await client.withPatchHistory(manifest, in: catalog, installed: state)
+        }
         return PlanningContext(
             catalog: catalog, manifest: manifest, state: state, settings: settings,
             selection: settings.selectedGroups(manifest.groups))

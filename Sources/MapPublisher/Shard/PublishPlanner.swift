@@ -52,11 +52,14 @@ package enum PublishPlanner {
                             id: tasks.count, kind: .archive, package: leaf.id, group: group.id,
                             treeHash: treeHash))
                 }
-                // Edges published before stay usable while their blobs are on the site.
+                // Edges published before into this tree (the group did not change since) stay
+                // usable while their blobs are on the site. Edges into older trees stay in the
+                // manifests of their versions, where a device far behind reads them: a
+                // manifest stays the same size however many versions the site keeps.
                 var seen = Set<String>()
                 for manifest in history.manifests.indices {
                     for edge in history.artifact(leaf.id, group.id, inVersion: manifest)?.patches ?? []
-                    where seen.insert(edge.fromTreeHash + edge.toTreeHash).inserted {
+                    where edge.toTreeHash == treeHash && seen.insert(edge.fromTreeHash + edge.toTreeHash).inserted {
                         if FileManager.default.fileExists(atPath: site.blob(edge.sha256).path) { unit.keptEdges.append(edge) }
                     }
                 }
