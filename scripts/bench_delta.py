@@ -516,8 +516,11 @@ class Server:
         self.proc.wait()
 
 
-def bench(name, releases, binary, use_bsdiff, rows):
-    print(f"== {name}", flush=True)
+def bench(name, releases, binary, use_bsdiff, rows, patch_level=None, peer_sizes=None):
+    """One dataset: publish, install the first release, update through the others. With
+    `patch_level`, the publishes of the updates use it (`--patch-level`); `peer_sizes`
+    (a dict filled by the first run of a pair) spares the peer tools' runs for the next."""
+    print(f"== {name}" + (f" (--patch-level {patch_level})" if patch_level else ""), flush=True)
     work = tempfile.mkdtemp(prefix="maploader-bench-")
     site, data = os.path.join(work, "site"), os.path.join(work, "data")
     key = os.path.join(work, "publisher.key")
@@ -535,7 +538,7 @@ def bench(name, releases, binary, use_bsdiff, rows):
         for index in range(1, len(releases)):
             label = f"r{index + 1}"
             publish_wall, publish_rss, _ = timed([binary, "publish", releases[index], "--site", site, "--version", label,
-                                                  "--key", key])
+                                                  "--key", key] + (["--patch-level", str(patch_level)] if patch_level else []))
             mark = server.mark()
             # The publisher runs on another machine in real life: flush its writes here so the
             # client's commit (which flushes the file system) is not charged for them.
@@ -547,9 +550,15 @@ def bench(name, releases, binary, use_bsdiff, rows):
             changed = [s for s in report["steps"] if s["action"] != "keep"]
             full = sum(s["fullBytes"] for s in changed)
             fallbacks = [s for s in changed if s["method"] == "full"]
-            sizes, zwall, zrss, pairs, zencode, changed_bytes = peers(releases[index - 1], releases[index], work, use_bsdiff)
+            cached = peer_sizes.get(index) if peer_sizes is not None else None
+            if cached is None:
+                cached = peers(releases[index - 1], releases[index], work, use_bsdiff)
+                if peer_sizes is not None:
+                    peer_sizes[index] = cached
+            sizes, zwall, zrss, pairs, zencode, changed_bytes = cached
             best = min(v for v in sizes.values() if v is not None)
             rows.append({
+                "patchLevel": patch_level or 19,
                 "pair": f"{name.split(' ')[0]}{' .gz' if name.endswith('(.gz)') else ''} {os.path.basename(releases[index - 1])}→{os.path.basename(releases[index])}",
                 "maploader": blobs, "withMetadata": total, "zstd": sizes["zstd"], "xdelta3": sizes["xdelta3"],
                 "bsdiff": sizes["bsdiff"], "hdiffpatch": sizes["hdiffpatch"], "zstdTar": sizes["zstd-tar"], "full": full, "vsBest": blobs / best if best else 0,
@@ -623,6 +632,27 @@ def metadata_bench(binary, versions=(2, 5, 10, 30)):
     print(f"\ntarget: a poll and a tiny update's metadata well under 1 kB")
 
 
+def print_curve(rows, levels):
+    """Bytes and publish seconds per pair at each patch level, against level 19 (the
+    default) and the best peer."""
+    print()
+    header = ["pair", "patch level", "update --delta", "vs level 19", "vs best peer", "publish s", "vs level 19 ", "publish RSS"]
+    table = [header]
+    for pair in dict.fromkeys(r["pair"] for r in rows):
+        runs = {r["patchLevel"]: r for r in rows if r["pair"] == pair}
+        default = runs.get(19)
+        for level in levels:
+            r = runs[level]
+            best = min(v for v in (r["zstd"], r["xdelta3"], r["bsdiff"], r["hdiffpatch"], r["zstdTar"]) if v is not None)
+            table.append([pair, str(level), human(r["maploader"]),
+                          f"{r['maploader'] / default['maploader']:.2f}" if default and default["maploader"] else "-",
+                          f"{r['maploader'] / best:.2f}" if best else "-", f"{r['publishWall']:.1f}",
+                          f"{r['publishWall'] / default['publishWall']:.2f}" if default else "-", human(r["publishRss"])])
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+
+
 BASELINE = os.path.join(ROOT, "scripts", "bench-delta-baseline.json")
 
 
@@ -655,6 +685,8 @@ def main():
                         help="only the pairs above the segment threshold (a .tar.gz of 180 MB of content, a folder of files over 16 MiB)")
     parser.add_argument("--metadata", action="store_true",
                         help="only the metadata a poll and a tiny update cost, on sites of 2 to 30 versions")
+    parser.add_argument("--patch-levels",
+                        help="comma-separated publish --patch-level values (e.g. 3,9,15,19): the bytes-for-time curve of each pair")
     parser.add_argument("--only", help="only the pairs whose name contains this text")
     parser.add_argument("--record", action="store_true",
                         help=f"write this run's bytes per pair into {os.path.relpath(BASELINE, ROOT)} (the recorded baseline)")
@@ -678,6 +710,14 @@ def main():
         datasets += real_datasets() + big_datasets()
     if args.only:
         datasets = [(name, releases) for name, releases in datasets if args.only in name]
+    if args.patch_levels:
+        levels = [int(level) for level in args.patch_levels.split(",")]
+        for name, releases in datasets:
+            cache = {}
+            for level in levels:
+                bench(name, releases, binary, not args.no_bsdiff, rows, patch_level=level, peer_sizes=cache)
+        print_curve(rows, levels)
+        return
     for name, releases in datasets:
         bench(name, releases, binary, not args.no_bsdiff, rows)
     print()

@@ -105,7 +105,7 @@ extension MapLoader {
             case .noServer, .connectionFailed, .httpStatus: break
             default: throw error
             }
-            guard let offline = try Self.offlineContext(operation.store, reason: error.description) else { throw error }
+            guard let offline = try Self.offlineContext(operation, reason: error.description) else { throw error }
             return offline
         }
     }
@@ -113,15 +113,15 @@ extension MapLoader {
     /// The installed version's context from the data directory: state, settings, the
     /// cached manifest (the parts it has) and the last catalog accepted; `nil` when nothing
     /// is installed.
-    private static func offlineContext(_ store: Store, reason: String) throws -> (PlanningContext, PackageTree.Offline)? {
+    private static func offlineContext(_ operation: OperationContext, reason: String) throws -> (PlanningContext, PackageTree.Offline)? {
+        let store = operation.store
         let state = try store.state()
         guard let version = state.version, let sha256 = state.manifest,
             let manifest = SiteClient.cachedManifest(sha256, in: store.directory.manifestCache, partial: true)
         else { return nil }
         let settings = try store.settings()
-        let acceptance = CatalogAcceptance(store: store, trust: TrustPolicy())
-        let keptFile = acceptance.keptFiles.catalog
-        let kept = acceptance.keptCatalog()
+        let keptFile = operation.acceptance.keptFiles.catalog
+        let kept = operation.acceptance.keptCatalog()
         let catalog =
             kept
             ?? Catalog(

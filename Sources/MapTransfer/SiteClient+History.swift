@@ -1,45 +1,66 @@
 package import MapModel
 
 extension SiteClient {
-    /// `manifest` with the patch edges a device behind by more than one version may chain
-    /// through. A manifest carries the edges into its own version's trees only (so it stays
-    /// the same size however many versions a site keeps); the edges into older trees are in
-    /// the manifests of their versions. For a device that skipped versions, those between
-    /// the installed one and `manifest`'s are read (the parts holding its changed packages)
-    /// and their edges for the changed groups added, so the planner weighs a chain against
-    /// a direct patch as before. A manifest that cannot be read only leaves its edges out: a
-    /// group with no chain left is updated by its full archive.
+    /// `manifest` with the patch edges a device far behind may chain through. A manifest
+    /// carries the edges into its own version's trees only (so it stays the same size
+    /// however many versions a site keeps); the edges into older trees are in the
+    /// manifests of their versions. When an installed group's tree has no chain of the
+    /// manifest's edges to the new tree (the device skipped more versions than the
+    /// publisher's patch depth), the manifests of the versions between the installed one
+    /// and `manifest`'s are read, newest first (the parts holding those packages), and
+    /// their edges for those groups added, until every such group has a chain. A device
+    /// within the patch depth reads nothing more. A manifest that cannot be read only
+    /// leaves its edges out: a group with no chain is updated by its full archive.
     package func withPatchHistory(_ manifest: Manifest, in catalog: Catalog, installed state: InstalledState) async -> Manifest {
         var manifest = manifest
-        let changed = Self.changedGroups(manifest, from: state)
-        guard !changed.isEmpty, let target = catalog.versions.firstIndex(where: { $0.version == manifest.version }) else {
+        var behind = Self.groupsWithoutChain(manifest, from: state)
+        guard !behind.isEmpty, let target = catalog.versions.firstIndex(where: { $0.version == manifest.version }) else {
             return manifest
         }
         let oldest = state.version.flatMap { version in catalog.versions.firstIndex { $0.version == version } } ?? -1
         guard oldest + 1 < target else { return manifest }
-        let packages = Set(changed.map(\.package))
         for entry in catalog.versions[(oldest + 1)..<target].reversed() {
             let known = [entry.sha256, catalog.entry(manifest.version)?.sha256, state.manifest].compactMap { $0 }
+            let packages = Set(behind.map(\.package))
             guard let older = try? await self.manifest(entry.version, in: catalog, parts: .holding(packages), knownFrom: known) else {
                 continue
             }
             let leaves = Dictionary(older.root.leaves.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             var edges: [GroupKey: [PatchEdge]] = [:]
-            for key in changed { edges[key] = leaves[key.package]?.artifacts?[key.group]?.patches }
+            for key in behind { edges[key] = leaves[key.package]?.artifacts?[key.group]?.patches }
             manifest.root = manifest.root.addingPatchEdges(edges)
+            behind = Self.groupsWithoutChain(manifest, from: state)
+            if behind.isEmpty { break }
         }
         return manifest
     }
 
-    /// The installed groups whose tree differs from the manifest's.
-    static func changedGroups(_ manifest: Manifest, from state: InstalledState) -> Set<GroupKey> {
-        var changed = Set<GroupKey>()
+    /// The installed groups whose tree differs from the manifest's and has no chain of the
+    /// manifest's edges to it.
+    static func groupsWithoutChain(_ manifest: Manifest, from state: InstalledState) -> Set<GroupKey> {
+        var behind = Set<GroupKey>()
         for leaf in manifest.root.leaves {
             for (group, installed) in state.packages[leaf.id] ?? [:] {
-                if let artifact = leaf.artifacts?[group], artifact.treeHash != installed.treeHash { changed.insert(GroupKey(leaf.id, group)) }
+                guard let artifact = leaf.artifacts?[group], artifact.treeHash != installed.treeHash,
+                    !reaches(from: installed.treeHash, to: artifact.treeHash, through: artifact.patches ?? [])
+                else { continue }
+                behind.insert(GroupKey(leaf.id, group))
             }
         }
-        return changed
+        return behind
+    }
+
+    /// Whether a chain of `edges` leads from tree `start` to tree `goal`.
+    static func reaches(from start: String, to goal: String, through edges: [PatchEdge]) -> Bool {
+        var seen: Set<String> = [start]
+        var frontier = [start]
+        while let tree = frontier.popLast() {
+            if tree == goal { return true }
+            for edge in edges where edge.fromTreeHash == tree && seen.insert(edge.toTreeHash).inserted {
+                frontier.append(edge.toTreeHash)
+            }
+        }
+        return false
     }
 }
 
