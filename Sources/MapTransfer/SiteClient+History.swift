@@ -36,13 +36,15 @@ extension SiteClient {
     }
 
     /// The installed groups whose tree differs from the manifest's and has no chain of the
-    /// manifest's edges to it.
+    /// manifest's edges to it, though some edge leads to it (a chain ends with one of the
+    /// edges into the new tree, which the manifest holds: with none, older manifests
+    /// cannot help, as when a patch was not worth publishing).
     static func groupsWithoutChain(_ manifest: Manifest, from state: InstalledState) -> Set<GroupKey> {
         var behind = Set<GroupKey>()
         for leaf in manifest.root.leaves {
             for (group, installed) in state.packages[leaf.id] ?? [:] {
-                guard let artifact = leaf.artifacts?[group], artifact.treeHash != installed.treeHash,
-                    !reaches(from: installed.treeHash, to: artifact.treeHash, through: artifact.patches ?? [])
+                guard let artifact = leaf.artifacts?[group], artifact.treeHash != installed.treeHash, let edges = artifact.patches,
+                    !edges.isEmpty, !reaches(from: installed.treeHash, to: artifact.treeHash, through: edges)
                 else { continue }
                 behind.insert(GroupKey(leaf.id, group))
             }
