@@ -93,12 +93,14 @@ package enum PublishTaskRunner {
             let notes = stats.files.compactMap { file in
                 file.note.flatMap { $0.hasPrefix("no ") ? "\(file.path): \($0)" : nil }
             }
+            // The publish log also says where an estimate left a trial out.
+            let logged = stats.files.compactMap { file in file.note.map { "\(file.path): \($0)" } }
             result = PublishTaskResult(
                 task: id, sha256: sha256, size: size, notes: notes.isEmpty ? nil : Array(notes.prefix(20)),
                 writeBytes: stats.writeBytes, cloneWriteBytes: stats.cloneWriteBytes)
             line =
                 "\(task.package)/\(task.group): patch \(version)→\(plan.version) \(ByteFormat.string(size))"
-                + notes.prefix(20).map { "\n    \($0)" }.joined()
+                + logged.prefix(20).map { "\n    \($0)" }.joined()
         }
         var recorded = result
         recorded.taskDigest = task.digest(in: plan)

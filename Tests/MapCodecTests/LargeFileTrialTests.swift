@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+import MapTestSupport
+import MapDelta
+import MapPublisher
+
+/// The trials a large file (over 16 MiB) gets: each is a whole-file encode, so those an
+/// estimate or a rule rules out are skipped, and the patch notes say so.
+@Suite struct LargeFileTrialTests {
+    /// 17 MiB of incompressible bytes, and the same with ten 64 KiB changes: a delta above
+    /// 1/64 of the file (which alone would not skip plain zstd), far below plain zstd.
+    static func pair(in dir: TemporaryDirectory) throws {
+        var generator = SeededGenerator(seed: 20)
+        var old = [UInt8](repeating: 0, count: 17 << 20)
+        for index in old.indices { old[index] = UInt8(truncatingIfNeeded: generator.next()) }
+        var new = old
+        for change in 0..<10 {
+            let at = (new.count - (64 << 10)) / 10 * change + 1_000
+            for offset in 0..<(64 << 10) { new[at + offset] = UInt8(truncatingIfNeeded: generator.next()) }
+        }
+        for (name, bytes) in [("old", old), ("new", new)] {
+            try FileManager.default.createDirectory(at: dir.path(name), withIntermediateDirectories: true)
+            try Data(bytes).write(to: dir.path("\(name)/tiles.bin"))
+        }
+    }
+
+    @Test func plainZstdAndTheCLIVariantsAreLeftOutOfALargeFilesTrials() async throws {
+        let dir = TemporaryDirectory()
+        try Self.pair(in: dir)
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"), options: PatchOptions(level: 16))
+        }
+        let file = try #require(stats.file("tiles.bin"))
+        #expect(file.encoding == .delta && file.payloadBytes < 1 << 20, "\(file.encoding) \(file.payloadBytes) B")
+        #expect(file.tried[.zstd] == nil, "\(file.tried)")
+        #expect(file.note?.contains("plain zstd not tried: 4 MiB of samples put it near") == true, "\(file.note ?? "no note")")
+        #expect(file.note?.contains("the deep search alone") == true, "\(file.note ?? "no note")")
+        _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out")) }
+        #expect(try Data(contentsOf: dir.path("out/tiles.bin")) == Data(contentsOf: dir.path("new/tiles.bin")))
+        // Without estimates every trial runs, and the bytes are no smaller.
+        let every = {
+            var options = PatchOptions(level: 16)
+            options.skipByEstimate = false
+            return options
+        }()
+        let all = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("q"), options: every)
+        }
+        let tried = try #require(all.file("tiles.bin"))
+        #expect(tried.tried[.zstd] != nil && tried.note == nil, "\(tried.tried) \(tried.note ?? "")")
+        #expect(tried.payloadBytes >= file.payloadBytes - 1_024, "\(tried.payloadBytes) B with every trial, \(file.payloadBytes) B")
+    }
+}
