@@ -12,9 +12,10 @@ extension MapLoader {
     /// `parts` says which parts of a split manifest to read: an update reads those holding
     /// installed packages, so its metadata grows with what is installed, not the catalog.
     /// Where packages are is looked up in the parts of the manifest read and of the
-    /// installed one, as cached.
+    /// installed one, as cached. `withPatchHistory` (an update's plan) adds the patch edges
+    /// of older manifests a device far behind may chain through.
     func planningContext(
-        _ operation: OperationContext, atInstalledVersion: Bool, parts: ManifestParts = .all
+        _ operation: OperationContext, atInstalledVersion: Bool, parts: ManifestParts = .all, withPatchHistory: Bool = false
     ) async throws -> PlanningContext {
         operation.progress(.resolve)
         let client = try operation.siteClient()
@@ -23,8 +24,8 @@ extension MapLoader {
         let version = atInstalledVersion ? (state.version ?? catalog.current) : catalog.current
         let known = [catalog.entry(version)?.sha256, state.manifest].compactMap { $0 }
         var manifest = try await client.manifest(version, in: catalog, parts: parts, knownFrom: known)
-        if state.version != nil, state.version != version {
-            manifest = await client.withPatchHistory(manifest, in: catalog, installed: state)
+        if withPatchHistory, state.version != nil, state.version != version {
+            manifest = try await client.withPatchHistory(manifest, in: catalog, installed: state)
         }
         return PlanningContext(
             catalog: catalog, manifest: manifest, state: state, settings: settings,

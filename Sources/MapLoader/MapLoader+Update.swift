@@ -113,7 +113,7 @@ extension MapLoader {
         // The parts holding what is installed (the state cannot change meanwhile: a writer
         // holds the lock, a reader its pinned generation).
         let installed = Set(try operation.store.state().packages.keys)
-        let context = try await planningContext(operation, atInstalledVersion: false, parts: .holding(installed))
+        let context = try await planningContext(operation, atInstalledVersion: false, parts: .holding(installed), withPatchHistory: true)
         let broken = try await quickCheck(context.state, in: operation)
         let sharing = operation.store.fileSharing()
         let plan = Planner.plan(

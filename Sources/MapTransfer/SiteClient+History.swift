@@ -6,31 +6,41 @@ extension SiteClient {
     /// however many versions a site keeps); the edges into older trees are in the
     /// manifests of their versions. When an installed group's tree has no chain of the
     /// manifest's edges to the new tree (the device skipped more versions than the
-    /// publisher's patch depth), the manifests of the versions between the installed one
-    /// and `manifest`'s are read, newest first (the parts holding those packages), and
-    /// their edges for those groups added, until every such group has a chain. A device
-    /// within the patch depth reads nothing more. A manifest that cannot be read only
-    /// leaves its edges out: a group with no chain is updated by its full archive.
-    package func withPatchHistory(_ manifest: Manifest, in catalog: Catalog, installed state: InstalledState) async -> Manifest {
+    /// publisher's patch depth), the manifests of every version between the installed one
+    /// and `manifest`'s are read (the parts holding those packages) and their edges for
+    /// those groups added, so the planner weighs every chain, as when one manifest carried
+    /// them all. A device within the patch depth reads nothing more. A manifest the site no
+    /// longer has, or that fails its checks, only leaves its edges out (a group with no
+    /// chain is updated by its full archive); a lost connection or a cancellation ends
+    /// the operation as for any manifest.
+    package func withPatchHistory(
+        _ manifest: Manifest, in catalog: Catalog, installed state: InstalledState
+    ) async throws(MapLoaderError) -> Manifest {
         var manifest = manifest
-        var behind = Self.groupsWithoutChain(manifest, from: state)
+        let behind = Self.groupsWithoutChain(manifest, from: state)
         guard !behind.isEmpty, let target = catalog.versions.firstIndex(where: { $0.version == manifest.version }) else {
             return manifest
         }
         let oldest = state.version.flatMap { version in catalog.versions.firstIndex { $0.version == version } } ?? -1
         guard oldest + 1 < target else { return manifest }
+        let packages = Set(behind.map(\.package))
         for entry in catalog.versions[(oldest + 1)..<target].reversed() {
             let known = [entry.sha256, catalog.entry(manifest.version)?.sha256, state.manifest].compactMap { $0 }
-            let packages = Set(behind.map(\.package))
-            guard let older = try? await self.manifest(entry.version, in: catalog, parts: .holding(packages), knownFrom: known) else {
-                continue
+            let older: Manifest
+            do {
+                older = try await self.manifest(entry.version, in: catalog, parts: .holding(packages), knownFrom: known)
+            } catch {
+                switch error {
+                case .cancelled, .noServer, .connectionFailed: throw error
+                default: continue
+                }
             }
             let leaves = Dictionary(older.root.leaves.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-            var edges: [GroupKey: [PatchEdge]] = [:]
-            for key in behind { edges[key] = leaves[key.package]?.artifacts?[key.group]?.patches }
+            var edges: [String: [String: [PatchEdge]]] = [:]
+            for key in behind {
+                if let found = leaves[key.package]?.artifacts?[key.group]?.patches { edges[key.package, default: [:]][key.group] = found }
+            }
             manifest.root = manifest.root.addingPatchEdges(edges)
-            behind = Self.groupsWithoutChain(manifest, from: state)
-            if behind.isEmpty { break }
         }
         return manifest
     }
@@ -67,18 +77,18 @@ extension SiteClient {
 }
 
 extension PackageNode {
-    /// This tree with `edges` added to the artifacts they belong to (an edge already there,
-    /// by its two trees, is not added twice).
-    func addingPatchEdges(_ edges: [GroupKey: [PatchEdge]]) -> PackageNode {
+    /// This tree with `edges` (by package, then group) added to the artifacts they belong
+    /// to (an edge already there, by its two trees, is not added twice).
+    func addingPatchEdges(_ edges: [String: [String: [PatchEdge]]]) -> PackageNode {
         var node = self
         node.children = children?.map { $0.addingPatchEdges(edges) }
-        for (key, added) in edges where key.package == id {
-            guard var artifact = node.artifacts?[key.group] else { continue }
+        for (group, added) in edges[id] ?? [:] {
+            guard var artifact = node.artifacts?[group] else { continue }
             var patches = artifact.patches ?? []
             var known = Set(patches.map { $0.fromTreeHash + $0.toTreeHash })
             patches += added.filter { known.insert($0.fromTreeHash + $0.toTreeHash).inserted }
             artifact.patches = patches.isEmpty ? nil : patches
-            node.artifacts?[key.group] = artifact
+            node.artifacts?[group] = artifact
         }
         return node
     }

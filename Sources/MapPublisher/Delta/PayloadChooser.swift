@@ -171,9 +171,10 @@ package struct PayloadChooser {
                 if let note = delta!.note { choice.note = [choice.note, note].compactMap { $0 }.joined(separator: "; ") }
             }
         }
-        if let delta, let estimate = try plainZstdRulesOut(delta.length, path: newPath, newSize: newSize) {
+        let worthZstd = delta.map { $0.length * Self.plainZstdSkipRatio > newSize } ?? true
+        if worthZstd, let delta, let estimate = plainZstdRulesOut(delta.length, path: newPath, newSize: newSize) {
             choice.note = [choice.note, estimate].compactMap { $0 }.joined(separator: "; ")
-        } else if delta.map({ $0.length * Self.plainZstdSkipRatio > newSize }) ?? true {
+        } else if worthZstd {
             let zstdPath = workDirectory + "/zstd.payload"
             let length = try encode(newPath, prefix: nil, into: zstdPath)
             choice.tried[.zstd] = length
@@ -185,7 +186,8 @@ package struct PayloadChooser {
             if delta.length < choice.length {
                 (choice.encoding, choice.payloadPath, choice.length) = (.delta, delta.path, delta.length)
             } else {
-                choice.note = "delta (\(delta.length) B) not smaller than \(choice.encoding) (\(choice.length) B)"
+                choice.note = [choice.note, "delta (\(delta.length) B) not smaller than \(choice.encoding) (\(choice.length) B)"]
+                    .compactMap { $0 }.joined(separator: "; ")
             }
         }
         // The suffix-array codec wins where numbers shifted by small amounts (coordinates,
@@ -204,7 +206,7 @@ package struct PayloadChooser {
     }
 
     /// What the publish log says of a large file's delta (``encodeDelta(_:newSize:base:)``).
-    static let deepOnlyNote = "delta: the deep search alone (a file over 16 MiB)"
+    static let deepOnlyNote = "delta: the deep search alone (the file or its old version is over 16 MiB)"
 
     /// Files above this size are large: one whole-file encode costs seconds per trial.
     static let largeFile: Int64 = 16 << 20
@@ -219,9 +221,8 @@ package struct PayloadChooser {
     /// Plain zstd of the whole file finds more repeats than the samples do, but not twice
     /// as many on map data (on timezone polygons, 58 MB, the samples said 47.5 MB, the
     /// whole file gave 37.7 MB, against a 4.1 MB delta).
-    private func plainZstdRulesOut(_ deltaLength: Int64, path: String, newSize: Int64) throws -> String? {
-        guard skipByEstimate, newSize > Self.largeFile else { return nil }
-        let file = try MappedFile.source(path, displayPath: path)
+    private func plainZstdRulesOut(_ deltaLength: Int64, path: String, newSize: Int64) -> String? {
+        guard skipByEstimate, newSize > Self.largeFile, let file = try? MappedFile.source(path, displayPath: path) else { return nil }
         let size = file.bytes.count
         let sample = min(Self.estimateSampleLength, size)
         var sampled: Int64 = 0
@@ -229,7 +230,8 @@ package struct PayloadChooser {
         for index in 0..<Self.estimateSamples {
             let offset = (size - sample) * index / (Self.estimateSamples - 1)
             let bytes = Array(file.bytes[offset..<(offset + sample)])
-            compressed += Int64(try ZstdFrame.compress(bytes, level: level).count)
+            guard let frame = try? ZstdFrame.compress(bytes, level: level) else { return nil }
+            compressed += Int64(frame.count)
             sampled += Int64(bytes.count)
         }
         guard sampled > 0 else { return nil }
