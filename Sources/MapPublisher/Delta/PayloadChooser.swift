@@ -205,6 +205,15 @@ package struct PayloadChooser {
         return choice
     }
 
+    /// The parts of a note that only the publish log shows (which trials a rule or an
+    /// estimate left out): a client has nothing to act on in them.
+    static let logOnlyPrefixes = ["byte-level trials skipped", "plain zstd not tried", "delta: the deep search alone", "delta ("]
+
+    /// `note` without its log-only parts (``logOnlyPrefixes``), for the patch edge.
+    static func withoutLogOnlyParts(_ note: String) -> String {
+        note.components(separatedBy: "; ").filter { part in !logOnlyPrefixes.contains { part.hasPrefix($0) } }.joined(separator: "; ")
+    }
+
     /// What the publish log says of a large file's delta (``encodeDelta(_:newSize:base:)``).
     static let deepOnlyNote = "delta: the deep search alone (the file or its old version is over 16 MiB)"
 

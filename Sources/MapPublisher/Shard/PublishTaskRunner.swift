@@ -91,8 +91,8 @@ package enum PublishTaskRunner {
             // Files left byte-level for a reason a publisher can act on (a deflate stream
             // another encoder made, a file too large for a delta) travel with the edge.
             let notes = stats.files.compactMap { file -> String? in
-                let actionable = (file.note ?? "").components(separatedBy: "; ").filter { $0.hasPrefix("no ") }
-                return actionable.isEmpty ? nil : "\(file.path): \(actionable.joined(separator: "; "))"
+                guard let note = file.note, note.hasPrefix("no ") else { return nil }
+                return "\(file.path): \(PayloadChooser.withoutLogOnlyParts(note))"
             }
             // The publish log also says where an estimate left a trial out.
             let logged = stats.files.compactMap { file in file.note.map { "\(file.path): \($0)" } }
