@@ -50,7 +50,7 @@ extension MapLoader {
                 (try? JSONCoding.decode(CatalogSignature.self, from: $0))?.isValid(for: catalogBytes, trusting: keys) ?? false
             }
             let stamped = timestamp.map { file in
-                (try? SignedTimestamp.parse(file)).map { $0.isSigned(trusting: keys) && $0.timestamp.pins(catalogBytes) } ?? false
+                (try? SignedTimestamp.parse(file)).map { $0.isSigned(trusting: keys) && $0.timestamp.vouches(for: catalogBytes) } ?? false
             }
             if !keys.isEmpty, signed == false || stamped == false || (signed == nil && stamped == nil) {
                 throw MapLoaderError.signatureRefused(

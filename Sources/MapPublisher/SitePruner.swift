@@ -67,8 +67,7 @@ extension Publisher {
         }
         // Catalog deltas are needed while they lead to the catalog the site serves.
         if let current = site.catalogHash() {
-            let lead = SiteLayout.catalogDelta(to: current, from: "")
-            needed.formUnion(present.keys.filter { $0.hasPrefix(lead.dropLast(4)) })
+            needed.formUnion(present.keys.filter { $0.hasPrefix(SiteLayout.catalogDeltas(to: current)) })
         }
         let stateFile = siteURL.appendingPathComponent(".prune.json")
         var firstSeen = ((try? Data(contentsOf: stateFile)).flatMap { try? JSONCoding.decode([String: Date].self, from: $0) }) ?? [:]

@@ -72,13 +72,12 @@ package struct SiteClient: Sendable {
         var signature: Data?
         var pinnedBy: SignedTimestamp?
         let signed = trusted != nil || !trust.keys.isEmpty
-        @discardableResult func walk(hint: Int?) async throws(MapLoaderError) -> Bool {
+        func walk(hint: Int?) async throws(MapLoaderError) {
             let walk = try await walkRoots(from: root, hint: hint, anchors: trust.keys, now: now)
             root = walk.root
             newRoots += walk.fetched
             if walk.revoked { (serialFloor, serialReset) = (nil, true) }
             if !walk.fetched.isEmpty { await keepRoots(walk) }
-            return true
         }
         // The catalog and its signature are two files: a publish between the two reads
         // gives a torn pair. Read both again (twice at most) before refusing.
@@ -89,19 +88,26 @@ package struct SiteClient: Sendable {
             // The timestamp only ever saves bytes: one that is not signed, older than what
             // was accepted, or expired is passed over, and the catalog's signature decides.
             var fetched: Data?
-            if signed, let stamp = try await signedTimestamp(), (try? await walk(hint: stamp.timestamp.rootVersion)) != nil,
-                accepts(stamp, root: root, trust: trust, lastSerial: serialFloor, now: now)
-            {
-                if let kept, stamp.timestamp.pins(kept) {
+            var stamp = signed ? try await signedTimestamp() : nil
+            if let current = stamp {
+                // Roots are walked before the timestamp is judged (a revoked key must not
+                // vouch); a root hint the walk refuses passes the timestamp over, and the
+                // catalog's own walk decides.
+                do { try await walk(hint: current.timestamp.rootVersion) } catch { stamp = nil }
+            }
+            if let stamp, accepts(stamp, root: root, trust: trust, lastSerial: serialFloor, now: now) {
+                if let kept, stamp.timestamp.vouches(for: kept) {
                     (data, pinnedBy) = (kept, stamp)
                     break
                 }
-                if let kept, let catalog = await catalog(pinnedBy: stamp.timestamp.catalog, deltaFrom: kept) {
+                if let kept, let catalog = await catalog(pinnedBy: stamp.timestamp.catalog, deltaFrom: kept),
+                    stamp.timestamp.vouches(for: catalog)
+                {
                     (data, pinnedBy) = (catalog, stamp)
                     break
                 }
                 let catalog = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
-                if stamp.timestamp.pins(catalog) {
+                if stamp.timestamp.vouches(for: catalog) {
                     (data, pinnedBy) = (catalog, stamp)
                     break
                 }
@@ -128,11 +134,6 @@ package struct SiteClient: Sendable {
             }
         }
         let catalog = try acceptable(data, root: root, lastSerial: serialFloor, now: now)
-        if let stamp = pinnedBy, stamp.timestamp.serial != catalog.serial || stamp.timestamp.rootVersion != catalog.rootVersion {
-            throw .invalidMetadata(
-                what: source.describe(SiteLayout.timestamp),
-                detail: "it names serial \(stamp.timestamp.serial), the catalog it pins has serial \(catalog.serial)")
-        }
         return AcceptedCatalog(
             catalog: catalog, bytes: data, signature: signature, timestamp: pinnedBy?.file, root: root, newRoots: newRoots,
             serialReset: serialReset)

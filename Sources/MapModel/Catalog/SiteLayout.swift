@@ -11,8 +11,10 @@ package enum SiteLayout {
     /// The catalog with SHA-256 `sha256` as a zstd delta from the catalog with SHA-256
     /// `previous` (its prefix): what a device that kept the previous catalog fetches.
     package static func catalogDelta(to sha256: String, from previous: String) -> String {
-        "\(deltas)/catalog-\(sha256)-from-\(previous).zst"
+        "\(catalogDeltas(to: sha256))\(previous).zst"
     }
+    /// Where every delta to the catalog with SHA-256 `sha256` begins (the paths `prune` keeps).
+    package static func catalogDeltas(to sha256: String) -> String { "\(deltas)/catalog-\(sha256)-from-" }
     /// The folder of metadata deltas.
     package static let deltas = "deltas"
 

@@ -39,9 +39,13 @@ package struct CatalogTimestamp: Sendable, Hashable, Codable {
         self.catalog = Pin(sha256: FileHashing.sha256(of: bytes), size: Int64(bytes.count))
     }
 
-    /// Whether `bytes` are the catalog this timestamp pins.
-    package func pins(_ bytes: Data) -> Bool {
-        Int64(bytes.count) == catalog.size && FileHashing.sha256(of: bytes) == catalog.sha256
+    /// Whether `bytes` are the catalog this timestamp pins, with the serial and root it
+    /// names (a timestamp that disagrees with its catalog is passed over, not trusted).
+    package func vouches(for bytes: Data) -> Bool {
+        guard Int64(bytes.count) == catalog.size, FileHashing.sha256(of: bytes) == catalog.sha256,
+            let pinned = try? JSONCoding.decode(Catalog.self, from: bytes)
+        else { return false }
+        return pinned.serial == serial && pinned.rootVersion == rootVersion
     }
 }
 
