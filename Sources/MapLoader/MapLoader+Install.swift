@@ -21,7 +21,7 @@ extension MapLoader {
             }
             let report = try await loader.carryOut(
                 plan, from: context.state,
-                manifestSHA: context.catalog.entry(context.manifest.version)?.sha256, in: operation)
+                manifestSHA: context.catalog.entry(context.manifest.version)?.cacheKey, in: operation)
             loader.hub.emit(.installed(leaves.sorted()))
             return report
         }

@@ -22,7 +22,7 @@ extension MapLoader {
         let (catalog, settings) = try await operation.acceptance.accept(from: client)
         let state = try operation.store.state()
         let version = atInstalledVersion ? (state.version ?? catalog.current) : catalog.current
-        let known = [catalog.entry(version)?.sha256, state.manifest].compactMap { $0 }
+        let known = [catalog.entry(version)?.cacheKey, state.manifest].compactMap { $0 }
         var manifest = try await client.manifest(version, in: catalog, parts: parts, knownFrom: known)
         if withPatchHistory, state.version != nil, state.version != version {
             manifest = try await client.withPatchHistory(manifest, in: catalog, installed: state)

@@ -35,7 +35,7 @@ extension MapLoader {
             }
             let report = try await loader.carryOut(
                 check.plan, from: context.state,
-                manifestSHA: context.catalog.entry(check.plan.version)?.sha256, in: operation)
+                manifestSHA: context.catalog.entry(check.plan.version)?.cacheKey, in: operation)
             loader.hub.emit(.updated(report))
             return report
         }
@@ -103,7 +103,7 @@ extension MapLoader {
             installed: .empty, manifest: manifest, packages: found,
             selection: settings.selectedGroups(manifest.groups), strategy: .full)
         let empty = InstalledState.empty
-        return try await carryOut(plan, from: empty, manifestSHA: catalog.entry(version)?.sha256, in: operation)
+        return try await carryOut(plan, from: empty, manifestSHA: catalog.entry(version)?.cacheKey, in: operation)
     }
 
     /// The plan from the installed state to the newest version.

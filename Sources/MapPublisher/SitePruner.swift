@@ -65,10 +65,13 @@ extension Publisher {
             guard FileStatus.of(root.path)?.kind == .directory else { continue }
             for file in try FileTree.files(in: root) { present[folder + "/" + file.path] = file.size }
         }
-        // Catalog deltas are needed while they lead to the catalog the site serves.
+        // Catalog deltas are needed while they lead to the catalog the site serves, and
+        // manifest deltas while they lead to a kept version's manifest.
         if let current = site.catalogHash() {
             needed.formUnion(present.keys.filter { $0.hasPrefix(SiteLayout.catalogDeltas(to: current)) })
         }
+        let manifestDeltas = kept.compactMap { $0.unpacked.map { SiteLayout.manifestDeltas(to: $0.sha256) } }
+        needed.formUnion(present.keys.filter { path in manifestDeltas.contains { path.hasPrefix($0) } })
         let stateFile = siteURL.appendingPathComponent(".prune.json")
         var firstSeen = ((try? Data(contentsOf: stateFile)).flatMap { try? JSONCoding.decode([String: Date].self, from: $0) }) ?? [:]
         let unreferenced = present.keys.filter { !needed.contains($0) }.sorted()

@@ -25,7 +25,7 @@ extension SiteClient {
         guard oldest + 1 < target else { return manifest }
         let packages = Set(behind.map(\.package))
         for entry in catalog.versions[(oldest + 1)..<target].reversed() {
-            let known = [entry.sha256, catalog.entry(manifest.version)?.sha256, state.manifest].compactMap { $0 }
+            let known = [entry.cacheKey, catalog.entry(manifest.version)?.cacheKey, state.manifest].compactMap { $0 }
             let older: Manifest
             do {
                 older = try await self.manifest(entry.version, in: catalog, parts: .holding(packages), knownFrom: known)

@@ -192,10 +192,15 @@ package struct SiteClient: Sendable {
                 what: source.describe(SiteLayout.catalog),
                 detail: "serial \(catalog.serial) is outside 0…\(SiteLimits.serial)")
         }
-        if let entry = catalog.versions.first(where: { !(1...SiteLimits.metadataBytes).contains($0.size) || $0.sha256.count != 64 }) {
+        if let entry = catalog.versions.first(where: {
+            !FilePin(sha256: $0.sha256, size: $0.size).isWellFormed(sizes: 1...SiteLimits.metadataBytes)
+                || !($0.unpacked?.isWellFormed(sizes: 1...Int64(Manifest.sizeLimit)) ?? true)
+        }) {
             throw .invalidMetadata(
                 what: source.describe(SiteLayout.catalog),
-                detail: "version \(entry.version) pins a manifest of \(entry.size) bytes (outside 1…\(SiteLimits.metadataBytes)) or a malformed hash")
+                detail:
+                    "version \(entry.version) pins a manifest of \(entry.size) bytes (\(entry.unpacked?.size ?? 0) unpacked; outside 1…\(SiteLimits.metadataBytes) and 1…\(Manifest.sizeLimit)) or a malformed hash"
+            )
         }
         guard catalog.entry(catalog.current) != nil else {
             throw .invalidMetadata(
@@ -271,12 +276,11 @@ package struct SiteClient: Sendable {
         guard let entry = catalog.entry(version) else {
             throw .versionUnavailable(installed: version, current: catalog.current)
         }
-        var data = Self.cachedData(entry.sha256, in: cache)
+        var data = Self.cachedData(entry.cacheKey, in: cache)
         if data == nil {
-            let fetched = try await source.fetchPinned(
-                entry.manifest, size: entry.size, sha256: entry.sha256, pinnedBy: "catalog", scratch: scratch)
+            let fetched = try await manifestFile(entry, in: catalog)
             try? FileSystem.makeDirectories(cache)
-            try? fetched.write(to: cache.appendingPathComponent(entry.sha256), options: .atomic)
+            try? fetched.write(to: cache.appendingPathComponent(entry.cacheKey), options: .atomic)
             data = fetched
         }
         var manifest: Manifest
@@ -294,6 +298,42 @@ package struct SiteClient: Sendable {
             throw .invalidMetadata(what: source.describe(entry.manifest) + " with its parts", detail: problem)
         }
         return manifest
+    }
+
+    /// The manifest of `entry` as its cache keeps it: the JSON where the catalog pins it
+    /// (rebuilt from a delta against a manifest kept in the cache where the site has one,
+    /// else fetched and unpacked), else the packed file.
+    private func manifestFile(_ entry: Catalog.Entry, in catalog: Catalog) async throws(MapLoaderError) -> Data {
+        if let json = await manifestFromDelta(entry, in: catalog) { return json }
+        let fetched = try await source.fetchPinned(entry.manifest, pins: entry.pins, pinnedBy: "catalog", scratch: scratch)
+        guard let unpacked = entry.unpacked, unpacked.sha256 != FileHashing.sha256(of: fetched) else { return fetched }
+        guard let json = try? ZstdFrame.decompress(Array(fetched), limit: Int(unpacked.size), exactly: Int(unpacked.size)),
+            FileHashing.sha256(of: Data(json)) == unpacked.sha256
+        else {
+            throw .invalidMetadata(
+                what: source.describe(entry.manifest),
+                detail: "it does not unpack to the JSON the catalog pins (\(unpacked.sha256.prefix(12))…): the publisher wrote a wrong pin")
+        }
+        return Data(json)
+    }
+
+    /// The manifest JSON of `entry`, rebuilt from the publisher's delta against the newest
+    /// older version whose JSON the cache keeps; `nil` when there is none, the site has no
+    /// such delta, or it does not give the pinned bytes (the manifest is fetched whole then).
+    private func manifestFromDelta(_ entry: Catalog.Entry, in catalog: Catalog) async -> Data? {
+        guard let unpacked = entry.unpacked, let index = catalog.versions.firstIndex(of: entry) else { return nil }
+        for older in catalog.versions[..<index].reversed() {
+            guard let base = older.unpacked, let kept = Self.cachedData(base.sha256, in: cache) else { continue }
+            // The delta is never longer than the packed manifest (the publisher writes it only then).
+            let path = SiteLayout.manifestDelta(to: unpacked.sha256, from: base.sha256)
+            guard let delta = try? await source.fetchData(path, limit: .atMost(entry.size), scratch: scratch),
+                let json = try? ZstdFrame.decompress(
+                    Array(delta), limit: Int(unpacked.size), exactly: Int(unpacked.size), prefix: Array(kept)),
+                FileHashing.sha256(of: Data(json)) == unpacked.sha256
+            else { return nil }
+            return Data(json)
+        }
+        return nil
     }
 
     /// A value with every stored property given.

@@ -57,14 +57,25 @@ extension SiteSource {
     package func fetchPinned(
         _ path: String, size: Int64, sha256: String, pinnedBy: String, scratch: URL
     ) async throws(MapLoaderError) -> Data {
+        try await fetchPinned(path, pins: [FilePin(sha256: sha256, size: size)], pinnedBy: pinnedBy, scratch: scratch)
+    }
+
+    /// ``fetchPinned(_:size:sha256:pinnedBy:scratch:)`` for a file that may be any one of
+    /// `pins` (a manifest, packed or as its JSON): no longer than the longest, and matching
+    /// one of them in length and hash.
+    package func fetchPinned(_ path: String, pins: [FilePin], pinnedBy: String, scratch: URL) async throws(MapLoaderError) -> Data {
+        let longest = pins.map(\.size).max() ?? 0
         do {
             return try await failingOver { source in
-                let data = try await source.fetchData(path, limit: .exactly(size), scratch: scratch)
+                let data = try await source.fetchData(
+                    path, limit: pins.count == 1 ? .exactly(longest) : .atMost(longest), scratch: scratch)
                 let actual = FileHashing.sha256(of: data)
-                guard actual == sha256 else {
+                guard pins.contains(FilePin(sha256: actual, size: Int64(data.count))) else {
                     throw MapLoaderError.integrityFailed(
                         what: source.describe(path),
-                        detail: "SHA-256 is \(actual.prefix(12))…, the \(pinnedBy) pins \(sha256.prefix(12))…")
+                        detail:
+                            "SHA-256 is \(actual.prefix(12))…, the \(pinnedBy) pins \(pins.map { $0.sha256.prefix(12) + "…" }.joined(separator: " or "))"
+                    )
                 }
                 return data
             }

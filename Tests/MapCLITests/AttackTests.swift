@@ -82,17 +82,21 @@ import MapPublisher
     /// line. The catalog is read whole by a new device (a device that kept the previous
     /// one reads a delta); the signature file by a device of a site without a timestamp.
     /// An endless timestamp is cut at its cap and passed over (it only saves bytes): the
-    /// new device installs through the catalog's signature.
-    @Test(arguments: ["/catalog.json", "/catalog.json.sig", "/timestamp.json", "/manifest.json.zst", "/blobs/"], framings)
+    /// new device installs through the catalog's signature. Endless catalog and manifest
+    /// deltas are cut at the length of the file they stand for and passed over too: the
+    /// device reads the catalog and manifest whole. A manifest is read by an update whose
+    /// site withholds the manifest delta.
+    @Test(arguments: ["/catalog.json", "/catalog.json.sig", "/timestamp.json", "/deltas/", "/manifest.json.zst", "/blobs/"], framings)
     func endlessDataIsCutAtTheLimit(path: String, framing: EndlessBody.Framing) async throws {
         let device = try await Device()
         let attacker = ManifestServer(root: device.site.site, faults: FaultPlan(endless: EndlessBody(framing, paths: [path])))
         // An update reads the new manifest; an install of another package fetches two blobs
         // at once (the case that once piled up memory).
-        let command = path.contains("manifest") ? ["update"] : ["install", "de-hamburg"]
+        let command = path.contains("manifest") || path == "/deltas/" ? ["update"] : ["install", "de-hamburg"]
         if path.hasSuffix(".sig") { try device.site.removeTimestamp() }
+        if path.contains("manifest") { try device.site.removeManifestDeltas() }
         let (result, peak) = try await device.run(command, against: attacker, fresh: path == "/catalog.json" || path == "/timestamp.json")
-        if path == "/timestamp.json" {
+        if path == "/timestamp.json" || path == "/deltas/" {
             #expect(result.status == 0, "\(result.stderr)")
             #expect(peak > 0 && peak < 100_000_000, "peak RSS \(peak) bytes")
             #expect(attacker.statistics.bodyBytesSent < 64 << 20, "the client stops reading at the cap; the rest is socket buffers")
@@ -118,12 +122,14 @@ import MapPublisher
         var manifest = try site.manifest(version)
         edit(&manifest)
         let bytes = try manifest.encoded()
+        let json = try manifest.jsonData(pretty: false)
         try bytes.write(to: site.site.appendingPathComponent(SiteLayout.manifest(version)))
         let catalogURL = site.site.appendingPathComponent(SiteLayout.catalog)
         var catalog = try JSONCoding.decode(Catalog.self, from: Data(contentsOf: catalogURL))
         let index = try #require(catalog.versions.firstIndex { $0.version == version })
         catalog.versions[index].sha256 = FileHashing.sha256(of: bytes)
         catalog.versions[index].size = Int64(bytes.count)
+        catalog.versions[index].unpacked = FilePin(sha256: FileHashing.sha256(of: json), size: Int64(json.count))
         editCatalog(&catalog)
         try site.writeSigned(try JSONCoding.encoder().encode(catalog))
     }
@@ -264,6 +270,8 @@ import MapPublisher
         let device = try await Device()
         let v1 = try Data(contentsOf: device.site.site.appendingPathComponent(SiteLayout.manifest("v1")))
         try v1.write(to: device.site.site.appendingPathComponent(SiteLayout.manifest("v2")))
+        // The attacker withholds the manifest delta, so the device reads the manifest file.
+        try device.site.removeManifestDeltas()
         try await device.expectRefused(["update"], status: 6, ["manifest.json.zst"])
     }
 

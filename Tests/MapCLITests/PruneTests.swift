@@ -36,6 +36,11 @@ import MapPublisher
         #expect(Set(second.deleted) == Set(dry.unreferenced.map(\.path)))
         #expect(second.deletedBytes > 0)
         for path in second.deleted { #expect(!FileManager.default.fileExists(atPath: site.site.appendingPathComponent(path).path)) }
+        // Manifest deltas that lead to a kept version stay (v2 from v1, v3 from v1 and v2).
+        let keptManifests = catalog.versions.compactMap { $0.unpacked?.sha256 }
+        let manifestDeltas = try FileManager.default.contentsOfDirectory(atPath: site.site.appendingPathComponent(SiteLayout.deltas).path)
+            .filter { $0.hasPrefix("manifest-") }
+        #expect(manifestDeltas.count == 3 && manifestDeltas.allSatisfy { name in keptManifests.contains { name.hasPrefix("manifest-\($0)-from-") } })
         let update = try await site.loader(dataDirectory: older).performUpdate()
         #expect(update.toVersion == "v3" && update.steps.contains { $0.method == .delta })
         let fresh = site.loader()

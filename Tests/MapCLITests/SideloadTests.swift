@@ -93,6 +93,8 @@ import ManifestServer
         #expect(trees.count == 4)
         #expect(
             try Data(contentsOf: usb.appendingPathComponent("catalog.json")) == Data(contentsOf: site.site.appendingPathComponent("catalog.json")))
+        // The manifest travels as the device keeps it, the JSON the catalog pins.
+        #expect(try Data(contentsOf: usb.appendingPathComponent(SiteLayout.manifest("v1"))).first == UInt8(ascii: "{"))
 
         let data = site.dir.path("receiver")
         let receiver = MapLoader(configuration: .init(server: usb.path, dataDirectory: data, trust: TrustPolicy(keys: [site.publicKey])))

@@ -90,7 +90,7 @@ import MapPublisher
         // gc keeps the installed version's parts: the installed manifest is whole offline.
         try await loader.collectGarbage()
         let catalog = try JSONCoding.decode(Catalog.self, from: Data(contentsOf: site.dir.path("site/catalog.json")))
-        let cached = SiteClient.cachedManifest(try #require(catalog.entry("v2")).sha256, in: data.appendingPathComponent("cache/manifests"))
+        let cached = SiteClient.cachedManifest(try #require(catalog.entry("v2")).cacheKey, in: data.appendingPathComponent("cache/manifests"))
         #expect(cached?.root.leaves.map(\.id).sorted() == ["ch", "de-berlin", "de-hamburg"])
     }
 

@@ -45,6 +45,14 @@ package final class TestSite: Sendable {
         try? FileManager.default.removeItem(at: site.appendingPathComponent(SiteLayout.deltas))
     }
 
+    /// Removes the site's manifest deltas: a device then reads every manifest whole.
+    package func removeManifestDeltas() throws {
+        let deltas = site.appendingPathComponent(SiteLayout.deltas)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: deltas.path)) ?? [] where name.hasPrefix("manifest-") {
+            try FileManager.default.removeItem(at: deltas.appendingPathComponent(name))
+        }
+    }
+
     /// Writes `catalog` as its publisher would, signed with `keyFile` (the publisher's key
     /// by default): the signature file, the catalog, and the timestamp that pins it.
     package func writeSigned(_ catalog: Data, keyFile: URL? = nil) throws {

@@ -44,15 +44,27 @@ package struct Catalog: Sendable, Hashable, Codable {
         package var sha256: String
         /// Length of the manifest file in bytes.
         package var size: Int64
+        /// The manifest's JSON once unpacked (`nil` on sites published before it was
+        /// pinned): what a device keeps in its cache, what a manifest delta rebuilds, and
+        /// what a site made by `maploader export` may carry in place of the packed file.
+        package var unpacked: FilePin?
 
         /// A catalog entry.
-        package init(version: String, published: Date, manifest: String, sha256: String, size: Int64) {
+        package init(version: String, published: Date, manifest: String, sha256: String, size: Int64, unpacked: FilePin? = nil) {
             self.version = version
             self.published = published
             self.manifest = manifest
             self.sha256 = sha256
             self.size = size
+            self.unpacked = unpacked
         }
+
+        /// The files the manifest path may hold: the packed file, or its unpacked JSON.
+        package var pins: [FilePin] { [FilePin(sha256: sha256, size: size)] + (unpacked.map { [$0] } ?? []) }
+
+        /// The name of the manifest in a device's cache: its unpacked JSON's hash where
+        /// the catalog pins it, else the packed file's.
+        package var cacheKey: String { unpacked?.sha256 ?? sha256 }
     }
 
     /// The largest catalog accepted (nothing but a timestamp pins its length).

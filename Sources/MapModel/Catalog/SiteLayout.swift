@@ -15,6 +15,13 @@ package enum SiteLayout {
     }
     /// Where every delta to the catalog with SHA-256 `sha256` begins (the paths `prune` keeps).
     package static func catalogDeltas(to sha256: String) -> String { "\(deltas)/catalog-\(sha256)-from-" }
+    /// The manifest whose JSON has SHA-256 `sha256` as a zstd delta from the manifest JSON
+    /// with SHA-256 `previous` (its prefix): what a device that kept that manifest fetches.
+    package static func manifestDelta(to sha256: String, from previous: String) -> String {
+        "\(manifestDeltas(to: sha256))\(previous).zst"
+    }
+    /// Where every delta to the manifest JSON with SHA-256 `sha256` begins.
+    package static func manifestDeltas(to sha256: String) -> String { "\(deltas)/manifest-\(sha256)-from-" }
     /// The folder of metadata deltas.
     package static let deltas = "deltas"
 

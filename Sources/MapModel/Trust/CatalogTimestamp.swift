@@ -23,12 +23,7 @@ package struct CatalogTimestamp: Sendable, Hashable, Codable {
     package var catalog: Pin
 
     /// A pin of one file: its SHA-256 and length.
-    package struct Pin: Sendable, Hashable, Codable {
-        /// SHA-256 of the file, lowercase hex.
-        package var sha256: String
-        /// Length of the file in bytes.
-        package var size: Int64
-    }
+    package typealias Pin = FilePin
 
     /// The timestamp of `catalog`, whose published bytes are `bytes`.
     package init(of catalog: Catalog, bytes: Data) {
@@ -82,8 +77,7 @@ package struct SignedTimestamp: Sendable, Hashable {
             throw .invalidMetadata(
                 what: SiteLayout.timestamp, detail: "format \(timestamp.formatVersion) is not supported by this maploader; upgrade it")
         }
-        guard (0...SiteLimits.serial).contains(timestamp.serial), (1...Catalog.sizeLimit).contains(timestamp.catalog.size),
-            timestamp.catalog.sha256.count == 64, timestamp.catalog.sha256.allSatisfy(\.isHexDigit)
+        guard (0...SiteLimits.serial).contains(timestamp.serial), timestamp.catalog.isWellFormed(sizes: 1...Catalog.sizeLimit)
         else {
             throw .invalidMetadata(
                 what: SiteLayout.timestamp,

@@ -89,14 +89,17 @@ package enum PublishAssembler {
             let path = SiteLayout.blob(FileHashing.sha256(of: part))
             if FileStatus.of(site.root.appendingPathComponent(path).path) == nil { try site.write(part, at: path) }
         }
+        let json = try index.jsonData(pretty: false)
         let manifestData = try index.encoded()
         let manifestPath = SiteLayout.manifest(plan.version)
+        try ManifestDeltas.write(json: json, packedSize: manifestData.count, previous: previousCatalog, site: site)
         try site.write(manifestData, at: manifestPath)
         var entries = previousCatalog?.versions ?? []
         entries.append(
             Catalog.Entry(
                 version: plan.version, published: plan.published, manifest: manifestPath,
-                sha256: FileHashing.sha256(of: manifestData), size: Int64(manifestData.count)))
+                sha256: FileHashing.sha256(of: manifestData), size: Int64(manifestData.count),
+                unpacked: FilePin(sha256: FileHashing.sha256(of: json), size: Int64(json.count))))
         let catalog = Catalog(
             serial: plan.serial, current: plan.version,
             expires: plan.validity.map { plan.published.addingTimeInterval($0) }, versions: entries)

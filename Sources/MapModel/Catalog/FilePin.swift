@@ -1,0 +1,20 @@
+/// A pin of one file by signed metadata: its SHA-256 and length.
+package struct FilePin: Sendable, Hashable, Codable {
+    /// SHA-256 of the file, lowercase hex.
+    package var sha256: String
+    /// Length of the file in bytes.
+    package var size: Int64
+
+    /// A pin.
+    package init(sha256: String, size: Int64) {
+        self.sha256 = sha256
+        self.size = size
+    }
+
+    /// Whether the hash is 64 lowercase hex digits (it names files in caches and on
+    /// sites) and the length is within `sizes`.
+    package func isWellFormed(sizes: ClosedRange<Int64>) -> Bool {
+        sizes.contains(size) && sha256.utf8.count == 64
+            && sha256.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+}
