@@ -61,23 +61,28 @@ extension SiteSource {
     }
 
     /// ``fetchPinned(_:size:sha256:pinnedBy:scratch:)`` for a file that may be any one of
-    /// `pins` (a manifest, packed or as its JSON): no longer than the longest, and matching
-    /// one of them in length and hash.
+    /// `pins` (a manifest, packed or as its JSON): each pin in turn, exactly its length,
+    /// until one matches; when none does, the first pin's failure is the error.
     package func fetchPinned(_ path: String, pins: [FilePin], pinnedBy: String, scratch: URL) async throws(MapLoaderError) -> Data {
-        let longest = pins.map(\.size).max() ?? 0
         do {
             return try await failingOver { source in
-                let data = try await source.fetchData(
-                    path, limit: pins.count == 1 ? .exactly(longest) : .atMost(longest), scratch: scratch)
-                let actual = FileHashing.sha256(of: data)
-                guard pins.contains(FilePin(sha256: actual, size: Int64(data.count))) else {
-                    throw MapLoaderError.integrityFailed(
-                        what: source.describe(path),
-                        detail:
-                            "SHA-256 is \(actual.prefix(12))…, the \(pinnedBy) pins \(pins.map { $0.sha256.prefix(12) + "…" }.joined(separator: " or "))"
-                    )
+                var failure: MapLoaderError?
+                for pin in pins {
+                    do {
+                        let data = try await source.fetchData(path, limit: .exactly(pin.size), scratch: scratch)
+                        let actual = FileHashing.sha256(of: data)
+                        if actual == pin.sha256 { return data }
+                        failure =
+                            failure
+                            ?? MapLoaderError.integrityFailed(
+                                what: source.describe(path),
+                                detail: "SHA-256 is \(actual.prefix(12))…, the \(pinnedBy) pins \(pin.sha256.prefix(12))…")
+                    } catch let error as MapLoaderError {
+                        guard case .integrityFailed = error else { throw error }
+                        failure = failure ?? error
+                    }
                 }
-                return data
+                throw failure ?? MapLoaderError.integrityFailed(what: source.describe(path), detail: "the \(pinnedBy) pins nothing")
             }
         } catch {
             throw MapLoaderError(error)

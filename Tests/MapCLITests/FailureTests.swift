@@ -132,6 +132,7 @@ import MapTestSupport
         var catalog = try JSONCoding.decode(Catalog.self, from: Data(contentsOf: catalogURL))
         catalog.versions[0].sha256 = FileHashing.sha256(of: garbage)
         catalog.versions[0].size = Int64(garbage.count)
+        catalog.versions[0].unpacked = FilePin(sha256: FileHashing.sha256(of: garbage), size: Int64(garbage.count))
         let data = try catalog.jsonData()
         try data.write(to: catalogURL)
         try SigningKeyFile.sign(data, keyFile: other.dir.path("publisher.key")).jsonData()

@@ -5,7 +5,9 @@ import MapDelta
 import MapPublisher
 
 /// The trials a large file (over 16 MiB) gets: each is a whole-file encode, so those an
-/// estimate or a rule rules out are skipped, and the patch notes say so.
+/// estimate or a rule rules out are skipped, and the patch notes say so. The estimate
+/// that keeps the cross-file trial where it wins is checked in ``CrossFileEstimateTests``
+/// and by `SegmentedCrossFileTests`.
 @Suite struct LargeFileTrialTests {
     /// 17 MiB of incompressible bytes, and the same with ten 64 KiB changes: a delta above
     /// 1/64 of the file (which alone would not skip plain zstd), far below plain zstd.
@@ -18,9 +20,13 @@ import MapPublisher
             let at = (new.count - (64 << 10)) / 10 * change + 1_000
             for offset in 0..<(64 << 10) { new[at + offset] = UInt8(truncatingIfNeeded: generator.next()) }
         }
+        // Another file of the kind, unchanged: a cross-file reference that holds nothing new.
+        var other = [UInt8](repeating: 0, count: 1 << 20)
+        for index in other.indices { other[index] = UInt8(truncatingIfNeeded: generator.next()) }
         for (name, bytes) in [("old", old), ("new", new)] {
             try FileManager.default.createDirectory(at: dir.path(name), withIntermediateDirectories: true)
             try Data(bytes).write(to: dir.path("\(name)/tiles.bin"))
+            try Data(other).write(to: dir.path("\(name)/other.bin"))
         }
     }
 
@@ -35,6 +41,9 @@ import MapPublisher
         #expect(file.tried[.zstd] == nil, "\(file.tried)")
         #expect(file.note?.contains("plain zstd not tried: 4 MiB of samples put it near") == true, "\(file.note ?? "no note")")
         #expect(file.note?.contains("the deep search alone") == true, "\(file.note ?? "no note")")
+        // The other file holds none of the new content: no cross-file trial, and the log says why.
+        #expect(file.tried[.segmentedCrossDelta] == nil, "\(file.tried)")
+        #expect(file.note?.contains("cross-file trial skipped: of ") == true, "\(file.note ?? "no note")")
         _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out")) }
         #expect(try Data(contentsOf: dir.path("out/tiles.bin")) == Data(contentsOf: dir.path("new/tiles.bin")))
         // Without estimates every trial runs, and the bytes are no smaller.
@@ -47,7 +56,9 @@ import MapPublisher
             try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("q"), options: every)
         }
         let tried = try #require(all.file("tiles.bin"))
-        #expect(tried.tried[.zstd] != nil && tried.note == nil, "\(tried.tried) \(tried.note ?? "")")
+        #expect(
+            tried.tried[.zstd] != nil && tried.tried[.segmentedCrossDelta] != nil && tried.note == nil,
+            "\(tried.tried) \(tried.note ?? "")")
         #expect(tried.payloadBytes >= file.payloadBytes - 1_024, "\(tried.payloadBytes) B with every trial, \(file.payloadBytes) B")
     }
 }

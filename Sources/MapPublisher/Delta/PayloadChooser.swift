@@ -24,7 +24,9 @@ package struct PayloadChooser {
         package var note: String?
     }
 
-    /// Admits one whole-file delta encode of a large file at a time (see `encodeDelta`).
+    /// Admits one whole-file delta encode of a large file at a time (see `encodeDelta`;
+    /// a segmented cross-file delta too): the publisher's peak memory is one such encoder
+    /// whatever the number of jobs.
     private static let largeEncodes = DispatchSemaphore(value: 1)
 
     /// A delta below this fraction of the new file skips the plain-zstd trial.
@@ -111,7 +113,17 @@ package struct PayloadChooser {
         guard let cross, basePath != nil, choice.encoding != .stored || newSize > 0, choice.length > 64 else { return choice }
         if newSize > Self.wholeFrameCrossLimit || newSize > segmentThreshold {
             guard let segments else { return choice }
+            // A whole-file encode of a large file (20-30 s, ~1 GB): skipped where the anchors
+            // say the other files hold next to nothing the base lacks.
+            if skipByEstimate, let basePath = cross.paths.last,
+                let estimate = CrossFileEstimate.of(newPath: newPath, basePath: basePath, otherPaths: cross.paths.dropLast())
+            {
+                choice.note = [choice.note, estimate.note].compactMap { $0 }.joined(separator: "; ")
+                if estimate.rulesOutCrossTrial { return choice }
+            }
             let frame = workDirectory + "/cross-segmented.frame"
+            Self.largeEncodes.wait()
+            defer { Self.largeEncodes.signal() }
             let length = Int64(cross.header.count) + (try segments.encode(newPath: newPath, oldPaths: cross.paths, into: frame))
             choice.tried[.segmentedCrossDelta] = length
             if length < choice.length {
@@ -207,7 +219,9 @@ package struct PayloadChooser {
 
     /// The parts of a note that only the publish log shows (which trials a rule or an
     /// estimate left out): a client has nothing to act on in them.
-    static let logOnlyPrefixes = ["byte-level trials skipped", "plain zstd not tried", "delta: the deep search alone", "delta ("]
+    static let logOnlyPrefixes = [
+        "byte-level trials skipped", "plain zstd not tried", "delta: the deep search alone", "delta (", "cross-file trial",
+    ]
 
     /// `note` without its log-only parts (``logOnlyPrefixes``), for the patch edge.
     static func withoutLogOnlyParts(_ note: String) -> String {

@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+import MapTestSupport
+
+@testable import MapPublisher
+
+/// The anchors estimate that decides whether a large file gets a cross-file trial.
+@Suite struct CrossFileEstimateTests {
+    static func random(_ count: Int, _ generator: inout SeededGenerator) -> [UInt8] {
+        (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+    }
+
+    @Test func contentOnlyAnotherFileHoldsKeepsTheTrialAndEditsOfTheBaseSkipIt() throws {
+        let dir = TemporaryDirectory()
+        var generator = SeededGenerator(seed: 7)
+        let base = Self.random(1 << 20, &generator), other = Self.random(1 << 20, &generator)
+        var edited = base
+        for change in 0..<10 {
+            for offset in 0..<4_096 { edited[change * 100_000 + offset] = UInt8(truncatingIfNeeded: generator.next()) }
+        }
+        // Half of it from the other file: a cross-file delta matches what the base lacks.
+        let repeated = Array(other[..<(512 << 10)]) + Array(base[..<(512 << 10)])
+        for (name, bytes) in [("base", base), ("other", other), ("edited", edited), ("repeated", repeated)] {
+            try Data(bytes).write(to: dir.path(name))
+        }
+        func estimate(_ name: String) throws -> CrossFileEstimate {
+            try #require(CrossFileEstimate.of(newPath: dir.path(name).path, basePath: dir.path("base").path, otherPaths: [dir.path("other").path]))
+        }
+        let edits = try estimate("edited")
+        #expect(edits.elsewhere == 0 && edits.novel > 0 && edits.rulesOutCrossTrial, "\(edits)")
+        #expect(edits.note.hasPrefix("cross-file trial skipped: of \(edits.anchors) anchors"))
+        let cut = try estimate("repeated")
+        // About one anchor in 64 bytes: 8,192 in each half.
+        #expect(cut.elsewhere > 6_000 && cut.inBase > 6_000 && !cut.rulesOutCrossTrial, "\(cut)")
+        #expect(cut.note.hasPrefix("cross-file trial run"))
+    }
+}
