@@ -64,6 +64,12 @@ extension MapLoader {
                     what: "the manifest of \(version)",
                     detail: "it is not in the cache; read the package tree while the site is reachable, then export")
             }
+            // The stick's catalog must pin the manifest it carries (packed, or its JSON).
+            guard entry.pins.contains(FilePin(sha256: manifestSHA, size: Int64(manifestBytes.count))) else {
+                throw MapLoaderError.invalidMetadata(
+                    what: "the manifest of \(version)",
+                    detail: "the kept catalog pins another copy of it; check for updates while the site is reachable, then export")
+            }
             // A split manifest travels with all its parts: the stick is a site of its own.
             let parts = try Manifest.decode(manifestBytes).stubs.map { stub in
                 (SiteLayout.blob(stub.part!.sha256), operation.manifestCache.appendingPathComponent(stub.part!.sha256))

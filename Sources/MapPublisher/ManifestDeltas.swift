@@ -6,15 +6,11 @@ import MapPlatform
 /// it, so that a device that kept one of them (it polled or installed it) fetches a few
 /// hundred bytes where the packed manifest costs more.
 enum ManifestDeltas {
-    /// How many of the newest earlier versions get a delta (a device further behind
-    /// fetches the packed manifest).
-    static let depth = 4
-
     /// Writes a delta from each of the newest earlier versions whose manifest JSON is
     /// pinned and still on the site, when it is smaller than the packed manifest.
     static func write(json: Data, packedSize: Int, previous: Catalog?, site: SiteWriter) throws {
         let target = FileHashing.sha256(of: json)
-        for older in (previous?.versions ?? []).suffix(depth) {
+        for older in (previous?.versions ?? []).suffix(SiteLayout.manifestDeltaDepth) {
             guard let base = older.unpacked, base.sha256 != target,
                 let packed = try? Data(contentsOf: site.root.appendingPathComponent(older.manifest)),
                 let oldJSON = try? ZstdFrame.decompress(Array(packed), limit: Int(base.size), exactly: Int(base.size)),

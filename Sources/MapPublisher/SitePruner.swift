@@ -28,8 +28,8 @@ extension Publisher {
     /// Keeps the newest `keep` versions of a site (the current one always among them) and
     /// removes what nothing kept needs: older versions leave the catalog (re-signed with
     /// `keyFile` when the site is signed), and blobs and manifests that no kept version's
-    /// manifest names (archives and patch edges), and catalog deltas that lead to an older
-    /// catalog, are deleted once they have been
+    /// manifest names (archives and patch edges), manifest deltas to a dropped version,
+    /// and catalog deltas that lead to an older catalog, are deleted once they have been
     /// unreferenced for `grace` seconds, so a client that read the previous catalog a
     /// moment ago still finds its files. The first-seen times live in `.prune.json` in the
     /// site folder (never uploaded). A dry run (`apply: false`) changes nothing.

@@ -192,6 +192,11 @@ package struct SiteClient: Sendable {
                 what: source.describe(SiteLayout.catalog),
                 detail: "serial \(catalog.serial) is outside 0…\(SiteLimits.serial)")
         }
+        if let entry = catalog.versions.first(where: { RelativePath.normalized($0.manifest) != $0.manifest }) {
+            throw .invalidMetadata(
+                what: source.describe(SiteLayout.catalog),
+                detail: "version \(entry.version) names its manifest at '\(entry.manifest)', not a plain path inside the site")
+        }
         if let entry = catalog.versions.first(where: {
             !FilePin(sha256: $0.sha256, size: $0.size).isWellFormed(sizes: 1...SiteLimits.metadataBytes)
                 || !($0.unpacked?.isWellFormed(sizes: 1...Int64(Manifest.sizeLimit)) ?? true)
@@ -304,7 +309,7 @@ package struct SiteClient: Sendable {
     /// (rebuilt from a delta against a manifest kept in the cache where the site has one,
     /// else fetched and unpacked), else the packed file.
     private func manifestFile(_ entry: Catalog.Entry, in catalog: Catalog) async throws(MapLoaderError) -> Data {
-        if let json = await manifestFromDelta(entry, in: catalog) { return json }
+        if let json = try await manifestFromDelta(entry, in: catalog) { return json }
         let fetched = try await source.fetchPinned(entry.manifest, pins: entry.pins, pinnedBy: "catalog", scratch: scratch)
         guard let unpacked = entry.unpacked, unpacked.sha256 != FileHashing.sha256(of: fetched) else { return fetched }
         guard let json = try? ZstdFrame.decompress(Array(fetched), limit: Int(unpacked.size), exactly: Int(unpacked.size)),
@@ -318,15 +323,24 @@ package struct SiteClient: Sendable {
     }
 
     /// The manifest JSON of `entry`, rebuilt from the publisher's delta against the newest
-    /// older version whose JSON the cache keeps; `nil` when there is none, the site has no
-    /// such delta, or it does not give the pinned bytes (the manifest is fetched whole then).
-    private func manifestFromDelta(_ entry: Catalog.Entry, in catalog: Catalog) async -> Data? {
+    /// of the versions just before it (``SiteLayout/manifestDeltaDepth``) whose JSON the
+    /// cache keeps; `nil` when there is none, the site has no such delta, or it does not
+    /// give the pinned bytes (the manifest is fetched whole then).
+    private func manifestFromDelta(_ entry: Catalog.Entry, in catalog: Catalog) async throws(MapLoaderError) -> Data? {
         guard let unpacked = entry.unpacked, let index = catalog.versions.firstIndex(of: entry) else { return nil }
-        for older in catalog.versions[..<index].reversed() {
+        for older in catalog.versions[max(0, index - SiteLayout.manifestDeltaDepth)..<index].reversed() {
             guard let base = older.unpacked, let kept = Self.cachedData(base.sha256, in: cache) else { continue }
             // The delta is never longer than the packed manifest (the publisher writes it only then).
             let path = SiteLayout.manifestDelta(to: unpacked.sha256, from: base.sha256)
-            guard let delta = try? await source.fetchData(path, limit: .atMost(entry.size), scratch: scratch),
+            let delta: Data
+            do {
+                delta = try await source.fetchData(path, limit: .atMost(entry.size), scratch: scratch)
+            } catch .cancelled {
+                throw .cancelled
+            } catch {
+                return nil
+            }
+            guard
                 let json = try? ZstdFrame.decompress(
                     Array(delta), limit: Int(unpacked.size), exactly: Int(unpacked.size), prefix: Array(kept)),
                 FileHashing.sha256(of: Data(json)) == unpacked.sha256

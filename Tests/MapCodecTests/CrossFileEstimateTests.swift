@@ -33,5 +33,8 @@ import MapTestSupport
         // About one anchor in 64 bytes: 8,192 in each half.
         #expect(cut.elsewhere > 6_000 && cut.inBase > 6_000 && !cut.rulesOutCrossTrial, "\(cut)")
         #expect(cut.note.hasPrefix("cross-file trial run"))
+        // Thinned above 64 MiB, so the sets stay bounded at any size.
+        #expect(CrossFileEstimate.anchorMask(forFileOf: 64 << 20) == 0xFC00_0000_0000_0000)
+        #expect(CrossFileEstimate.anchorMask(forFileOf: 1 << 30).nonzeroBitCount == 10)
     }
 }

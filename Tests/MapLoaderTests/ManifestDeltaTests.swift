@@ -90,5 +90,17 @@ import Testing
             return detail.contains("malformed hash")
         }
         #expect(try snapshot(loader.currentFolder) == before)
+        // A manifest path outside the site (export writes it under the stick) is refused too.
+        catalog.versions[index].unpacked = nil
+        catalog.versions[index].manifest = "../../outside/manifest.json.zst"
+        catalog.serial += 1
+        try site.writeSigned(try catalog.jsonData())
+        await #expect {
+            try await loader.checkForUpdate()
+        } throws: { error in
+            guard case MapLoaderError.invalidMetadata(_, let detail) = error else { return false }
+            return detail.contains("not a plain path inside the site")
+        }
+        #expect(try snapshot(loader.currentFolder) == before)
     }
 }

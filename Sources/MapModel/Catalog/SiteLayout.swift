@@ -20,6 +20,9 @@ package enum SiteLayout {
     package static func manifestDelta(to sha256: String, from previous: String) -> String {
         "\(manifestDeltas(to: sha256))\(previous).zst"
     }
+    /// How many of the versions just before a new one the publisher writes a manifest
+    /// delta from (a device further behind reads the packed manifest).
+    package static let manifestDeltaDepth = 4
     /// Where every delta to the manifest JSON with SHA-256 `sha256` begins.
     package static func manifestDeltas(to sha256: String) -> String { "\(deltas)/manifest-\(sha256)-from-" }
     /// The folder of metadata deltas.

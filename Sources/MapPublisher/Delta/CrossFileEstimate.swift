@@ -6,8 +6,10 @@ import MapPlatform
 /// its low bits zero, about one in 64 bytes, in each file. An anchor of the new file that
 /// the base has is content the base delta already matches; one that only another
 /// reference has is what a cross-file delta could match in addition; one that no file
-/// has is new content either delta pays for. One pass over each file, a set of a few
-/// bytes per anchor (about 1/8 of the old files' size).
+/// has is new content either delta pays for. One pass over each file; the anchors are
+/// thinned for a new file over 64 MiB (one bit more of the hash per doubling), so the
+/// sets hold about a million anchors per file of that size at most (the references are
+/// at most four times the file): about 100 MB whatever the size.
 struct CrossFileEstimate: Equatable {
     /// Distinct anchors of the new file.
     var anchors = 0
@@ -33,13 +35,15 @@ struct CrossFileEstimate: Equatable {
 
     /// Anchors of `newPath` against `basePath` and `otherPaths`; `nil` when a file cannot be read.
     static func of(newPath: String, basePath: String, otherPaths: [String]) -> CrossFileEstimate? {
-        guard let base = anchors(of: basePath) else { return nil }
+        guard let size = FileStatus.of(newPath)?.size else { return nil }
+        let mask = anchorMask(forFileOf: size)
+        guard let base = anchors(of: basePath, mask: mask) else { return nil }
         var others = Set<UInt64>()
         for path in otherPaths {
-            guard let set = anchors(of: path) else { return nil }
+            guard let set = anchors(of: path, mask: mask) else { return nil }
             others.formUnion(set.subtracting(base))
         }
-        guard let new = anchors(of: newPath) else { return nil }
+        guard let new = anchors(of: newPath, mask: mask) else { return nil }
         var estimate = CrossFileEstimate(anchors: new.count)
         for anchor in new {
             if base.contains(anchor) {
@@ -51,23 +55,29 @@ struct CrossFileEstimate: Equatable {
         return estimate
     }
 
-    /// The distinct anchor values of the file at `path` (mapped, read once).
-    static func anchors(of path: String) -> Set<UInt64>? {
+    /// The distinct anchor values of the file at `path` (mapped, read once): positions
+    /// where the hash's bits in `mask` are zero.
+    static func anchors(of path: String, mask: UInt64) -> Set<UInt64>? {
         guard let file = try? MappedFile.source(path, displayPath: path) else { return nil }
         let bytes = file.bytes.bindMemory(to: UInt8.self)
-        var set = Set<UInt64>(minimumCapacity: bytes.count >> 6)
+        var set = Set<UInt64>()
         var hash: UInt64 = 0
         gear.withUnsafeBufferPointer { gear in
             for byte in bytes {
                 hash = (hash &<< 1) &+ gear[Int(byte)]
-                if hash & anchorMask == 0 { set.insert(hash) }
+                if hash & mask == 0 { set.insert(hash) }
             }
         }
         return set
     }
 
-    /// One anchor in about 64 positions.
-    static let anchorMask: UInt64 = 0xFC00_0000_0000_0000
+    /// One anchor in about 64 positions up to 64 MiB, one bit more per doubling above:
+    /// the high bits, which depend on the last 64 bytes (the low ones on the last few).
+    static func anchorMask(forFileOf size: Int64) -> UInt64 {
+        var bits = 6
+        while bits < 30, size > Int64(1) << (bits + 20) { bits += 1 }
+        return ~UInt64(0) << (64 - bits)
+    }
 
     /// The gear table: 256 fixed pseudo-random words (splitmix64 from a fixed seed).
     static let gear: [UInt64] = {
