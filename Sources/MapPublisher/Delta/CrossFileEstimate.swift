@@ -3,8 +3,9 @@ import MapPlatform
 
 /// Whether a cross-file delta can beat the delta from the base alone, estimated from
 /// content-defined anchors: positions where a gear rolling hash (the last 64 bytes) has
-/// its low bits zero, about one in 64 bytes, in each file. An anchor of the new file that
-/// the base has is content the base delta already matches; one that only another
+/// its top bits zero, at least 64 bytes apart (about one in 128 bytes), in each file (the
+/// anchors segmented deltas place their windows by). An anchor of the new file that the base has is content the
+/// base delta already matches; one that only another
 /// reference has is what a cross-file delta could match in addition; one that no file
 /// has is new content either delta pays for. One pass over each file; the anchors are
 /// thinned for a new file over 64 MiB (one bit more of the hash per doubling), so the
@@ -36,14 +37,14 @@ struct CrossFileEstimate: Equatable {
     /// Anchors of `newPath` against `basePath` and `otherPaths`; `nil` when a file cannot be read.
     static func of(newPath: String, basePath: String, otherPaths: [String]) -> CrossFileEstimate? {
         guard let size = FileStatus.of(newPath)?.size else { return nil }
-        let mask = anchorMask(forFileOf: size)
-        guard let base = anchors(of: basePath, mask: mask) else { return nil }
+        let bits = anchorBits(forFileOf: size)
+        guard let base = anchors(of: basePath, bits: bits) else { return nil }
         var others = Set<UInt64>()
         for path in otherPaths {
-            guard let set = anchors(of: path, mask: mask) else { return nil }
+            guard let set = anchors(of: path, bits: bits) else { return nil }
             others.formUnion(set.subtracting(base))
         }
-        guard let new = anchors(of: newPath, mask: mask) else { return nil }
+        guard let new = anchors(of: newPath, bits: bits) else { return nil }
         var estimate = CrossFileEstimate(anchors: new.count)
         for anchor in new {
             if base.contains(anchor) {
@@ -55,39 +56,19 @@ struct CrossFileEstimate: Equatable {
         return estimate
     }
 
-    /// The distinct anchor values of the file at `path` (mapped, read once): positions
-    /// where the hash's bits in `mask` are zero.
-    static func anchors(of path: String, mask: UInt64) -> Set<UInt64>? {
+    /// The distinct anchor values of the file at `path` (mapped, read once): the anchors
+    /// segmented deltas place windows by (``SegmentWindows``), `bits` of the hash zero.
+    static func anchors(of path: String, bits: Int) -> Set<UInt64>? {
         guard let file = try? MappedFile.source(path, displayPath: path) else { return nil }
-        let bytes = file.bytes.bindMemory(to: UInt8.self)
         var set = Set<UInt64>()
-        var hash: UInt64 = 0
-        gear.withUnsafeBufferPointer { gear in
-            for byte in bytes {
-                hash = (hash &<< 1) &+ gear[Int(byte)]
-                if hash & mask == 0 { set.insert(hash) }
-            }
-        }
+        SegmentWindows.forEachAnchor(in: file.bytes, bits: bits) { key, _ in set.insert(key) }
         return set
     }
 
-    /// One anchor in about 64 positions up to 64 MiB, one bit more per doubling above:
-    /// the high bits, which depend on the last 64 bytes (the low ones on the last few).
-    static func anchorMask(forFileOf size: Int64) -> UInt64 {
+    /// Six bits (an anchor in about 128 bytes) up to 64 MiB, one bit more per doubling above.
+    static func anchorBits(forFileOf size: Int64) -> Int {
         var bits = 6
         while bits < 30, size > Int64(1) << (bits + 20) { bits += 1 }
-        return ~UInt64(0) << (64 - bits)
+        return bits
     }
-
-    /// The gear table: 256 fixed pseudo-random words (splitmix64 from a fixed seed).
-    static let gear: [UInt64] = {
-        var state: UInt64 = 0x6D61_706C_6F61_6465
-        return (0..<256).map { _ in
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }()
 }

@@ -81,7 +81,7 @@ package struct SegmentWindows: Sendable {
     }
 
     /// Calls `body` with the key and offset (just past the hashed bytes) of each anchor.
-    private static func forEachAnchor(in bytes: UnsafeRawBufferPointer, bits: Int, _ body: (UInt64, Int) -> Void) {
+    static func forEachAnchor(in bytes: UnsafeRawBufferPointer, bits: Int, _ body: (UInt64, Int) -> Void) {
         let shift = UInt64(64 - bits)
         var hash: UInt64 = 0
         // At least 64 bytes between anchors: a run of one repeated byte (a hash that
