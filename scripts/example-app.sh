@@ -10,7 +10,15 @@ work=$(mktemp -d /tmp/maploader-example.XXXXXX)
 server=""
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
 echo "==> building the example app (its own package, MapLoader by path)"
-swift build --package-path Tests/ExampleApp --scratch-path .build-example -q 2>&1 | grep -v "^warning: 'swift-" || true
+# A failed build must stop here: running the app built before would test old code. An
+# incremental build can trip over files added to the package since; one clean build then.
+build_app() { swift build --package-path Tests/ExampleApp --scratch-path .build-example -q > "$work/build.log" 2>&1; }
+if ! build_app; then
+  echo "   the incremental build failed; building again from clean"
+  rm -rf .build-example
+  build_app || { cat "$work/build.log"; exit 1; }
+fi
+grep -v "^warning: 'swift-" "$work/build.log" || true
 app="$(swift build --package-path Tests/ExampleApp --scratch-path .build-example --show-bin-path)/ExampleApp"
 python3 scripts/gen-sample.py --out "$work/releases" > /dev/null
 "$bin" keygen "$work/publisher.key" > "$work/key"

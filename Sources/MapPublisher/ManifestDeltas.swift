@@ -13,10 +13,9 @@ enum ManifestDeltas {
         for older in (previous?.versions ?? []).suffix(SiteLayout.manifestDeltaDepth) {
             guard let base = older.unpacked, base.sha256 != target,
                 let packed = try? Data(contentsOf: site.root.appendingPathComponent(older.manifest)),
-                let oldJSON = try? ZstdFrame.decompress(Array(packed), limit: Int(base.size), exactly: Int(base.size)),
-                FileHashing.sha256(of: Data(oldJSON)) == base.sha256
+                let oldJSON = base.unpack(packed)
             else { continue }
-            let delta = try ZstdFrame.compress(Array(json), level: 19, prefix: oldJSON)
+            let delta = try ZstdFrame.compress(Array(json), level: 19, prefix: Array(oldJSON))
             guard delta.count < packedSize else { continue }
             try site.write(Data(delta), at: SiteLayout.manifestDelta(to: target, from: base.sha256))
         }

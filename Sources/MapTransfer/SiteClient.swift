@@ -100,7 +100,7 @@ package struct SiteClient: Sendable {
                     (data, pinnedBy) = (kept, stamp)
                     break
                 }
-                if let kept, let catalog = await catalog(pinnedBy: stamp.timestamp.catalog, deltaFrom: kept),
+                if let kept, let catalog = try await catalog(pinnedBy: stamp.timestamp.catalog, deltaFrom: kept),
                     stamp.timestamp.vouches(for: catalog)
                 {
                     (data, pinnedBy) = (catalog, stamp)
@@ -142,13 +142,23 @@ package struct SiteClient: Sendable {
     /// The catalog `pin` names, rebuilt from the delta against `kept` that the publisher
     /// wrote; `nil` when the site has no such delta or it does not give the pinned bytes
     /// (the whole catalog is fetched then).
-    private func catalog(pinnedBy pin: CatalogTimestamp.Pin, deltaFrom kept: Data) async -> Data? {
-        let path = SiteLayout.catalogDelta(to: pin.sha256, from: FileHashing.sha256(of: kept))
-        guard let delta = try? await source.fetchData(path, limit: .atMost(pin.size), scratch: scratch),
-            let bytes = try? ZstdFrame.decompress(Array(delta), limit: Int(pin.size), exactly: Int(pin.size), prefix: Array(kept))
-        else { return nil }
-        let catalog = Data(bytes)
-        return FileHashing.sha256(of: catalog) == pin.sha256 ? catalog : nil
+    private func catalog(pinnedBy pin: CatalogTimestamp.Pin, deltaFrom kept: Data) async throws(MapLoaderError) -> Data? {
+        try await rebuilt(pin, fromDelta: SiteLayout.catalogDelta(to: pin.sha256, from: FileHashing.sha256(of: kept)), of: kept, limit: pin.size)
+    }
+
+    /// The file `pin` names, rebuilt from the zstd delta at `path` (at most `limit` bytes)
+    /// against `kept`; `nil` when the site has no such delta or it does not give the pinned
+    /// bytes (a metadata delta only ever saves bytes). Cancellation ends the operation.
+    private func rebuilt(_ pin: FilePin, fromDelta path: String, of kept: Data, limit: Int64) async throws(MapLoaderError) -> Data? {
+        let delta: Data
+        do {
+            delta = try await source.fetchData(path, limit: .atMost(limit), scratch: scratch)
+        } catch .cancelled {
+            throw .cancelled
+        } catch {
+            return nil
+        }
+        return pin.unpack(delta, prefix: kept)
     }
 
     /// The site's signed timestamp; `nil` when the site has none (published before
@@ -311,15 +321,13 @@ package struct SiteClient: Sendable {
     private func manifestFile(_ entry: Catalog.Entry, in catalog: Catalog) async throws(MapLoaderError) -> Data {
         if let json = try await manifestFromDelta(entry, in: catalog) { return json }
         let fetched = try await source.fetchPinned(entry.manifest, pins: entry.pins, pinnedBy: "catalog", scratch: scratch)
-        guard let unpacked = entry.unpacked, unpacked.sha256 != FileHashing.sha256(of: fetched) else { return fetched }
-        guard let json = try? ZstdFrame.decompress(Array(fetched), limit: Int(unpacked.size), exactly: Int(unpacked.size)),
-            FileHashing.sha256(of: Data(json)) == unpacked.sha256
-        else {
+        guard let unpacked = entry.unpacked, !unpacked.matches(fetched) else { return fetched }
+        guard let json = unpacked.unpack(fetched) else {
             throw .invalidMetadata(
                 what: source.describe(entry.manifest),
                 detail: "it does not unpack to the JSON the catalog pins (\(unpacked.sha256.prefix(12))…): the publisher wrote a wrong pin")
         }
-        return Data(json)
+        return json
     }
 
     /// The manifest JSON of `entry`, rebuilt from the publisher's delta against the newest
@@ -331,21 +339,8 @@ package struct SiteClient: Sendable {
         for older in catalog.versions[max(0, index - SiteLayout.manifestDeltaDepth)..<index].reversed() {
             guard let base = older.unpacked, let kept = Self.cachedData(base.sha256, in: cache) else { continue }
             // The delta is never longer than the packed manifest (the publisher writes it only then).
-            let path = SiteLayout.manifestDelta(to: unpacked.sha256, from: base.sha256)
-            let delta: Data
-            do {
-                delta = try await source.fetchData(path, limit: .atMost(entry.size), scratch: scratch)
-            } catch .cancelled {
-                throw .cancelled
-            } catch {
-                return nil
-            }
-            guard
-                let json = try? ZstdFrame.decompress(
-                    Array(delta), limit: Int(unpacked.size), exactly: Int(unpacked.size), prefix: Array(kept)),
-                FileHashing.sha256(of: Data(json)) == unpacked.sha256
-            else { return nil }
-            return Data(json)
+            return try await rebuilt(
+                unpacked, fromDelta: SiteLayout.manifestDelta(to: unpacked.sha256, from: base.sha256), of: kept, limit: entry.size)
         }
         return nil
     }

@@ -69,38 +69,30 @@ import Testing
         let url = site.site.appendingPathComponent(SiteLayout.catalog)
         var catalog = try JSONCoding.decode(Catalog.self, from: Data(contentsOf: url))
         let index = try #require(catalog.versions.firstIndex { $0.version == "v2" })
-        catalog.versions[index].unpacked?.sha256 = String(repeating: "0", count: 64)
-        catalog.serial += 1
-        try site.writeSigned(try catalog.jsonData())
-        await #expect {
-            try await loader.performUpdate()
-        } throws: { error in
-            guard case MapLoaderError.invalidMetadata(let what, let detail) = error else { return false }
-            return what.contains("manifest.json.zst") && detail.contains("does not unpack to the JSON the catalog pins")
+        /// Signs v2's entry changed by `edit` into the catalog and expects the update refused
+        /// with metadata whose detail holds `words` (and naming `file`), the maps unchanged.
+        func expectRefused(_ words: String, file: String = "", _ edit: (inout Catalog.Entry) -> Void) async throws {
+            edit(&catalog.versions[index])
+            catalog.serial += 1
+            try site.writeSigned(try catalog.jsonData())
+            await #expect {
+                try await loader.performUpdate()
+            } throws: { error in
+                guard case MapLoaderError.invalidMetadata(let what, let detail) = error else { return false }
+                return detail.contains(words) && (file.isEmpty || what.contains(file))
+            }
+            #expect(try snapshot(loader.currentFolder) == before)
         }
-        #expect(try snapshot(loader.currentFolder) == before)
+        try await expectRefused("does not unpack to the JSON the catalog pins", file: "manifest.json.zst") {
+            $0.unpacked?.sha256 = String(repeating: "0", count: 64)
+        }
         // A pin that is not a hash, or a size past the limit, is refused with the catalog.
-        catalog.versions[index].unpacked = FilePin(sha256: "../../" + String(repeating: "a", count: 58), size: 10)
-        catalog.serial += 1
-        try site.writeSigned(try catalog.jsonData())
-        await #expect {
-            try await loader.checkForUpdate()
-        } throws: { error in
-            guard case MapLoaderError.invalidMetadata(_, let detail) = error else { return false }
-            return detail.contains("malformed hash")
-        }
-        #expect(try snapshot(loader.currentFolder) == before)
+        try await expectRefused("malformed hash") { $0.unpacked = FilePin(sha256: "../../" + String(repeating: "a", count: 58), size: 10) }
+        try await expectRefused("malformed hash") { $0.unpacked = FilePin(sha256: String(repeating: "a", count: 64), size: 1 << 40) }
         // A manifest path outside the site (export writes it under the stick) is refused too.
-        catalog.versions[index].unpacked = nil
-        catalog.versions[index].manifest = "../../outside/manifest.json.zst"
-        catalog.serial += 1
-        try site.writeSigned(try catalog.jsonData())
-        await #expect {
-            try await loader.checkForUpdate()
-        } throws: { error in
-            guard case MapLoaderError.invalidMetadata(_, let detail) = error else { return false }
-            return detail.contains("not a plain path inside the site")
+        try await expectRefused("not a plain path inside the site") {
+            $0.unpacked = nil
+            $0.manifest = "../../outside/manifest.json.zst"
         }
-        #expect(try snapshot(loader.currentFolder) == before)
     }
 }

@@ -1,3 +1,6 @@
+package import Foundation
+import MapPlatform
+
 /// A pin of one file by signed metadata: its SHA-256 and length.
 package struct FilePin: Sendable, Hashable, Codable {
     /// SHA-256 of the file, lowercase hex.
@@ -9,6 +12,20 @@ package struct FilePin: Sendable, Hashable, Codable {
     package init(sha256: String, size: Int64) {
         self.sha256 = sha256
         self.size = size
+    }
+
+    /// Whether `data` is the pinned file.
+    package func matches(_ data: Data) -> Bool { Int64(data.count) == size && FileHashing.sha256(of: data) == sha256 }
+
+    /// The pinned file unpacked from the zstd frame `frame` (a delta when `prefix` is the
+    /// file it was made from), or `nil` when the frame does not give exactly the pinned
+    /// bytes: the frame must declare the pinned length before anything is allocated.
+    package func unpack(_ frame: Data, prefix: Data = Data()) -> Data? {
+        guard size >= 0,
+            let bytes = try? ZstdFrame.decompress(Array(frame), limit: Int(size), exactly: Int(size), prefix: Array(prefix))
+        else { return nil }
+        let data = Data(bytes)
+        return matches(data) ? data : nil
     }
 
     /// Whether the hash is 64 lowercase hex digits (it names files in caches and on
