@@ -49,6 +49,11 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     /// addresses the references one after another, and its window lies inside one of them.
     /// Files are mapped, never joined, so references of any size cost no memory or disk.
     case segmentedCrossDelta = 12
+    /// A ``suffixDelta`` whose extra bytes are differences from the new file's bytes a
+    /// stride before (``SuffixDelta``): new numbers in columns compress a third smaller.
+    /// Its own value, so a client that predates the filter refuses the patch up front and
+    /// fetches the full archive.
+    case filteredSuffixDelta = 13
 
     /// Whether a payload of this encoding can patch an old file (everything but the file
     /// on its own, stored or compressed).
@@ -63,7 +68,8 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .segmentedDeflateDelta: return SeeThroughKind(scanned: false, gathered: false, segmented: true)
         case .segmentedScannedDeflateDelta: return SeeThroughKind(scanned: true, gathered: false, segmented: true)
         case .segmentedGatheredDeflateDelta: return SeeThroughKind(scanned: true, gathered: true, segmented: true)
-        case .stored, .zstd, .delta, .segmentedDelta, .crossDelta, .suffixDelta, .segmentedCrossDelta: return nil
+        case .stored, .zstd, .delta, .segmentedDelta, .crossDelta, .suffixDelta, .filteredSuffixDelta, .segmentedCrossDelta:
+            return nil
         }
     }
 
@@ -89,6 +95,7 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .segmentedDelta: return "segmented-delta"
         case .crossDelta: return "cross-delta"
         case .suffixDelta: return "suffix-delta"
+        case .filteredSuffixDelta: return "filtered-suffix-delta"
         case .scannedDeflateDelta: return "scanned-deflate-delta"
         case .gatheredDeflateDelta: return "gathered-deflate-delta"
         case .segmentedDeflateDelta: return "segmented-deflate-delta"

@@ -181,13 +181,21 @@ package struct PatchRun {
         done += target.size
     }
 
+    /// Files from this size on are written behind (``HashingFileWriter``): below it, a
+    /// thread costs more than it saves.
+    static let writeBehindSize: Int64 = 4 << 20
+
     /// Streams a payload into a new file and checks the result.
     private mutating func decode(
         _ payload: PatchManifest.Payload, prefix: UnsafeRawBufferPointer?,
         windowCover: Int64? = nil,
         target: PatchManifest.Target, destination: String
     ) throws {
-        let writer = try HashingFileWriter(path: destination, displayPath: target.path, limit: target.size)
+        // A file of a few MB or more is hashed and written on a second thread while this one
+        // decodes, where the thread cap allows one.
+        let writer = try HashingFileWriter(
+            path: destination, displayPath: target.path, limit: target.size,
+            writeBehind: threads > 1 && target.size >= Self.writeBehindSize)
         let start = done
         switch payload.encoding {
         case .stored:
@@ -205,11 +213,11 @@ package struct PatchRun {
                 done = start + offset
                 report(force: false)
             }
-        case .suffixDelta:
+        case .suffixDelta, .filteredSuffixDelta:
             guard let prefix else { throw PatchError.corrupt(detail: "a suffix delta for \(target.path) without its old file") }
             try SuffixDelta.decode(
                 from: patch.file, offset: payload.offset, length: payload.length, old: prefix,
-                targetSize: target.size, displayPath: target.path
+                targetSize: target.size, displayPath: target.path, filtered: payload.encoding == .filteredSuffixDelta
             ) {
                 try writer.write($0)
                 done = start + writer.written

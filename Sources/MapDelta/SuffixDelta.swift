@@ -12,15 +12,46 @@ package import MapPlatform
 /// zstd frames' lengths), then the frames: controls (`u64 add, u64 copy, i64 seek` per
 /// step, little-endian), differences, extra bytes. Decoding holds three stream decoders
 /// and the mapped old file, not the new file.
+///
+/// The filtered form (``PatchEncoding/filteredSuffixDelta``) starts with one byte, the
+/// stride `d` (1…8), and each extra byte is then sent as its difference from the new
+/// file's byte `d` before it (0 before the file's start), as xz's delta filter does: new
+/// numbers in columns of `d`-byte fields (coordinates) differ little from their
+/// neighbours, and zstd compresses the differences a third smaller.
 package enum SuffixDelta {
     /// Bytes of the fixed header.
     package static let headerLength: Int64 = 24
+    /// The strides a filtered payload may name.
+    package static let strides = 1...8
 
     /// Decodes the payload at `offset` (`length` bytes) against `old`, handing the new
-    /// file's bytes to `output` in chunks; at most `targetSize` bytes.
+    /// file's bytes to `output` in chunks; at most `targetSize` bytes. A `filtered`
+    /// payload (``PatchEncoding/filteredSuffixDelta``) starts with its stride.
     package static func decode(
         from file: SystemFile, offset: Int64, length: Int64, old: UnsafeRawBufferPointer,
-        targetSize: Int64, displayPath: String,
+        targetSize: Int64, displayPath: String, filtered: Bool = false,
+        output: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        guard filtered else {
+            return try decode(
+                from: file, offset: offset, length: length, old: old, targetSize: targetSize, displayPath: displayPath,
+                stride: 0, output: output)
+        }
+        guard length > 1, let stride = try DeflateStreams.read(file, at: offset, count: 1).first else {
+            throw PatchError.truncated(detail: "suffix delta of \(displayPath)")
+        }
+        guard strides.contains(Int(stride)) else {
+            throw PatchError.corrupt(detail: "suffix delta of \(displayPath): a stride of \(stride) bytes")
+        }
+        try decode(
+            from: file, offset: offset + 1, length: length - 1, old: old, targetSize: targetSize, displayPath: displayPath,
+            stride: Int(stride), output: output)
+    }
+
+    /// The steps of a payload whose extra bytes are filtered with `stride` (0: not).
+    private static func decode(
+        from file: SystemFile, offset: Int64, length: Int64, old: UnsafeRawBufferPointer,
+        targetSize: Int64, displayPath: String, stride: Int,
         output: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
         func corrupt(_ detail: String) -> PatchError { .corrupt(detail: "suffix delta of \(displayPath): \(detail)") }
@@ -40,6 +71,7 @@ package enum SuffixDelta {
             path: displayPath)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 18, alignment: 16)
         defer { buffer.deallocate() }
+        var history = History()
         var step = [UInt8](repeating: 0, count: 24)
         var oldPosition: Int64 = 0
         var written: Int64 = 0
@@ -62,6 +94,7 @@ package enum SuffixDelta {
                 _ = try differences.read(into: chunk, allowEnd: false)
                 let base = Int(oldPosition + done)
                 for index in 0..<count { chunk[index] = chunk[index] &+ old[base + index] }
+                if stride > 0 { history.record(chunk) }
                 try output(UnsafeRawBufferPointer(chunk))
                 done += Int64(count)
             }
@@ -70,6 +103,10 @@ package enum SuffixDelta {
                 let count = Int(min(Int64(buffer.count), copy - done))
                 let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
                 _ = try extra.read(into: chunk, allowEnd: false)
+                if stride > 0 {
+                    history.unfilter(chunk, stride: stride)
+                    history.record(chunk)
+                }
                 try output(UnsafeRawBufferPointer(chunk))
                 done += Int64(count)
             }
@@ -81,6 +118,26 @@ package enum SuffixDelta {
         }
         guard written == targetSize, try differences.atEnd(), try extra.atEnd() else {
             throw corrupt("the streams do not end with the file")
+        }
+    }
+
+    /// The last 8 bytes of the new file produced so far (zeros before its start), which
+    /// the filtered extra bytes are differences from.
+    struct History {
+        private var last: UInt64 = 0
+
+        /// Keeps the end of `chunk`, just produced.
+        mutating func record(_ chunk: UnsafeMutableRawBufferPointer) {
+            for byte in chunk.suffix(8) { last = last << 8 | UInt64(byte) }
+        }
+
+        /// Turns differences into bytes in place: each byte plus the one `stride` before.
+        func unfilter(_ chunk: UnsafeMutableRawBufferPointer, stride: Int) {
+            for index in 0..<min(stride, chunk.count) {
+                chunk[index] = chunk[index] &+ UInt8(truncatingIfNeeded: last >> (8 * UInt64(stride - 1 - index)))
+            }
+            guard chunk.count > stride else { return }
+            for index in stride..<chunk.count { chunk[index] = chunk[index] &+ chunk[index - stride] }
         }
     }
 

@@ -9,13 +9,27 @@ import MapPlatform
 /// old match; runs that match approximately become "add" steps whose byte differences are
 /// mostly zero, the rest "copy" steps. Memory: the suffix array (4 bytes per old byte),
 /// both files mapped, and the three streams (at most the new file's size).
+///
+/// The extra bytes are also tried filtered (each byte's difference from the new byte a
+/// stride before, ``PatchEncoding/filteredSuffixDelta``): new coordinates, ids and
+/// offsets in fixed-width fields compress a third smaller that way.
 package enum SuffixEncoder {
     /// Files beyond this (old or new) are not tried: the suffix array alone is 4× the old file.
-    package static let maxFileSize: Int64 = 16 << 20
+    package static let maxFileSize: Int64 = 64 << 20
+
+    /// The strides tried for the extra bytes (0: unfiltered): byte, 16-, 32- and 64-bit fields.
+    package static let strides = [0, 1, 2, 4, 8]
+    /// Extra streams above this are ranked at a fast level before the chosen one is
+    /// compressed at the publish level (a whole-level trial per stride costs seconds).
+    static let rankAtFastLevelAbove = 1 << 20
 
     /// Encodes `newPath` against `oldPath` into `output` with zstd at `level`; returns the
-    /// payload's length, or nil when a file is empty or too large.
-    package static func encode(newPath: String, oldPath: String, level: Int, into output: String) throws -> Int64? {
+    /// payload's length and encoding (``PatchEncoding/suffixDelta`` or
+    /// ``PatchEncoding/filteredSuffixDelta``), or nil when a file is empty or too large.
+    /// `strides` are the filters tried for the extra bytes (0: none).
+    package static func encode(
+        newPath: String, oldPath: String, level: Int, strides: [Int] = strides, into output: String
+    ) throws -> (length: Int64, encoding: PatchEncoding)? {
         guard let oldSize = FileStatus.of(oldPath)?.size, let newSize = FileStatus.of(newPath)?.size,
             (1...maxFileSize).contains(oldSize), (1...maxFileSize).contains(newSize)
         else { return nil }
@@ -30,29 +44,59 @@ package enum SuffixEncoder {
             divsufsort(oldBytes.baseAddress, $0.baseAddress, Int32(oldBytes.count))
         }
         guard status == 0 else { throw PatchBuildError.codec(path: oldPath, message: "libdivsufsort failed (\(status))") }
-        let (controls, differences, extra) = suffixes.withUnsafeBufferPointer {
+        var (controls, differences, extraRanges) = suffixes.withUnsafeBufferPointer {
             steps(old: oldBytes, new: newBytes, suffixes: $0)
         }
-        var frames: [[UInt8]] = []
+        suffixes = []
         // At most level 19: its window (8 MiB) stays within what every client's decoder accepts.
-        for stream in [controls, differences, extra] {
-            frames.append(try ZstdFrame.compress(stream, level: min(level, 19)))
+        let level = min(level, 19)
+        let extraCount = extraRanges.reduce(0) { $0 + $1.count }
+        var best: (stride: Int, frame: [UInt8])?
+        let candidates = strides.filter { $0 == 0 || SuffixDelta.strides.contains($0) }
+        for stride in candidates.isEmpty ? [0] : candidates {
+            let extra = filtered(newBytes, extraRanges, stride: stride)
+            let trial = try ZstdFrame.compress(extra, level: extraCount > rankAtFastLevelAbove ? 3 : level)
+            if best.map({ trial.count < $0.frame.count }) ?? true { best = (stride, trial) }
         }
+        let stride = best!.stride
+        let extraFrame =
+            extraCount > rankAtFastLevelAbove
+            ? try ZstdFrame.compress(filtered(newBytes, extraRanges, stride: stride), level: level) : best!.frame
+        extraRanges = []
+        let frames = [try ZstdFrame.compress(controls, level: level), try ZstdFrame.compress(differences, level: level), extraFrame]
+        controls = []
+        differences = []
         let out = try SystemFile.createOrTruncate(output)
-        var header: [UInt8] = []
+        var header: [UInt8] = stride > 0 ? [UInt8(stride)] : []
         for frame in frames { withUnsafeBytes(of: UInt64(frame.count).littleEndian) { header += $0 } }
         try header.withUnsafeBytes { try out.writeAll($0) }
         for frame in frames { try frame.withUnsafeBytes { try out.writeAll($0) } }
-        return try out.size()
+        return (try out.size(), stride > 0 ? .filteredSuffixDelta : .suffixDelta)
     }
 
-    /// bsdiff's scan: the control, difference and extra streams.
+    /// The new file's bytes in `ranges`, each as its difference from the byte `stride`
+    /// before it in the new file (0 before the start); as they are with `stride` 0.
+    static func filtered(_ new: UnsafeBufferPointer<UInt8>, _ ranges: [Range<Int>], stride: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(ranges.reduce(0) { $0 + $1.count })
+        for range in ranges {
+            if stride == 0 {
+                out += new[range]
+                continue
+            }
+            for position in range { out.append(new[position] &- (position >= stride ? new[position - stride] : 0)) }
+        }
+        return out
+    }
+
+    /// bsdiff's scan: the control and difference streams, and where in the new file the
+    /// extra bytes are.
     private static func steps(
         old: UnsafeBufferPointer<UInt8>, new: UnsafeBufferPointer<UInt8>,
         suffixes: UnsafeBufferPointer<Int32>
-    ) -> ([UInt8], [UInt8], [UInt8]) {
+    ) -> ([UInt8], [UInt8], [Range<Int>]) {
         let oldSize = old.count, newSize = new.count
-        var controls: [UInt8] = [], differences: [UInt8] = [], extra: [UInt8] = []
+        var controls: [UInt8] = [], differences: [UInt8] = [], extra: [Range<Int>] = []
         differences.reserveCapacity(newSize)
         func put(_ value: Int64) { withUnsafeBytes(of: value.littleEndian) { controls += $0 } }
         var scan = 0, length = 0, position = 0, lastScan = 0, lastPosition = 0, lastOffset = 0
@@ -103,7 +147,7 @@ package enum SuffixEncoder {
             }
             for j in 0..<forward { differences.append(new[lastScan + j] &- old[lastPosition + j]) }
             let copy = (scan - backward) - (lastScan + forward)
-            if copy > 0 { extra.append(contentsOf: new[(lastScan + forward)..<(lastScan + forward + copy)]) }
+            if copy > 0 { extra.append((lastScan + forward)..<(lastScan + forward + copy)) }
             put(Int64(forward))
             put(Int64(copy))
             put(Int64((position - backward) - (lastPosition + forward)))

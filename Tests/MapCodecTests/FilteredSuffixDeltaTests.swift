@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import MapTestSupport
+import MapDelta
+import MapPlatform
+@testable import MapLoader
+import MapPublisher
+
+/// The suffix-array codec with filtered extra bytes: new coordinates (a boundary redrawn)
+/// travel as differences from the field before them, which compress far better than the
+/// numbers themselves.
+@Suite struct FilteredSuffixDeltaTests {
+    /// A boundary as little-endian Int32 (x, y) pairs along a random walk. `revision` 2
+    /// redraws 50,000 points in the middle (400 kB of new numbers, over the decoder's
+    /// 256 KiB buffer, so differences cross its chunks), nudges every 997th point and
+    /// inserts a few 1–7 byte runs (extra steps shorter than the stride).
+    static func writeBoundary(_ file: URL, revision: Int) throws {
+        var rng = SeededGenerator(seed: 41)
+        var redraw = SeededGenerator(seed: 77)
+        var bytes: [UInt8] = []
+        var x: Int32 = 1_234_567, y: Int32 = -7_654_321
+        var rx: Int32 = 0, ry: Int32 = 0
+        for index in 0..<200_000 {
+            x &+= Int32(truncatingIfNeeded: rng.next() % 2001) &- 1000
+            y &+= Int32(truncatingIfNeeded: rng.next() % 2001) &- 1000
+            var (px, py) = (x, y)
+            if revision == 2 {
+                if (80_000..<130_000).contains(index) {
+                    if index == 80_000 { (rx, ry) = (x, y) }
+                    rx &+= Int32(truncatingIfNeeded: redraw.next() % 601) &- 300
+                    ry &+= Int32(truncatingIfNeeded: redraw.next() % 601) &- 300
+                    (px, py) = (rx, ry)
+                } else if index % 997 == 0 {
+                    px &+= 13
+                }
+                if index % 20_011 == 5 { bytes += Array(repeating: UInt8(index % 251), count: 1 + index % 7) }
+            }
+            withUnsafeBytes(of: px.littleEndian) { bytes += $0 }
+            withUnsafeBytes(of: py.littleEndian) { bytes += $0 }
+        }
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(bytes).write(to: file)
+    }
+
+    @Test func redrawnCoordinatesTravelFilteredAndApplyByteForByte() async throws {
+        let dir = TemporaryDirectory("filtered")
+        try Self.writeBoundary(dir.path("old/boundary.bin"), revision: 1)
+        try Self.writeBoundary(dir.path("new/boundary.bin"), revision: 2)
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"), options: PatchOptions(level: 9))
+        }
+        let file = try #require(stats.file("boundary.bin"))
+        #expect(file.encoding == .filteredSuffixDelta, "tried \(file.tried)")
+        // The same steps with the extra bytes as they are.
+        let unfiltered = try #require(
+            try SuffixEncoder.encode(
+                newPath: dir.path("new/boundary.bin").path, oldPath: dir.path("old/boundary.bin").path, level: 9, strides: [0],
+                into: dir.path("unfiltered").path))
+        #expect(unfiltered.encoding == .suffixDelta)
+        #expect(file.payloadBytes * 4 < unfiltered.length * 3, "filtered \(file.payloadBytes) B, unfiltered \(unfiltered.length) B")
+        _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out")) }
+        #expect(try Data(contentsOf: dir.path("out/boundary.bin")) == Data(contentsOf: dir.path("new/boundary.bin")))
+    }
+
+    /// Every stride a payload may name decodes to the new file; a stride byte out of
+    /// range is refused naming the file, before any step is read.
+    @Test func everyStrideRoundTripsAndAnUnknownStrideIsRefused() throws {
+        let dir = TemporaryDirectory("filtered")
+        try Self.writeBoundary(dir.path("old.bin"), revision: 1)
+        try Self.writeBoundary(dir.path("new.bin"), revision: 2)
+        let old = try MappedFile.source(dir.path("old.bin").path, displayPath: "old.bin")
+        let expected = try Data(contentsOf: dir.path("new.bin"))
+        func decode(_ payload: String, filtered: Bool) throws -> Data {
+            let file = try SystemFile.openForReading(payload)
+            var out = Data()
+            try SuffixDelta.decode(
+                from: file, offset: 0, length: try file.size(), old: old.bytes, targetSize: Int64(expected.count),
+                displayPath: "boundary.bin", filtered: filtered
+            ) { out.append(contentsOf: $0) }
+            return out
+        }
+        for stride in [1, 2, 3, 4, 8] {
+            let payload = dir.path("p\(stride)").path
+            let encoded = try #require(
+                try SuffixEncoder.encode(
+                    newPath: dir.path("new.bin").path, oldPath: dir.path("old.bin").path, level: 3, strides: [stride], into: payload))
+            #expect(encoded.encoding == .filteredSuffixDelta)
+            #expect(try decode(payload, filtered: true) == expected, "stride \(stride)")
+        }
+        var bytes = try Data(contentsOf: dir.path("p4"))
+        for stride: UInt8 in [0, 9, 255] {
+            bytes[0] = stride
+            try bytes.write(to: dir.path("bad"))
+            #expect {
+                try decode(dir.path("bad").path, filtered: true)
+            } throws: { error in
+                "\(error)".contains("boundary.bin") && "\(error)".contains("stride of \(stride)")
+            }
+        }
+        // Read unfiltered, the stride byte shifts the header: refused, not a wrong file.
+        #expect(throws: PatchError.self) { try decode(dir.path("p4").path, filtered: false) }
+    }
+}
