@@ -49,8 +49,9 @@ public actor MapLoader {
         /// background updates, say); `nil` for no cap.
         public var maximumRate: Int64?
         /// Threads an update may use to rebuild compressed map files (gzip, zip, PBF, tile
-        /// archives) after patching inside them; the bytes are the same for any number.
-        /// `nil` uses every core the device offers; 1 keeps a background update on one core.
+        /// archives) after patching inside them, and to hash and write a large patched file
+        /// while it decodes; the bytes are the same for any number. `nil` uses every core
+        /// the device offers; 1 keeps a background update on one core.
         public var maximumThreads: Int?
 
         /// The threads a patch apply uses: ``maximumThreads`` (at least 1), else every core.

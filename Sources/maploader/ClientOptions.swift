@@ -64,8 +64,9 @@ struct ClientOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Use at most this many threads to rebuild compressed files after patching inside them (default: every core).",
-            discussion: "Also $MAPLOADER_THREADS. 1 keeps a background update on one core; the result is the same.",
+            "Use at most this many threads to apply patches (default: every core).",
+            discussion:
+                "Also $MAPLOADER_THREADS. Threads rebuild compressed files after patching inside them, and hash and write a large patched file while it decodes. 1 keeps a background update on one core; the result is the same.",
             valueName: "n"))
     var threads: Int?
 

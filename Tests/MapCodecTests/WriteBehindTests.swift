@@ -4,6 +4,7 @@ import Testing
 import MapTestSupport
 import MapDelta
 import MapPlatform
+import MapPublisher
 
 /// A new file hashed and written on a second thread (`HashingFileWriter(writeBehind:)`):
 /// the same bytes and digest as on one thread, and a failed write still reported.
@@ -46,6 +47,31 @@ import MapPlatform
             _ = try writer.finish()
         } throws: { error in
             (error as? SystemError)?.isNoSpace == true
+        }
+    }
+
+    /// A patched file over the write-behind size, applied with a thread cap of 1 and of 4:
+    /// the same file either way (with 4, the second thread hashes and writes it).
+    @Test func anApplyCappedAtOneThreadGivesTheSameFile() async throws {
+        let dir = TemporaryDirectory("behind")
+        var rng = SeededGenerator(seed: 8)
+        var old = [UInt8](repeating: 0, count: 6 << 20)
+        for index in old.indices { old[index] = UInt8(truncatingIfNeeded: rng.next() % 16) }
+        var new = old
+        for index in stride(from: 1_000, to: new.count, by: 100_003) { new[index] &+= 1 }
+        for (name, bytes) in [("old", old), ("new", new)] {
+            try FileManager.default.createDirectory(at: dir.path(name), withIntermediateDirectories: true)
+            try Data(bytes).write(to: dir.path("\(name)/grid.bin"))
+        }
+        _ = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"), options: PatchOptions(level: 3))
+        }
+        for threads in [1, 4] {
+            let out = dir.path("out\(threads)")
+            _ = try await RawThread.value {
+                try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: out, resumeIn: nil, threads: threads)
+            }
+            #expect(try Data(contentsOf: out.appendingPathComponent("grid.bin")) == Data(new), "\(threads) threads")
         }
     }
 }
