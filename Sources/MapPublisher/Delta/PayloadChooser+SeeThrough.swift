@@ -108,6 +108,14 @@ extension PayloadChooser {
         if let encoder = self.segments, segmented {
             if basePath == nil { _ = try SystemFile.createOrTruncate(oldExpansion) }
             frameLength = try encoder.encode(newPath: newExpansion, oldPath: oldExpansion, into: frame)
+        } else if let basePath, let newSize = FileStatus.of(newExpansion)?.size, newSize > Self.largeFile {
+            // A large expansion gets the byte-level delta's search (the deep one, one at a
+            // time): the same decoder, 11% smaller on 58 MB of timezone polygons.
+            let base = try MappedFile.source(oldExpansion, displayPath: basePath)
+            let delta = try encodeDelta(newExpansion, newSize: newSize, base: base.bytes)
+            FileSystem.remove(frame)
+            try FileSystem.rename(delta.path, frame)
+            frameLength = delta.length
         } else {
             let base = try basePath.map { try MappedFile.source(oldExpansion, displayPath: $0) }
             frameLength = try encode(newExpansion, prefix: base?.bytes, into: frame)

@@ -321,7 +321,7 @@ package struct PayloadChooser {
     ///
     /// Above 16 MiB (an encoder of up to ~1.4 GB) one such encode runs at a time in the
     /// process, whatever the number of publish jobs, so the publisher stays within ~2 GB.
-    private func encodeDelta(
+    func encodeDelta(
         _ path: String, newSize: Int64, base: UnsafeRawBufferPointer
     ) throws -> (path: String, length: Int64, note: String?) {
         let large = newSize > 16 << 20 || base.count > 16 << 20
