@@ -57,8 +57,9 @@ package final class HashingFileWriter {
 /// The second thread of a ``HashingFileWriter``: a ring of buffers the caller fills and
 /// the thread hashes and writes, in order.
 ///
-/// `@unchecked Sendable`, and why that is safe: `file`, `buffers` and `hasher` are shared
-/// by the two threads, but every buffer slot belongs to one side at a time. The caller
+/// `@unchecked Sendable`, and why that is safe: `file`, `buffers`, `counts` and `hasher` are
+/// shared by the two threads, but every buffer slot and its count belong to one side at a
+/// time (`counts` is raw memory, so writing one element touches no other). The caller
 /// fills slot `i` only after `free` let it in (the thread is done with it) and hands it
 /// over with `filled`; the thread reads it only after `filled` and gives it back with
 /// `free`. `hasher` and the file's writes belong to the thread until `done` is signalled,
@@ -71,8 +72,9 @@ final class WriteBehind: @unchecked Sendable {
 
     private let file: SystemFile
     private let buffers: [UnsafeMutableRawBufferPointer]
-    /// Bytes in each filled slot; -1 ends the stream.
-    private var counts = [Int](repeating: 0, count: slots)
+    /// Bytes in each filled slot; -1 ends the stream. Raw memory, not an array: an array
+    /// element's write goes through the whole array, which the thread reads meanwhile.
+    private let counts = UnsafeMutableBufferPointer<Int>.allocate(capacity: slots)
     private var hasher = SHA256()
     /// Created at 0 and signalled once per slot the thread may fill: libdispatch traps when
     /// a semaphore is freed below the value it was created with.
@@ -88,16 +90,22 @@ final class WriteBehind: @unchecked Sendable {
     init(_ file: SystemFile) {
         self.file = file
         buffers = (0..<Self.slots).map { _ in .allocate(byteCount: Self.slotBytes, alignment: 64) }
+        counts.initialize(repeating: 0)
         for _ in 1..<Self.slots { free.signal() }  // slot 0 is the caller's
         let thread = Thread { [self] in drain() }
         thread.name = "MapLoader write-behind"
         thread.start()
     }
 
-    deinit { for buffer in buffers { buffer.deallocate() } }
+    deinit {
+        for buffer in buffers { buffer.deallocate() }
+        counts.deallocate()
+    }
 
     /// Copies `chunk` into the ring, handing over each slot it fills.
     func write(_ chunk: UnsafeRawBufferPointer) throws {
+        // After the end no thread drains the ring: a write would wait forever.
+        guard !ended else { throw PatchError.corrupt(detail: "a write after the file was finished") }
         if let error = failure.withLock({ $0 }) { throw error }
         var offset = 0
         while offset < chunk.count {

@@ -54,6 +54,15 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     /// Its own value, so a client that predates the filter refuses the patch up front and
     /// fetches the full archive.
     case filteredSuffixDelta = 13
+    /// A see-through delta (as ``deflateDelta``) whose expansion is a filtered suffix delta
+    /// (``SuffixDelta``, its stride byte first, 0 for none) against the old expansion:
+    /// shifted and new numbers inside the streams cost what they cost in raw files, and
+    /// the client streams the expansion with no window besides the mapped old one.
+    case suffixDeflateDelta = 14
+    /// ``scannedDeflateDelta`` with a suffix-delta expansion (see ``suffixDeflateDelta``).
+    case suffixScannedDeflateDelta = 15
+    /// ``gatheredDeflateDelta`` with a suffix-delta expansion (see ``suffixDeflateDelta``).
+    case suffixGatheredDeflateDelta = 16
 
     /// Whether a payload of this encoding can patch an old file (everything but the file
     /// on its own, stored or compressed).
@@ -68,6 +77,9 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .segmentedDeflateDelta: return SeeThroughKind(scanned: false, gathered: false, segmented: true)
         case .segmentedScannedDeflateDelta: return SeeThroughKind(scanned: true, gathered: false, segmented: true)
         case .segmentedGatheredDeflateDelta: return SeeThroughKind(scanned: true, gathered: true, segmented: true)
+        case .suffixDeflateDelta: return SeeThroughKind(scanned: false, gathered: false, suffix: true)
+        case .suffixScannedDeflateDelta: return SeeThroughKind(scanned: true, gathered: false, suffix: true)
+        case .suffixGatheredDeflateDelta: return SeeThroughKind(scanned: true, gathered: true, suffix: true)
         case .stored, .zstd, .delta, .segmentedDelta, .crossDelta, .suffixDelta, .filteredSuffixDelta, .segmentedCrossDelta:
             return nil
         }
@@ -75,6 +87,10 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
 
     /// The see-through encoding of `kind`.
     package init(seeThrough kind: SeeThroughKind) {
+        if kind.suffix {
+            self = kind.gathered ? .suffixGatheredDeflateDelta : kind.scanned ? .suffixScannedDeflateDelta : .suffixDeflateDelta
+            return
+        }
         switch (kind.gathered, kind.scanned, kind.segmented) {
         case (true, _, false): self = .gatheredDeflateDelta
         case (true, _, true): self = .segmentedGatheredDeflateDelta
@@ -101,6 +117,9 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .segmentedDeflateDelta: return "segmented-deflate-delta"
         case .segmentedScannedDeflateDelta: return "segmented-scanned-deflate-delta"
         case .segmentedGatheredDeflateDelta: return "segmented-gathered-deflate-delta"
+        case .suffixDeflateDelta: return "suffix-deflate-delta"
+        case .suffixScannedDeflateDelta: return "suffix-scanned-deflate-delta"
+        case .suffixGatheredDeflateDelta: return "suffix-gathered-deflate-delta"
         case .segmentedCrossDelta: return "segmented-cross-delta"
         }
     }
@@ -115,12 +134,15 @@ package struct SeeThroughKind: Sendable, Equatable {
     package var gathered: Bool
     /// The expansion is a ``SegmentedDelta`` rather than one zstd frame.
     package var segmented: Bool
+    /// The expansion is a ``SuffixDelta`` (stride byte first) rather than one zstd frame.
+    package var suffix: Bool
 
-    /// A kind with every field given.
-    package init(scanned: Bool, gathered: Bool, segmented: Bool) {
+    /// A kind with every field given; an expansion is segmented or a suffix delta, not both.
+    package init(scanned: Bool, gathered: Bool, segmented: Bool = false, suffix: Bool = false) {
         self.scanned = scanned
         self.gathered = gathered
-        self.segmented = segmented
+        self.segmented = segmented && !suffix
+        self.suffix = suffix
     }
 }
 

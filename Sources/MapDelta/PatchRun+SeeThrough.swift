@@ -85,10 +85,19 @@ extension PatchRun {
         guard kind.segmented else {
             if old == nil, let source { old = try expandOld(source, kind: kind, scratch: scratch) }
             let file = try SystemFile.createOrTruncate(scratch + ".new")
-            try ZstdDelta.decodeFrame(
-                from: patch.file, offset: expansion.offset, length: expansion.length,
-                prefix: old?.expansion.bytes, expectedSize: recipe.expandedSize, displayPath: target.path
-            ) { try file.writeAll($0) }
+            if kind.suffix {
+                // Streamed against the mapped old expansion: no window besides it.
+                guard let old else { throw PatchError.corrupt(detail: "a suffix delta for \(target.path) without its old file") }
+                try SuffixDelta.decode(
+                    from: patch.file, offset: expansion.offset, length: expansion.length, old: old.expansion.bytes,
+                    targetSize: recipe.expandedSize, displayPath: target.path, filtered: true
+                ) { try file.writeAll($0) }
+            } else {
+                try ZstdDelta.decodeFrame(
+                    from: patch.file, offset: expansion.offset, length: expansion.length,
+                    prefix: old?.expansion.bytes, expectedSize: recipe.expandedSize, displayPath: target.path
+                ) { try file.writeAll($0) }
+            }
             done = begin + Int64(Double(target.size) * Self.expansionShare)
             let rebuilt = kind.gathered ? scratch + ".rebuilt" : destination
             do {

@@ -224,7 +224,8 @@ package struct PatchRun {
                 report(force: false)
             }
         case .deflateDelta, .segmentedDelta, .crossDelta, .scannedDeflateDelta, .gatheredDeflateDelta, .segmentedDeflateDelta,
-            .segmentedScannedDeflateDelta, .segmentedGatheredDeflateDelta, .segmentedCrossDelta:
+            .segmentedScannedDeflateDelta, .segmentedGatheredDeflateDelta, .segmentedCrossDelta, .suffixDeflateDelta,
+            .suffixScannedDeflateDelta, .suffixGatheredDeflateDelta:
             throw PatchError.corrupt(detail: "a \(payload.encoding) payload for \(target.path) outside a patch operation")
         case .zstd, .delta:
             try ZstdDelta.decodeFrame(

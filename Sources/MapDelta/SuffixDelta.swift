@@ -26,7 +26,8 @@ package enum SuffixDelta {
 
     /// Decodes the payload at `offset` (`length` bytes) against `old`, handing the new
     /// file's bytes to `output` in chunks; at most `targetSize` bytes. A `filtered`
-    /// payload (``PatchEncoding/filteredSuffixDelta``) starts with its stride.
+    /// payload (``PatchEncoding/filteredSuffixDelta``, and the expansion of
+    /// ``PatchEncoding/suffixDeflateDelta``) starts with its stride, 0 for none.
     package static func decode(
         from file: SystemFile, offset: Int64, length: Int64, old: UnsafeRawBufferPointer,
         targetSize: Int64, displayPath: String, filtered: Bool = false,
@@ -40,7 +41,8 @@ package enum SuffixDelta {
         guard length > 1, let stride = try DeflateStreams.read(file, at: offset, count: 1).first else {
             throw PatchError.truncated(detail: "suffix delta of \(displayPath)")
         }
-        guard strides.contains(Int(stride)) else {
+        // 0 (no filter) is written only where the stride byte always stands (see-through).
+        guard stride == 0 || strides.contains(Int(stride)) else {
             throw PatchError.corrupt(detail: "suffix delta of \(displayPath): a stride of \(stride) bytes")
         }
         try decode(

@@ -84,9 +84,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                         output: { _ in }, finished: { _ in })
                 }
                 _ = try? CrossReferences.decode(from: opened, at: 0, within: Int64(data.count), displayPath: "fuzz")
-                try? SuffixDelta.decode(
-                    from: opened, offset: 0, length: Int64(data.count), old: old, targetSize: 1 << 16,
-                    displayPath: "fuzz", output: { _ in })
+                // Both forms: the filtered one reads a stride byte first.
+                for filtered in [false, true] {
+                    try? SuffixDelta.decode(
+                        from: opened, offset: 0, length: Int64(data.count), old: old, targetSize: 1 << 16,
+                        displayPath: "fuzz", filtered: filtered, output: { _ in })
+                }
             }
         case .tiles:
             Self.runTiles(data, scratch: scratch)

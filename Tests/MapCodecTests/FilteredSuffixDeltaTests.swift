@@ -87,8 +87,18 @@ import MapPublisher
             #expect(encoded.encoding == .filteredSuffixDelta)
             #expect(try decode(payload, filtered: true) == expected, "stride \(stride)")
         }
+        // Stride 0 stands for no filter where the stride byte is always written (a
+        // see-through expansion).
+        let unfiltered = dir.path("p0").path
+        let plain = try #require(
+            try SuffixEncoder.encode(
+                newPath: dir.path("new.bin").path, oldPath: dir.path("old.bin").path, level: 3, strides: [0],
+                strideByteAlways: true, into: unfiltered))
+        #expect(plain.encoding == .filteredSuffixDelta)
+        #expect(try Data(contentsOf: dir.path("p0")).first == 0)
+        #expect(try decode(unfiltered, filtered: true) == expected, "stride 0")
         var bytes = try Data(contentsOf: dir.path("p4"))
-        for stride: UInt8 in [0, 9, 255] {
+        for stride: UInt8 in [9, 255] {
             bytes[0] = stride
             try bytes.write(to: dir.path("bad"))
             #expect {

@@ -12,8 +12,12 @@ extension PayloadChooser {
     func take(_ result: Result<SeeThroughPayload, NoSeeThrough>, scanned: Bool, gathered: Bool, into choice: inout Choice) {
         switch result {
         case .success(let payload):
-            let encoding = PatchEncoding(seeThrough: SeeThroughKind(scanned: scanned, gathered: gathered, segmented: payload.segmented))
+            let encoding = PatchEncoding(
+                seeThrough: SeeThroughKind(scanned: scanned, gathered: gathered, segmented: payload.segmented, suffix: payload.suffix))
             choice.tried[encoding] = payload.length
+            if let frameLength = payload.frameLength {  // the zstd-frame expansion the suffix delta beat
+                choice.tried[PatchEncoding(seeThrough: SeeThroughKind(scanned: scanned, gathered: gathered))] = frameLength
+            }
             if payload.length < choice.length {
                 (choice.encoding, choice.payloadPath, choice.length) = (encoding, payload.path, payload.length)
                 choice.note = payload.note
@@ -36,6 +40,10 @@ extension PayloadChooser {
         var fileBytes: Int64
         /// Whether the expansion is a segmented delta (an expansion above the threshold).
         var segmented = false
+        /// Whether the expansion is a suffix delta (``PatchEncoding/suffixDeflateDelta``),
+        /// and then the payload's length with a zstd-frame expansion instead.
+        var suffix = false
+        var frameLength: Int64?
 
         /// What the publish log and `check-update --json` say of a file whose streams
         /// were not all reproduced; `nil` when they were.
@@ -120,15 +128,27 @@ extension PayloadChooser {
             let base = try basePath.map { try MappedFile.source(oldExpansion, displayPath: $0) }
             frameLength = try encode(newExpansion, prefix: base?.bytes, into: frame)
         }
+        // The suffix-array delta of the expansion, where it is smaller: coordinates inside
+        // gzip and zip files shift and grow as they do in raw files.
+        var expansionLength = frameLength, suffix = false
+        if !segmented, basePath != nil,
+            let trial = try suffixDelta(
+                newExpansion, newSize: FileStatus.of(newExpansion)?.size ?? 0, basePath: oldExpansion, strideByteAlways: true),
+            trial.length < frameLength
+        {
+            FileSystem.remove(frame)
+            try FileSystem.rename(trial.path, frame)
+            (expansionLength, suffix) = (trial.length, true)
+        }
         let payload = workDirectory + "/deflate.payload"
         let out = try SystemFile.createOrTruncate(payload)
         try recipe.withUnsafeBytes { try out.writeAll($0) }
         try SystemFile.openForReading(frame).forEachChunk { try out.writeAll($0) }
         return .success(
             SeeThroughPayload(
-                path: payload, length: Int64(recipe.count) + frameLength, streams: streams.count, reproduced: found.count,
+                path: payload, length: Int64(recipe.count) + expansionLength, streams: streams.count, reproduced: found.count,
                 seenBytes: found.reduce(0) { $0 + $1.stream.length }, fileBytes: try original.size(),
-                segmented: segmented))
+                segmented: segmented, suffix: suffix, frameLength: suffix ? Int64(recipe.count) + frameLength : nil))
     }
 
     /// The streams zlib reproduces, each with its expanded length and parameters, in file

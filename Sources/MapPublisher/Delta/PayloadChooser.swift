@@ -74,6 +74,7 @@ package struct PayloadChooser {
         }
         try trySeeThrough(newPath, basePath: basePath, into: &choice)
         if seeThroughSuffices(&choice, newSize: newSize) { return choice }
+        if byteLevelRulesOut(&choice, newPath: newPath, newSize: newSize, basePath: basePath) { return choice }
         let path = workDirectory + "/segmented.payload"
         let length = try encoder.encode(newPath: newPath, oldPath: basePath, into: path)
         choice.tried[.segmentedDelta] = length
@@ -172,6 +173,7 @@ package struct PayloadChooser {
         guard newSize > 0 else { return choice }
         try trySeeThrough(newPath, basePath: basePath, into: &choice)
         if seeThroughSuffices(&choice, newSize: newSize) { return choice }
+        if let basePath, byteLevelRulesOut(&choice, newPath: newPath, newSize: newSize, basePath: basePath) { return choice }
         var delta: (path: String, length: Int64, note: String?)?
         if let basePath {
             let base = try MappedFile.source(basePath, displayPath: basePath)
@@ -206,12 +208,12 @@ package struct PayloadChooser {
         // ids): its byte differences repeat, which zstd's matching alone does not see; and
         // where new numbers fill fixed-width fields, which its filter sends as differences
         // (timezone polygons, 58 MB: 2.9 MB against the deep zstd delta's 4.1 MB).
-        if let basePath, newSize <= SuffixEncoder.maxFileSize, let suffix = try suffixDelta(newPath, newSize: newSize, basePath: basePath) {
+        if let basePath, let suffix = try suffixDelta(newPath, newSize: newSize, basePath: basePath) {
             choice.tried[suffix.encoding] = suffix.length
             if suffix.length < choice.length {
                 // What the estimates decided stays in the log; why no delta was used no longer applies.
                 (choice.encoding, choice.payloadPath, choice.length, choice.note) = (
-                    suffix.encoding, workDirectory + "/suffix.payload", suffix.length, choice.note.flatMap(Self.onlyLogOnlyParts)
+                    suffix.encoding, suffix.path, suffix.length, choice.note.flatMap(Self.onlyLogOnlyParts)
                 )
             }
         }
@@ -281,6 +283,33 @@ package struct PayloadChooser {
         }
         choice.note = [choice.note, "byte-level trials skipped: the see-through delta is below 1/64 of the file"]
             .compactMap { $0 }.joined(separator: "; ")
+        return true
+    }
+
+    /// Files from this size on whose see-through delta won get the byte-level estimate
+    /// (``byteLevelRulesOut(_:newPath:newSize:basePath:)``): below it the trials take
+    /// about a second.
+    static let byteLevelEstimateAbove: Int64 = 4 << 20
+
+    /// Whether the byte-level trials of a file with a see-through delta are skipped because
+    /// content-defined anchors (``CrossFileEstimate``) say its compressed bytes hold over
+    /// four times the see-through payload that its old version lacks: a byte-level delta
+    /// pays for those bytes, and compressed bytes do not compress again. A change inside a
+    /// deflate stream rewrites the rest of the stream: of a 49 MB gzip file of timezone
+    /// polygons all but 97 of 370,720 anchors were new, and skipping its byte-level trials
+    /// (whole-file encodes of 49 MB of compressed bytes) with the see-through suffix delta
+    /// took its publish from 176 s to 45 s. Says so in the note when it decides.
+    private func byteLevelRulesOut(_ choice: inout Choice, newPath: String, newSize: Int64, basePath: String) -> Bool {
+        guard skipByEstimate, choice.encoding.seeThrough != nil, newSize >= Self.byteLevelEstimateAbove,
+            let estimate = CrossFileEstimate.of(newPath: newPath, basePath: basePath, otherPaths: []), estimate.anchors > 0
+        else { return false }
+        let lacking = newSize * Int64(estimate.novel) / Int64(estimate.anchors)
+        guard lacking > 4 * choice.length else { return false }
+        choice.note = [
+            choice.note,
+            "byte-level trials skipped: \(estimate.novel) of \(estimate.anchors) anchors of the file are not in its old version "
+                + "(about \(lacking) B to send against the see-through delta's \(choice.length) B)",
+        ].compactMap { $0 }.joined(separator: "; ")
         return true
     }
 
@@ -369,13 +398,22 @@ package struct PayloadChooser {
         return (best!.path, best!.length, nil)
     }
 
-    /// The suffix-array delta of `path` against `basePath`; above 16 MiB one at a time in
-    /// the process (its suffix array is 4 bytes per old byte, up to 256 MB).
-    private func suffixDelta(_ path: String, newSize: Int64, basePath: String) throws -> (length: Int64, encoding: PatchEncoding)? {
-        let large = newSize > Self.largeFile || (FileStatus.of(basePath)?.size ?? 0) > Self.largeFile
+    /// The suffix-array delta of `path` against `basePath` (nil where either is over
+    /// ``SuffixEncoder/maxFileSize``), in `suffix.payload` of the work folder; above 16 MiB
+    /// one at a time in the process (its suffix array is 4 bytes per old byte, up to
+    /// 256 MB). `strideByteAlways` is for a see-through expansion.
+    func suffixDelta(
+        _ path: String, newSize: Int64, basePath: String, strideByteAlways: Bool = false
+    ) throws -> (path: String, length: Int64, encoding: PatchEncoding)? {
+        let oldSize = FileStatus.of(basePath)?.size ?? 0
+        guard newSize <= SuffixEncoder.maxFileSize, oldSize <= SuffixEncoder.maxFileSize else { return nil }
+        let large = newSize > Self.largeFile || oldSize > Self.largeFile
         if large { Self.largeEncodes.wait() }
         defer { if large { Self.largeEncodes.signal() } }
-        return try SuffixEncoder.encode(newPath: path, oldPath: basePath, level: level, into: workDirectory + "/suffix.payload")
+        let output = workDirectory + "/suffix.payload"
+        return try SuffixEncoder.encode(
+            newPath: path, oldPath: basePath, level: level, strideByteAlways: strideByteAlways, into: output
+        ).map { (output, $0.length, $0.encoding) }
     }
 
     func encode(

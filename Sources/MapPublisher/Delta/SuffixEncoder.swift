@@ -26,9 +26,13 @@ package enum SuffixEncoder {
     /// Encodes `newPath` against `oldPath` into `output` with zstd at `level`; returns the
     /// payload's length and encoding (``PatchEncoding/suffixDelta`` or
     /// ``PatchEncoding/filteredSuffixDelta``), or nil when a file is empty or too large.
-    /// `strides` are the filters tried for the extra bytes (0: none).
+    /// `strides` are the filters tried for the extra bytes (0: none). With
+    /// `strideByteAlways` the stride byte is written even when it is 0 (a see-through
+    /// expansion, ``PatchEncoding/suffixDeflateDelta``); the encoding returned is then
+    /// ``PatchEncoding/filteredSuffixDelta`` whatever the stride.
     package static func encode(
-        newPath: String, oldPath: String, level: Int, strides: [Int] = strides, into output: String
+        newPath: String, oldPath: String, level: Int, strides: [Int] = strides, strideByteAlways: Bool = false,
+        into output: String
     ) throws -> (length: Int64, encoding: PatchEncoding)? {
         guard let oldSize = FileStatus.of(oldPath)?.size, let newSize = FileStatus.of(newPath)?.size,
             (1...maxFileSize).contains(oldSize), (1...maxFileSize).contains(newSize)
@@ -67,11 +71,11 @@ package enum SuffixEncoder {
         controls = []
         differences = []
         let out = try SystemFile.createOrTruncate(output)
-        var header: [UInt8] = stride > 0 ? [UInt8(stride)] : []
+        var header: [UInt8] = stride > 0 || strideByteAlways ? [UInt8(stride)] : []
         for frame in frames { withUnsafeBytes(of: UInt64(frame.count).littleEndian) { header += $0 } }
         try header.withUnsafeBytes { try out.writeAll($0) }
         for frame in frames { try frame.withUnsafeBytes { try out.writeAll($0) } }
-        return (try out.size(), stride > 0 ? .filteredSuffixDelta : .suffixDelta)
+        return (try out.size(), stride > 0 || strideByteAlways ? .filteredSuffixDelta : .suffixDelta)
     }
 
     /// The new file's bytes in `ranges`, each as its difference from the byte `stride`

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+import MapTestSupport
+import MapDelta
+import MapPublisher
+
+/// A compressed file whose see-through delta won gets no byte-level trials (whole-file
+/// encodes of its compressed bytes) where content-defined anchors say those bytes hold
+/// far more than the see-through payload that the old version lacks; where the compressed
+/// bytes are mostly the old ones, the trials run.
+@Suite struct ByteLevelEstimateTests {
+    /// A gzip file (over 4 MiB) of 16-byte records: an id, a point and an attribute.
+    /// `revision` 2 moves every point by (+7, −3) and gives one record in ten a new
+    /// attribute, which changes every deflate block and costs a see-through delta over
+    /// 1/64 of the file (so the rule of 1/64 does not decide); `revision` 3 appends records
+    /// only, which leaves all but the last blocks alone.
+    static func write(_ file: URL, revision: Int) throws {
+        var generator = SeededGenerator(seed: 31)
+        var bytes: [UInt8] = []
+        let records = revision == 3 ? 560_000 : 550_000
+        bytes.reserveCapacity(records * 16)
+        for index in 0..<records {
+            var x = Int32(truncatingIfNeeded: generator.next() % 3_600_000), y = Int32(truncatingIfNeeded: generator.next() % 1_800_000)
+            var attribute = UInt32(truncatingIfNeeded: generator.next())
+            if revision == 2 {
+                x &+= 7
+                y &-= 3
+                if index % 10 == 0 { attribute = attribute &* 2_654_435_761 &+ 1 }
+            }
+            for value in [UInt32(index), UInt32(bitPattern: x), UInt32(bitPattern: y), attribute] {
+                withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+            }
+        }
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(try TileArchiveTests.gzip(bytes)).write(to: file)
+    }
+
+    @Test func shiftedPointsInsideGzipSkipTheByteLevelTrials() async throws {
+        let dir = TemporaryDirectory("byte-level-estimate")
+        try Self.write(dir.path("r1/points.bin.gz"), revision: 1)
+        try Self.write(dir.path("r2/points.bin.gz"), revision: 2)
+        #expect(try #require(FileStatus.of(dir.path("r2/points.bin.gz").path)?.size) >= 4 << 20)
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: dir.path("p"), options: PatchOptions(level: 9))
+        }
+        let file = try #require(stats.file("points.bin.gz"))
+        #expect(file.encoding?.seeThrough != nil, "\(file.encoding) \(file.tried)")
+        #expect(file.payloadBytes * 64 > file.size, "\(file.payloadBytes) B of \(file.size) B")
+        #expect(file.note?.contains("anchors of the file are not in its old version") == true, "\(file.note ?? "no note")")
+        #expect(file.tried[.delta] == nil && file.tried[.zstd] == nil, "\(file.tried)")
+        _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("r1"), into: dir.path("out")) }
+        #expect(try Data(contentsOf: dir.path("out/points.bin.gz")) == Data(contentsOf: dir.path("r2/points.bin.gz")))
+    }
+
+    @Test func appendedRecordsKeepTheByteLevelTrials() async throws {
+        let dir = TemporaryDirectory("byte-level-estimate")
+        try Self.write(dir.path("r1/points.bin.gz"), revision: 1)
+        try Self.write(dir.path("r2/points.bin.gz"), revision: 3)
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: dir.path("p"), options: PatchOptions(level: 9))
+        }
+        let file = try #require(stats.file("points.bin.gz"))
+        #expect(file.note?.contains("byte-level trials skipped") != true, "\(file.note ?? "no note")")
+        #expect(file.tried[.delta] != nil, "\(file.tried)")
+    }
+}

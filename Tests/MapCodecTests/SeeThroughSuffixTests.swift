@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+import MapTestSupport
+@testable import MapLoader
+import MapPublisher
+
+/// See-through deltas whose expansion is a suffix-array delta (``PatchEncoding/suffixDeflateDelta``):
+/// shifted coordinates inside a gzip file cost what they cost in a raw file.
+@Suite struct SeeThroughSuffixTests {
+    /// `dir/r1` and `dir/r2` each hold `points.bin.gz`: the gzip'd point tables of
+    /// ``SuffixDeltaTests/writeCoordinates(_:revision:)``, revisions 1 and 2.
+    static func pair(in dir: TemporaryDirectory) throws {
+        for (revision, release) in [(1, "r1"), (2, "r2")] {
+            try SuffixDeltaTests.writeCoordinates(dir.path("raw\(revision)"), revision: revision)
+            let gzipped = try TileArchiveTests.gzip(Array(try Data(contentsOf: dir.path("raw\(revision)"))))
+            try FileManager.default.createDirectory(at: dir.path(release), withIntermediateDirectories: true)
+            try Data(gzipped).write(to: dir.path("\(release)/points.bin.gz"))
+        }
+    }
+
+    @Test func shiftedCoordinatesInsideGzipGetASuffixExpansionAndApplyByteForByte() async throws {
+        let dir = TemporaryDirectory("see-through-suffix")
+        try Self.pair(in: dir)
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: dir.path("p"), options: PatchOptions(level: 9))
+        }
+        let file = try #require(stats.file("points.bin.gz"))
+        #expect(file.encoding == .suffixDeflateDelta, "tried \(file.tried)")
+        // The zstd-frame expansion was tried too, and is several times larger.
+        let frame = try #require(file.tried[.deflateDelta], "tried \(file.tried)")
+        #expect(file.payloadBytes * 4 < frame, "suffix expansion \(file.payloadBytes) B, zstd frame \(frame) B")
+        _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("r1"), into: dir.path("out")) }
+        #expect(try Data(contentsOf: dir.path("out/points.bin.gz")) == Data(contentsOf: dir.path("r2/points.bin.gz")))
+    }
+
+    @Test func aDamagedSuffixExpansionFailsNamingTheFile() async throws {
+        let dir = TemporaryDirectory("see-through-suffix")
+        try Self.pair(in: dir)
+        try await SuffixDeltaTests.expectDamagedPatchFails(dir, old: "r1", new: "r2", naming: "points.bin.gz")
+    }
+}
