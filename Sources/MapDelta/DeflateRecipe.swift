@@ -114,7 +114,7 @@ package struct DeflateRecipe: Sendable, Equatable {
                     parameters: parameters, png: png))
         }
         let recipe = DeflateRecipe(segments: segments, tail: integer(fixed[4..<12]))
-        guard recipe.expandedSize == integer(fixed[12..<20]), recipe.expandedSize >= 0,
+        guard recipe.expandedSize == integer(fixed[12..<20]), recipe.expandedSize >= 0, recipe.expandedSize < .max,
             segments.allSatisfy({ $0.rawBefore >= 0 && $0.expandedLength >= 0 }), recipe.tail >= 0
         else {
             throw PatchError.corrupt(detail: "see-through payload's recipe does not add up")

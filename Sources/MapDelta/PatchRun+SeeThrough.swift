@@ -87,11 +87,18 @@ extension PatchRun {
             let file = try SystemFile.createOrTruncate(scratch + ".new")
             if kind.suffix {
                 // Streamed against the mapped old expansion: no window besides it.
-                guard let old else { throw PatchError.corrupt(detail: "a suffix delta for \(target.path) without its old file") }
-                try SuffixDelta.decode(
-                    from: patch.file, offset: expansion.offset, length: expansion.length, old: old.expansion.bytes,
-                    targetSize: recipe.expandedSize, displayPath: target.path, filtered: true
-                ) { try file.writeAll($0) }
+                guard let old, let source else {
+                    throw PatchError.corrupt(detail: "a suffix delta for \(target.path) without its old file")
+                }
+                do {
+                    try SuffixDelta.decode(
+                        from: patch.file, offset: expansion.offset, length: expansion.length, old: old.expansion.bytes,
+                        targetSize: recipe.expandedSize, displayPath: target.path, strideByteAlways: true
+                    ) { try file.writeAll($0) }
+                } catch {
+                    // Steps out of range may mean another old file than the patch was made from.
+                    throw mismatch(of: source, bytes: nil) ?? error
+                }
             } else {
                 try ZstdDelta.decodeFrame(
                     from: patch.file, offset: expansion.offset, length: expansion.length,

@@ -26,14 +26,15 @@ package enum SuffixDelta {
 
     /// Decodes the payload at `offset` (`length` bytes) against `old`, handing the new
     /// file's bytes to `output` in chunks; at most `targetSize` bytes. A `filtered`
-    /// payload (``PatchEncoding/filteredSuffixDelta``, and the expansion of
-    /// ``PatchEncoding/suffixDeflateDelta``) starts with its stride, 0 for none.
+    /// payload (``PatchEncoding/filteredSuffixDelta``) starts with its stride (1…8); with
+    /// `strideByteAlways` (the expansion of ``PatchEncoding/suffixDeflateDelta``) the
+    /// stride byte may also be 0, for none.
     package static func decode(
         from file: SystemFile, offset: Int64, length: Int64, old: UnsafeRawBufferPointer,
-        targetSize: Int64, displayPath: String, filtered: Bool = false,
+        targetSize: Int64, displayPath: String, filtered: Bool = false, strideByteAlways: Bool = false,
         output: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        guard filtered else {
+        guard filtered || strideByteAlways else {
             return try decode(
                 from: file, offset: offset, length: length, old: old, targetSize: targetSize, displayPath: displayPath,
                 stride: 0, output: output)
@@ -42,7 +43,7 @@ package enum SuffixDelta {
             throw PatchError.truncated(detail: "suffix delta of \(displayPath)")
         }
         // 0 (no filter) is written only where the stride byte always stands (see-through).
-        guard stride == 0 || strides.contains(Int(stride)) else {
+        guard (strideByteAlways && stride == 0) || strides.contains(Int(stride)) else {
             throw PatchError.corrupt(detail: "suffix delta of \(displayPath): a stride of \(stride) bytes")
         }
         try decode(
@@ -82,7 +83,7 @@ package enum SuffixDelta {
             // Every step but the last produces a byte: more steps than that is a payload
             // built to keep the client busy.
             steps += 1
-            guard steps <= targetSize + 1 else { throw corrupt("more steps than the file has bytes") }
+            guard steps - 1 <= targetSize else { throw corrupt("more steps than the file has bytes") }
             var fields = ByteReader(step)
             let add = try fields.length(), copy = try fields.length()
             let seek = Int64(bitPattern: try fields.u64())

@@ -70,12 +70,12 @@ import MapPublisher
         try Self.writeBoundary(dir.path("new.bin"), revision: 2)
         let old = try MappedFile.source(dir.path("old.bin").path, displayPath: "old.bin")
         let expected = try Data(contentsOf: dir.path("new.bin"))
-        func decode(_ payload: String, filtered: Bool) throws -> Data {
+        func decode(_ payload: String, filtered: Bool, strideByteAlways: Bool = false) throws -> Data {
             let file = try SystemFile.openForReading(payload)
             var out = Data()
             try SuffixDelta.decode(
                 from: file, offset: 0, length: try file.size(), old: old.bytes, targetSize: Int64(expected.count),
-                displayPath: "boundary.bin", filtered: filtered
+                displayPath: "boundary.bin", filtered: filtered, strideByteAlways: strideByteAlways
             ) { out.append(contentsOf: $0) }
             return out
         }
@@ -96,9 +96,10 @@ import MapPublisher
                 strideByteAlways: true, into: unfiltered))
         #expect(plain.encoding == .filteredSuffixDelta)
         #expect(try Data(contentsOf: dir.path("p0")).first == 0)
-        #expect(try decode(unfiltered, filtered: true) == expected, "stride 0")
+        #expect(try decode(unfiltered, filtered: false, strideByteAlways: true) == expected, "stride 0")
         var bytes = try Data(contentsOf: dir.path("p4"))
-        for stride: UInt8 in [9, 255] {
+        // A filtered-suffix-delta payload names a stride of 1…8: 0 there is refused too.
+        for stride: UInt8 in [0, 9, 255] {
             bytes[0] = stride
             try bytes.write(to: dir.path("bad"))
             #expect {
@@ -109,5 +110,29 @@ import MapPublisher
         }
         // Read unfiltered, the stride byte shifts the header: refused, not a wrong file.
         #expect(throws: PatchError.self) { try decode(dir.path("p4").path, filtered: false) }
+    }
+
+    /// A target size from a hostile patch (a see-through recipe's expanded size may be any
+    /// number) is an error, not an overflow trap, in every form.
+    @Test func theLargestTargetSizeIsRefusedNotATrap() throws {
+        let dir = TemporaryDirectory("suffix-huge")
+        // One step that adds and copies nothing, and empty difference and extra streams.
+        let frames = [
+            try ZstdFrame.compress([UInt8](repeating: 0, count: 24), level: 3), try ZstdFrame.compress([], level: 3),
+            try ZstdFrame.compress([], level: 3),
+        ]
+        var body: [UInt8] = []
+        for frame in frames { withUnsafeBytes(of: UInt64(frame.count).littleEndian) { body += $0 } }
+        for frame in frames { body += frame }
+        let forms: [(String, [UInt8], Bool, Bool)] = [("plain", [], false, false), ("filtered", [4], true, false), ("always", [0], false, true)]
+        for (name, prefix, filtered, always) in forms {
+            try Data(prefix + body).write(to: dir.path(name))
+            let file = try SystemFile.openForReading(dir.path(name).path)
+            #expect(throws: PatchError.self, "\(name)") {
+                try SuffixDelta.decode(
+                    from: file, offset: 0, length: try file.size(), old: UnsafeRawBufferPointer(start: nil, count: 0),
+                    targetSize: .max, displayPath: "huge.bin", filtered: filtered, strideByteAlways: always, output: { _ in })
+            }
+        }
     }
 }

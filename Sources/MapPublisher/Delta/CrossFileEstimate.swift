@@ -56,6 +56,20 @@ struct CrossFileEstimate: Equatable {
         return estimate
     }
 
+    /// How many of the distinct anchors of `newPath` are not in `basePath`, and how many it
+    /// has; `nil` when a file cannot be read. Only the new file's anchors are kept (thinned
+    /// by its size): the base is streamed past them, so memory does not grow with the base.
+    static func novelAnchors(of newPath: String, against basePath: String) -> (novel: Int, anchors: Int)? {
+        guard let size = FileStatus.of(newPath)?.size else { return nil }
+        let bits = anchorBits(forFileOf: size)
+        guard var novel = anchors(of: newPath, bits: bits), let base = try? MappedFile.source(basePath, displayPath: basePath) else {
+            return nil
+        }
+        let count = novel.count
+        SegmentWindows.forEachAnchor(in: base.bytes, bits: bits) { key, _ in novel.remove(key) }
+        return (novel.count, count)
+    }
+
     /// The distinct anchor values of the file at `path` (mapped, read once): the anchors
     /// segmented deltas place windows by (``SegmentWindows``), `bits` of the hash zero.
     static func anchors(of path: String, bits: Int) -> Set<UInt64>? {

@@ -35,6 +35,7 @@ extension PayloadChooser {
         try frame.withUnsafeBytes { try out.writeAll($0) }
         try SystemFile.openForReading(payload.path).forEachChunk { try out.writeAll($0) }
         payload.length += Int64(frame.count)
+        payload.otherLength? += Int64(frame.count)
         payload.path = path
         return .success(payload)
     }

@@ -15,8 +15,9 @@ extension PayloadChooser {
             let encoding = PatchEncoding(
                 seeThrough: SeeThroughKind(scanned: scanned, gathered: gathered, segmented: payload.segmented, suffix: payload.suffix))
             choice.tried[encoding] = payload.length
-            if let frameLength = payload.frameLength {  // the zstd-frame expansion the suffix delta beat
-                choice.tried[PatchEncoding(seeThrough: SeeThroughKind(scanned: scanned, gathered: gathered))] = frameLength
+            if let otherLength = payload.otherLength {  // the expansion codec that lost
+                let other = SeeThroughKind(scanned: scanned, gathered: gathered, suffix: !payload.suffix)
+                choice.tried[PatchEncoding(seeThrough: other)] = otherLength
             }
             if payload.length < choice.length {
                 (choice.encoding, choice.payloadPath, choice.length) = (encoding, payload.path, payload.length)
@@ -40,10 +41,11 @@ extension PayloadChooser {
         var fileBytes: Int64
         /// Whether the expansion is a segmented delta (an expansion above the threshold).
         var segmented = false
-        /// Whether the expansion is a suffix delta (``PatchEncoding/suffixDeflateDelta``),
-        /// and then the payload's length with a zstd-frame expansion instead.
+        /// Whether the expansion is a suffix delta (``PatchEncoding/suffixDeflateDelta``)
+        /// rather than a zstd frame, and the payload's length with the other of the two
+        /// where both were tried.
         var suffix = false
-        var frameLength: Int64?
+        var otherLength: Int64?
 
         /// What the publish log and `check-update --json` say of a file whose streams
         /// were not all reproduced; `nil` when they were.
@@ -130,15 +132,18 @@ extension PayloadChooser {
         }
         // The suffix-array delta of the expansion, where it is smaller: coordinates inside
         // gzip and zip files shift and grow as they do in raw files.
-        var expansionLength = frameLength, suffix = false
+        var expansionLength = frameLength, suffix = false, otherLength: Int64?
         if !segmented, basePath != nil,
             let trial = try suffixDelta(
-                newExpansion, newSize: FileStatus.of(newExpansion)?.size ?? 0, basePath: oldExpansion, strideByteAlways: true),
-            trial.length < frameLength
+                newExpansion, newSize: FileStatus.of(newExpansion)?.size ?? 0, basePath: oldExpansion, strideByteAlways: true)
         {
-            FileSystem.remove(frame)
-            try FileSystem.rename(trial.path, frame)
-            (expansionLength, suffix) = (trial.length, true)
+            if trial.length < frameLength {
+                FileSystem.remove(frame)
+                try FileSystem.rename(trial.path, frame)
+                (expansionLength, suffix, otherLength) = (trial.length, true, Int64(recipe.count) + frameLength)
+            } else {
+                otherLength = Int64(recipe.count) + trial.length
+            }
         }
         let payload = workDirectory + "/deflate.payload"
         let out = try SystemFile.createOrTruncate(payload)
@@ -148,7 +153,7 @@ extension PayloadChooser {
             SeeThroughPayload(
                 path: payload, length: Int64(recipe.count) + expansionLength, streams: streams.count, reproduced: found.count,
                 seenBytes: found.reduce(0) { $0 + $1.stream.length }, fileBytes: try original.size(),
-                segmented: segmented, suffix: suffix, frameLength: suffix ? Int64(recipe.count) + frameLength : nil))
+                segmented: segmented, suffix: suffix, otherLength: otherLength))
     }
 
     /// The streams zlib reproduces, each with its expanded length and parameters, in file

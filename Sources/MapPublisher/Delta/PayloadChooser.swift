@@ -22,6 +22,9 @@ package struct PayloadChooser {
         package var tried: [PatchEncoding: Int64]
         /// Why a delta was not used although a base was offered, if so.
         package var note: String?
+        /// Whether an estimate ruled out deltas of the file's bytes as they are, the
+        /// cross-file trial with them (``byteLevelRulesOut(_:newPath:newSize:basePath:)``).
+        var byteLevelRuledOut = false
     }
 
     /// Admits one whole-file delta encode of a large file at a time (see `encodeDelta`;
@@ -111,7 +114,8 @@ package struct PayloadChooser {
     /// is smaller still.
     package func choose(newPath: String, newSize: Int64, basePath: String?, cross: Cross? = nil) throws -> Choice {
         var choice = try chooseSingle(newPath: newPath, newSize: newSize, basePath: basePath)
-        guard let cross, basePath != nil, choice.encoding != .stored || newSize > 0, choice.length > 64 else { return choice }
+        guard let cross, basePath != nil, !choice.byteLevelRuledOut, choice.encoding != .stored || newSize > 0, choice.length > 64
+        else { return choice }
         if newSize > Self.wholeFrameCrossLimit || newSize > segmentThreshold {
             guard let segments else { return choice }
             // A whole-file encode of a large file (20-30 s, ~1 GB): skipped where the anchors
@@ -291,23 +295,25 @@ package struct PayloadChooser {
     /// about a second.
     static let byteLevelEstimateAbove: Int64 = 4 << 20
 
-    /// Whether the byte-level trials of a file with a see-through delta are skipped because
+    /// Whether the byte-level trials (the cross-file one too) of a file with a see-through
+    /// delta are skipped because
     /// content-defined anchors (``CrossFileEstimate``) say its compressed bytes hold over
     /// four times the see-through payload that its old version lacks: a byte-level delta
     /// pays for those bytes, and compressed bytes do not compress again. A change inside a
     /// deflate stream rewrites the rest of the stream: of a 49 MB gzip file of timezone
     /// polygons all but 97 of 370,720 anchors were new, and skipping its byte-level trials
     /// (whole-file encodes of 49 MB of compressed bytes) with the see-through suffix delta
-    /// took its publish from 176 s to 45 s. Says so in the note when it decides.
+    /// took its publish from 176 s to 45–52 s. Says so in the note when it decides.
     private func byteLevelRulesOut(_ choice: inout Choice, newPath: String, newSize: Int64, basePath: String) -> Bool {
         guard skipByEstimate, choice.encoding.seeThrough != nil, newSize >= Self.byteLevelEstimateAbove,
-            let estimate = CrossFileEstimate.of(newPath: newPath, basePath: basePath, otherPaths: []), estimate.anchors > 0
+            let (novel, anchors) = CrossFileEstimate.novelAnchors(of: newPath, against: basePath), anchors > 0
         else { return false }
-        let lacking = newSize * Int64(estimate.novel) / Int64(estimate.anchors)
+        let lacking = newSize * Int64(novel) / Int64(anchors)
         guard lacking > 4 * choice.length else { return false }
+        choice.byteLevelRuledOut = true
         choice.note = [
             choice.note,
-            "byte-level trials skipped: \(estimate.novel) of \(estimate.anchors) anchors of the file are not in its old version "
+            "byte-level trials skipped: \(novel) of \(anchors) anchors of the file are not in its old version "
                 + "(about \(lacking) B to send against the see-through delta's \(choice.length) B)",
         ].compactMap { $0 }.joined(separator: "; ")
         return true
