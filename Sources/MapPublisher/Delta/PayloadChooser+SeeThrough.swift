@@ -114,15 +114,16 @@ extension PayloadChooser {
         // the old expansion: the client's memory stays at a segment whatever the size.
         let frame = workDirectory + "/deflate.frame"
         let frameLength: Int64
-        let segmented = self.segments != nil && (FileStatus.of(newExpansion)?.size ?? 0) > segmentThreshold
+        let newExpansionSize = FileStatus.of(newExpansion)?.size ?? 0
+        let segmented = self.segments != nil && newExpansionSize > segmentThreshold
         if let encoder = self.segments, segmented {
             if basePath == nil { _ = try SystemFile.createOrTruncate(oldExpansion) }
             frameLength = try encoder.encode(newPath: newExpansion, oldPath: oldExpansion, into: frame)
-        } else if let basePath, let newSize = FileStatus.of(newExpansion)?.size, newSize > Self.largeFile {
+        } else if let basePath, newExpansionSize > Self.largeFile {
             // A large expansion gets the byte-level delta's search (the deep one, one at a
             // time): the same decoder, 11% smaller on 58 MB of timezone polygons.
             let base = try MappedFile.source(oldExpansion, displayPath: basePath)
-            let delta = try encodeDelta(newExpansion, newSize: newSize, base: base.bytes)
+            let delta = try encodeDelta(newExpansion, newSize: newExpansionSize, base: base.bytes)
             FileSystem.remove(frame)
             try FileSystem.rename(delta.path, frame)
             frameLength = delta.length
@@ -135,7 +136,7 @@ extension PayloadChooser {
         var expansionLength = frameLength, suffix = false, otherLength: Int64?
         if !segmented, basePath != nil,
             let trial = try suffixDelta(
-                newExpansion, newSize: FileStatus.of(newExpansion)?.size ?? 0, basePath: oldExpansion, strideByteAlways: true)
+                newExpansion, newSize: newExpansionSize, basePath: oldExpansion, strideByteAlways: true)
         {
             if trial.length < frameLength {
                 FileSystem.remove(frame)
