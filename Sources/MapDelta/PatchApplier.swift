@@ -10,12 +10,14 @@ package enum PatchApplier {
     /// - `newTree` is created if missing and must be empty; `oldTree` is never modified.
     /// - Unchanged, moved and duplicated files are hard links into `oldTree` (a verified
     ///   copy where linking fails, e.g. across devices).
-    /// - Every old file linked or copied is checked against the SHA-256 the patch expects; an old
+    /// - Every old file linked or copied is checked against the SHA-256 the patch expects
+    ///   (in form 2, a file it gives no digest for is checked through the tree hash); an old
     ///   file used as a delta base is checked through the result (the output must match its
     ///   SHA-256, and a mismatch then names the old file when it was the cause);
     ///   every produced file is streamed to disk with bounded memory, fsync'ed and checked
     ///   against its SHA-256 and size; directories are created as needed and fsync'ed.
-    /// - At the end `newTree` must hold exactly the patch's target files.
+    /// - At the end `newTree` must hold exactly the patch's target files, and (form 2) their
+    ///   digests and sizes must have the patch's ``PatchManifest/treeHash``.
     /// - `progress` is called with the cumulative number of target bytes done (see
     ///   ``PatchManifest/targetBytes`` for the total), at least once per file.
     ///
@@ -33,23 +35,33 @@ package enum PatchApplier {
     /// `resumeIn` with a checkpoint per segment, so that a run killed in the middle of one
     /// continues there next time; returns the files and the bytes taken over from such an
     /// earlier run. Up to `threads` threads rebuild a see-through file's deflate streams
-    /// (the bytes are the same for any number).
+    /// (the bytes are the same for any number). `oldFiles`, the old tree's files as the
+    /// caller recorded them (its installed index), lets a form-2 patch name an old file that
+    /// changed where the patch itself gives no digest for it.
     package static func apply(
         patch: URL, oldTree: URL, into newTree: URL, resumeIn: URL?, threads: Int = 1,
-        progress: ((Int64) -> Void)? = nil
+        oldFiles: [FileEntry] = [], progress: ((Int64) -> Void)? = nil
     ) throws -> (files: [FileEntry], resumedBytes: Int64) {
         let opened = try OpenedPatch(url: patch)
         try prepareEmptyDirectory(newTree)
         if let resumeIn { try FileSystem.makeDirectories(resumeIn) }
         var run = PatchRun(
             patch: opened, oldRoot: oldTree.path, newRoot: newTree.path, resume: resumeIn?.path, threads: threads,
+            recorded: Dictionary(
+                oldFiles.compactMap { entry in SHA256Hash(hex: entry.sha256).map { (PathKey(entry.path), $0) } },
+                uniquingKeysWith: { first, _ in first }),
             progress: progress)
         for target in opened.manifest.targets {
             try run.produce(target)
         }
         try run.syncDirectories()
         try checkFileSet(of: newTree, against: opened.manifest)
-        return (opened.manifest.targets.map { FileEntry(path: $0.path, size: $0.size, sha256: $0.sha256.hex) }, run.resumedBytes)
+        let files = zip(opened.manifest.targets, run.digests).map { FileEntry(path: $0.path, size: $0.size, sha256: $1.hex) }
+        if let expected = opened.manifest.treeHash {
+            let found = TreeHash.of(files)
+            guard found == expected.hex else { throw PatchError.treeMismatch(expected: expected.hex, found: found) }
+        }
+        return (files, run.resumedBytes)
     }
 
     /// Creates `url` (and missing parents) if needed and requires it to be empty.
@@ -77,7 +89,7 @@ package enum PatchApplier {
         let foundPaths = Set(found.map { PathKey($0.path) })
         if let missing = manifest.targets.first(where: { !foundPaths.contains(PathKey($0.path)) }) {
             throw PatchError.outputMismatch(
-                path: missing.path, expectedSHA256: missing.sha256.hex,
+                path: missing.path, expectedSHA256: missing.sha256?.hex ?? "as the old file",
                 foundSHA256: "missing", expectedSize: missing.size, foundSize: 0)
         }
     }

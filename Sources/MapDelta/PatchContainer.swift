@@ -27,7 +27,9 @@ package final class OpenedPatch {
         let size = try file.size()
         var header = [UInt8](repeating: 0, count: PatchFormat.headerSize)
         let got = try header.withUnsafeMutableBytes { try file.readChunk(into: $0, at: 0) }
-        guard got >= PatchFormat.magic.count, header.starts(with: PatchFormat.magic) else {
+        guard got >= PatchFormat.magic.count,
+            let form = PatchFormat.forms.first(where: { header.starts(with: PatchFormat.magic(form: $0)) })
+        else {
             throw PatchError.notAPatch(path: url.path)
         }
         guard got == PatchFormat.headerSize else {
@@ -49,7 +51,7 @@ package final class OpenedPatch {
             try file.readChunk(into: $0, at: Int64(PatchFormat.headerSize))
         }
         let raw = try Self.decompressManifest(compressed, rawLength: rawLength)
-        manifest = try PatchManifestDecoder.decode(raw, payloadStart: payloadStart, containerSize: size)
+        manifest = try PatchManifestDecoder.decode(raw, form: form, payloadStart: payloadStart, containerSize: size)
     }
 
     /// Decompresses the manifest frame, whose header must declare exactly `rawLength`.

@@ -7,7 +7,7 @@ import MapPlatform
 /// Every message is one line that says what failed and what to do next; most failures
 /// mean "this patch cannot be used here, fall back to a full download".
 package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
-    /// The file does not start with the patch magic (`MLPATCH1`).
+    /// The file does not start with a patch magic (`MLPATCH1` or `MLPATCH2`).
     case notAPatch(path: String)
     /// The container ends before the data its header or manifest declares.
     case truncated(detail: String)
@@ -29,6 +29,10 @@ package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
     case destinationNotEmpty(path: String)
     /// After applying, the new tree holds files the target listing does not have.
     case unexpectedFiles([String])
+    /// The applied files (digests of files taken over from the old tree included) do not
+    /// have the tree hash the patch names: an old file the patch gives no digest for had
+    /// other bytes than the publisher's.
+    case treeMismatch(expected: String, found: String)
 
     /// A one-line explanation with the next step to take.
     package var description: String {
@@ -56,6 +60,9 @@ package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
                 "cannot decode the patch payload for \(path) (zstd: \(message)): the patch is damaged; download it again or fall back to a full download"
         case .destinationNotEmpty(let path):
             return "destination \(path) is not empty: apply a patch into a new, empty staging directory"
+        case .treeMismatch(let expected, let found):
+            return
+                "the patched tree hashes to \(Self.short(found)), the patch expects \(Self.short(expected)): an installed file the patch keeps was changed; fall back to a full download"
         case .unexpectedFiles(let paths):
             let shown = paths.prefix(3).joined(separator: ", ")
             return
@@ -63,9 +70,10 @@ package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
         }
     }
 
-    /// The first 12 hex digits of a digest, enough to tell two apart in a message.
+    /// The first 12 hex digits of a digest, enough to tell two apart in a message; other
+    /// words (a size, "missing") as they are.
     private static func short(_ hex: String) -> String {
-        hex.count > 12 ? String(hex.prefix(12)) + "…" : hex
+        hex.count == 64 ? String(hex.prefix(12)) + "…" : hex
     }
 
     /// A path quoted for a message, with control characters (such as NUL) made visible.

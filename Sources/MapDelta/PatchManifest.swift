@@ -156,11 +156,12 @@ package struct PatchManifest: Sendable, Equatable {
     package struct Source: Sendable, Equatable {
         /// Path relative to the old tree.
         package var path: String
-        /// SHA-256 the old file must have before the patch uses it.
-        package var sha256: SHA256Hash
+        /// SHA-256 the old file must have before the patch uses it; `nil` where the patch
+        /// (form 2, a file under ``PatchFormat/sourceDigestFrom``) leaves it to the tree hash.
+        package var sha256: SHA256Hash?
 
         /// An old file at `path` with digest `sha256`.
-        package init(path: String, sha256: SHA256Hash) {
+        package init(path: String, sha256: SHA256Hash?) {
             self.path = path
             self.sha256 = sha256
         }
@@ -210,18 +211,26 @@ package struct PatchManifest: Sendable, Equatable {
         package var path: String
         /// Size of the file in bytes.
         package var size: Int64
-        /// SHA-256 of the file.
-        package var sha256: SHA256Hash
+        /// SHA-256 of the file; `nil` for a file taken over as it is (unchanged or copied)
+        /// from an old file the patch gives no digest for: its digest is the old file's, which
+        /// the applier hashes, and the manifest's ``PatchManifest/treeHash`` covers it.
+        package var sha256: SHA256Hash?
         /// How the file is produced.
         package var origin: Origin
 
         /// A target file at `path` with `size` bytes and digest `sha256`, produced by `origin`.
-        package init(path: String, size: Int64, sha256: SHA256Hash, origin: Origin) {
+        package init(path: String, size: Int64, sha256: SHA256Hash?, origin: Origin) {
             self.path = path
             self.size = size
             self.sha256 = sha256
             self.origin = origin
         }
+
+        /// The digest a produced file (add or patch) must come out with. Such targets always
+        /// carry one (the decoder refuses them without); were one missing, no file matches
+        /// the 32 zero bytes, so the check fails closed.
+        package var producedDigest: SHA256Hash { sha256 ?? Self.noDigest }
+        private static let noDigest = SHA256Hash(bytes: [UInt8](repeating: 0, count: 32))!
     }
 
     /// Old files the patch reads, referenced by index from ``Origin``.
@@ -230,12 +239,17 @@ package struct PatchManifest: Sendable, Equatable {
     package var targets: [Target]
     /// `delete` operations: old paths with no counterpart in the target tree.
     package var deletions: [String]
+    /// The ``TreeHash`` of the target tree (form 2): what the applied files must hash to,
+    /// digests taken over from old files included; `nil` in form 1, whose every target
+    /// carries its digest.
+    package var treeHash: SHA256Hash?
 
-    /// A manifest from its three lists.
-    package init(sources: [Source], targets: [Target], deletions: [String]) {
+    /// A manifest from its three lists and, for form 2, the target tree's hash.
+    package init(sources: [Source], targets: [Target], deletions: [String], treeHash: SHA256Hash? = nil) {
         self.sources = sources
         self.targets = targets
         self.deletions = deletions
+        self.treeHash = treeHash
     }
 
     /// The total size of the target tree in bytes.

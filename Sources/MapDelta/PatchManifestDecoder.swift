@@ -4,17 +4,31 @@ import MapPlatform
 /// safe and unique paths, indices in range, encodings that fit their operations, and
 /// payloads that exactly fill the rest of the container.
 package enum PatchManifestDecoder {
-    /// The manifest in `bytes`, with payload offsets laid out from `payloadStart`; the
-    /// payloads must end exactly at `containerSize`.
-    package static func decode(_ bytes: [UInt8], payloadStart: Int64, containerSize: Int64) throws -> PatchManifest {
+    /// The manifest in `bytes` (manifest form `form`, see ``PatchFormat``), with payload
+    /// offsets laid out from `payloadStart`; the payloads must end exactly at `containerSize`.
+    package static func decode(
+        _ bytes: [UInt8], form: Int = PatchFormat.currentForm, payloadStart: Int64, containerSize: Int64
+    ) throws -> PatchManifest {
         var reader = ByteReader(bytes)
+        let lean = form >= 2
+        let treeHash = lean ? try reader.sha256() : nil
         var sources: [PatchManifest.Source] = []
-        let sourceCount = try reader.count(minimumEntrySize: 34)
+        let sourceCount = try reader.count(minimumEntrySize: lean ? 2 : 34)
         sources.reserveCapacity(sourceCount)
         for _ in 0..<sourceCount {
             let path = try reader.string()
             try PatchPath.validate(path)
-            sources.append(.init(path: path, sha256: try reader.sha256()))
+            let digest: SHA256Hash?
+            if lean {
+                switch try reader.byte() {
+                case 0: digest = nil
+                case 1: digest = try reader.sha256()
+                case let flag: throw PatchError.corrupt(detail: "source \(path) has digest flag \(flag)")
+                }
+            } else {
+                digest = try reader.sha256()
+            }
+            sources.append(.init(path: path, sha256: digest))
         }
 
         var targets: [PatchManifest.Target] = []
@@ -25,11 +39,11 @@ package enum PatchManifestDecoder {
             let path = try reader.string()
             try PatchPath.validate(path)
             let size = try reader.varint()
-            let sha: SHA256Hash
+            let sha: SHA256Hash?
             let origin: PatchManifest.Origin
             switch try reader.byte() {
             case PatchFormat.kindUnchanged:
-                sha = try reader.sha256()
+                sha = lean ? nil : try reader.sha256()
                 origin = .unchanged
             case PatchFormat.kindCopy:
                 let source = try reader.index(below: sources.count)
@@ -72,7 +86,7 @@ package enum PatchManifestDecoder {
             throw PatchError.corrupt(detail: "\(containerSize - cursor) bytes after the last payload")
         }
         try checkPaths(targets: targets, deletions: deletions)
-        return PatchManifest(sources: sources, targets: targets, deletions: deletions)
+        return PatchManifest(sources: sources, targets: targets, deletions: deletions, treeHash: treeHash)
     }
 
     /// Reads an encoding and a length and places the payload at `cursor`, which must stay

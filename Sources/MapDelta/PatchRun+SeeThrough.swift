@@ -124,7 +124,7 @@ extension PatchRun {
         let claimed = ResumeSpot.claim(in: resume, target: target, identity: table.identity)
         let spot = claimed?.path ?? scratch
         defer { withExtendedLifetime(claimed) {} }
-        var checkpoint = SegmentCheckpoint(identity: table.identity, source: source?.sha256.hex ?? "", segments: 0)
+        var checkpoint = SegmentCheckpoint(identity: table.identity, source: source?.sha256?.hex ?? source?.path ?? "", segments: 0)
         if claimed != nil, let saved = SegmentCheckpoint.read(spot + ".json"), saved.identity == checkpoint.identity,
             saved.source == checkpoint.source, (1...table.segments.count).contains(saved.segments),
             Self.finishedSegmentsAreIntact(spot + ".expansion", table: table, count: saved.segments)
@@ -244,7 +244,7 @@ extension PatchRun {
         peakRebuildThreads = max(peakRebuildThreads, peak)
         guard written == target.size else {
             throw PatchError.outputMismatch(
-                path: target.path, expectedSHA256: target.sha256.hex, foundSHA256: "unknown",
+                path: target.path, expectedSHA256: target.producedDigest.hex, foundSHA256: "unknown",
                 expectedSize: target.size, foundSize: written)
         }
         try output.sync()
@@ -286,10 +286,10 @@ extension PatchRun {
         if let spot {
             for suffix in [".json", ".expansion", ".partial", ".lock"] { FileSystem.remove(spot + suffix) }
         }
-        guard hash == target.sha256, size == target.size else {
+        guard hash == target.producedDigest, size == target.size else {
             FileSystem.remove(destination)
             throw PatchError.outputMismatch(
-                path: target.path, expectedSHA256: target.sha256.hex,
+                path: target.path, expectedSHA256: target.producedDigest.hex,
                 foundSHA256: hash.hex, expectedSize: target.size, foundSize: size)
         }
     }
@@ -309,7 +309,7 @@ struct ResumeSpot {
     /// another run holds it (which then builds in place instead).
     static func claim(in resume: String?, target: PatchManifest.Target, identity: String) -> ResumeSpot? {
         guard let resume else { return nil }
-        let path = "\(resume)/\(PatchRun.resumePrefix)\(target.sha256.hex.prefix(24))-\(identity.prefix(24))"
+        let path = "\(resume)/\(PatchRun.resumePrefix)\(target.producedDigest.hex.prefix(24))-\(identity.prefix(24))"
         guard let lock = try? FileLock.attempt(path + ".lock", .exclusive) else { return nil }
         return ResumeSpot(path: path, lock: lock)
     }

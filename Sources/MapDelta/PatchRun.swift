@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import MapModel
-import MapPlatform
+package import MapModel
+package import MapPlatform
 
 /// The state of one ``PatchApplier/apply(patch:oldTree:into:progress:)`` call: which old
 /// files are verified, which directories exist, how far progress is.
@@ -25,19 +25,26 @@ package struct PatchRun {
     package internal(set) var peakRebuildThreads = 0
     /// Old paths whose bytes were hashed, with the digest found.
     private var verified: [PathKey: SHA256Hash] = [:]
+    /// The digests the caller recorded for the old tree (its installed index), if any: what
+    /// an old file the patch gives no digest for (form 2) is checked against and named by.
+    package let recorded: [PathKey: SHA256Hash]
     /// Directories of the new tree created or known to exist (relative; "" is the root).
     private var directories: Set<PathKey> = [PathKey("")]
     /// Target bytes done.
     var done: Int64 = 0
     /// Targets produced so far (a cross-file delta may read those).
     private var produced = 0
+    /// The digest of each target produced so far, in order: the one checked as it was
+    /// written, or for a file taken over as it is, the old file's as hashed.
+    private(set) var digests: [SHA256Hash] = []
     /// Bytes done at the last progress report.
     private var reported: Int64 = -1
 
     package init(
         patch: OpenedPatch, oldRoot: String, newRoot: String, resume: String? = nil, threads: Int = 1,
-        progress: ((Int64) -> Void)?
+        recorded: [PathKey: SHA256Hash] = [:], progress: ((Int64) -> Void)?
     ) {
+        self.recorded = recorded
         self.resume = resume
         self.threads = max(1, threads)
         self.patch = patch
@@ -81,6 +88,7 @@ package struct PatchRun {
                 throw mismatch(of: source, bytes: mapped.bytes) ?? error
             }
         }
+        if digests.count == produced { digests.append(target.producedDigest) }
         produced += 1
         report(force: true)
     }
@@ -155,11 +163,14 @@ package struct PatchRun {
             verified[PathKey(source.path)]
             ?? bytes.map(SHA256Hash.of)
             ?? (try? FileHashing.hash(ofFile: oldRoot + "/" + source.path).hash)
-        guard found != source.sha256 else { return nil }
-        return .sourceMismatch(path: source.path, expectedSHA256: source.sha256.hex, foundSHA256: found?.hex ?? "unreadable")
+        // Without a digest (a small source of a form-2 patch) nor a recorded one, nothing says
+        // which side was wrong.
+        guard let expected = source.sha256 ?? recorded[PathKey(source.path)], found != expected else { return nil }
+        return .sourceMismatch(path: source.path, expectedSHA256: expected.hex, foundSHA256: found?.hex ?? "unreadable")
     }
 
-    /// Hashes the old file (once per path), requires the target's digest, then links it.
+    /// Hashes the old file (once per path), requires the target's digest where the patch
+    /// gives one, then links it; the digest found is the target's (``digests``).
     private mutating func linkVerified(oldPath: String, target: PatchManifest.Target, destination: String) throws {
         let source = oldRoot + "/" + oldPath
         guard let status = FileStatus.of(source), status.kind == .file else {
@@ -172,12 +183,17 @@ package struct PatchRun {
             found = try FileHashing.hash(ofFile: source).hash
             verified[PathKey(oldPath)] = found
         }
-        guard found == target.sha256, status.size == target.size else {
-            throw PatchError.sourceMismatch(path: oldPath, expectedSHA256: target.sha256.hex, foundSHA256: found.hex)
+        let expected = target.sha256 ?? recorded[PathKey(oldPath)]
+        guard found == expected ?? found, status.size == target.size else {
+            // Without a digest in the patch or the caller's record only the size can be off.
+            throw PatchError.sourceMismatch(
+                path: oldPath, expectedSHA256: expected?.hex ?? "any, \(target.size) bytes long",
+                foundSHA256: expected == nil ? "\(status.size) bytes" : found.hex)
         }
         try TreeLinker.linkOrCopy(
             source: source, destination: destination, displayPath: target.path,
-            sha256: target.sha256, size: target.size)
+            sha256: found, size: target.size)
+        digests.append(found)
         done += target.size
     }
 
@@ -239,10 +255,10 @@ package struct PatchRun {
             }
         }
         let (hash, size) = try writer.finish()
-        guard hash == target.sha256, size == target.size else {
+        guard hash == target.producedDigest, size == target.size else {
             unlink(destination)
             throw PatchError.outputMismatch(
-                path: target.path, expectedSHA256: target.sha256.hex,
+                path: target.path, expectedSHA256: target.producedDigest.hex,
                 foundSHA256: hash.hex, expectedSize: target.size, foundSize: size)
         }
         done = start + target.size
@@ -301,7 +317,7 @@ package struct PatchRun {
         let spot = claimed?.path
         defer { withExtendedLifetime(claimed) {} }
         let building = spot.map { $0 + ".partial" } ?? destination
-        let checkpoint = SegmentCheckpoint(identity: table.identity, source: source.sha256.hex, segments: 0)
+        let checkpoint = SegmentCheckpoint(identity: table.identity, source: source.sha256?.hex ?? source.path, segments: 0)
         var first = 0
         if let spot, let saved = SegmentCheckpoint.read(spot + ".json"), saved.identity == checkpoint.identity,
             saved.source == checkpoint.source, (1..<table.segments.count).contains(saved.segments),
@@ -359,16 +375,16 @@ package struct PatchRun {
         if cloned { try output.truncate(to: written) }  // the old file may have been longer
         try output.sync()
         let size = try output.size()
-        if let digest = hasher?.finalize(), digest != target.sha256 || size != target.size {
+        if let digest = hasher?.finalize(), digest != target.producedDigest || size != target.size {
             FileSystem.remove(building)
             throw PatchError.outputMismatch(
-                path: target.path, expectedSHA256: target.sha256.hex, foundSHA256: digest.hex,
+                path: target.path, expectedSHA256: target.producedDigest.hex, foundSHA256: digest.hex,
                 expectedSize: target.size, foundSize: size)
         }
         guard size == target.size else {
             FileSystem.remove(building)
             throw PatchError.outputMismatch(
-                path: target.path, expectedSHA256: target.sha256.hex, foundSHA256: "unknown",
+                path: target.path, expectedSHA256: target.producedDigest.hex, foundSHA256: "unknown",
                 expectedSize: target.size, foundSize: size)
         }
         if let spot {

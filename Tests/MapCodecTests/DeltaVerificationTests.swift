@@ -3,6 +3,9 @@ import Testing
 import MapTestSupport
 @testable import MapLoader
 import MapPublisher
+import MapDelta
+import MapModel
+import MapPlatform
 
 extension DeltaTests {
     /// The applier checks every old file before use and every produced file after writing.
@@ -17,18 +20,60 @@ extension DeltaTests {
             return (release, patch, old)
         }
 
+        /// The old tree's files as a client records them (its installed index).
+        private func recorded(_ tree: URL) throws -> [FileEntry] {
+            try FileTree.files(in: tree).map { file in
+                FileEntry(path: file.path, size: file.size, sha256: try FileHashing.sha256(ofFileAt: tree.appendingPathComponent(file.path)).hex)
+            }
+        }
+
         @Test func changedDeltaBaseIsRefusedNamingThePath() throws {
             let (release, patch, old) = try prepared()
+            // roads.bin is under 1 MiB: the patch (form 2) has no digest for it, the client's
+            // record of the old tree names it.
+            let index = try recorded(old)
             let base = old.appendingPathComponent("roads.bin")
             var bytes = try [UInt8](Data(contentsOf: base))
             bytes[100] ^= 0xff
             try Data(bytes).write(to: base)
-            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out")) }
+            let error = patchError {
+                _ = try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out"), resumeIn: nil, oldFiles: index)
+            }
             guard case .sourceMismatch(let path, let expected, let found)? = error else {
                 Issue.record("expected sourceMismatch, got \(String(describing: error))"); return
             }
             #expect(path == "roads.bin" && expected != found)
             #expect(error!.description.contains("roads.bin") && error!.description.contains("full download"))
+            // Without the record the output check still refuses the result.
+            let bare = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out2")) }
+            guard case .outputMismatch(let produced, _, _, _, _)? = bare else {
+                Issue.record("expected outputMismatch, got \(String(describing: bare))"); return
+            }
+            #expect(produced == "roads.bin")
+        }
+
+        /// A kept file changed in place (same size) is one the form-2 patch has no digest for:
+        /// the client's record names it before anything is linked; without a record the tree
+        /// hash refuses the result.
+        @Test func aKeptFileChangedInPlaceIsRefusedByTheRecordOrTheTreeHash() throws {
+            let (release, patch, old) = try prepared()
+            let index = try recorded(old)
+            let kept = old.appendingPathComponent("docs/readme.txt")
+            var bytes = try [UInt8](Data(contentsOf: kept))
+            bytes[0] ^= 0x20
+            try Data(bytes).write(to: kept)
+            let named = patchError {
+                _ = try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out"), resumeIn: nil, oldFiles: index)
+            }
+            guard case .sourceMismatch(let path, _, _)? = named else {
+                Issue.record("expected sourceMismatch, got \(String(describing: named))"); return
+            }
+            #expect(path == "docs/readme.txt")
+            let caught = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out2")) }
+            guard case .treeMismatch(let expected, let found)? = caught else {
+                Issue.record("expected treeMismatch, got \(String(describing: caught))"); return
+            }
+            #expect(expected != found && caught!.description.contains("full download"))
         }
 
         @Test func changedUnchangedFileIsRefusedBeforeLinking() throws {
@@ -71,7 +116,7 @@ extension DeltaTests {
             guard case .outputMismatch(let path, let expected, let found, _, _)? = error else {
                 Issue.record("expected outputMismatch, got \(String(describing: error))"); return
             }
-            #expect(path == "added/random.bin" && expected == stored.sha256.hex && found != expected)
+            #expect(path == "added/random.bin" && expected == stored.sha256?.hex && found != expected)
             #expect(!FileManager.default.fileExists(atPath: release.directory.path("out/added/random.bin").path))
         }
 

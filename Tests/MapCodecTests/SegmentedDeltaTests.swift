@@ -115,10 +115,10 @@ import MapPublisher
             targetSize: opened.manifest.targets[0].size,
             oldSize: 2 << 20, displayPath: "planet.bin")
         let target = opened.manifest.targets[0]
-        let spot = dir.path("resume").path + "/apply-\(target.sha256.hex.prefix(24))-\(table.identity.prefix(24))"
+        let spot = dir.path("resume").path + "/apply-\(target.producedDigest.hex.prefix(24))-\(table.identity.prefix(24))"
         try FileManager.default.createDirectory(at: dir.path("resume"), withIntermediateDirectories: true)
         try Data(repeating: 0, count: 1000).write(to: URL(fileURLWithPath: spot + ".partial"))
-        try SegmentCheckpoint(identity: table.identity, source: opened.manifest.sources[0].sha256.hex, segments: 3)
+        try SegmentCheckpoint(identity: table.identity, source: try #require(opened.manifest.sources[0].sha256).hex, segments: 3)
             .write(spot + ".json")
         let applied = try PatchApplier.apply(
             patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"),

@@ -31,7 +31,9 @@ extension PlanSession {
         var source = store.groupDirectory(package: step.package, group: step.group)
         var intermediates: [URL] = []
         defer { for folder in intermediates { FileSystem.removeTree(folder) } }
-        var files: [FileEntry] = []
+        // The installed index names an old file that changed where a patch gives no digest
+        // for it (a small file kept as it is); without it the patch's tree hash still catches it.
+        var files: [FileEntry] = (try? store.index(package: step.package, group: step.group)) ?? []
         let hub = self.hub
         let name = step.name
         for (index, patch) in patchFiles.enumerated() {
@@ -46,11 +48,14 @@ extension PlanSession {
             progress(.patch, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
             let from = source
             let threads = self.threads
+            let oldFiles = files
             // Large files are built in the resume folder with a checkpoint per segment: a run
             // killed in the middle continues there (gc removes what no run comes back for).
             let resume = store.directory.resume
             let applied = try await offActor {
-                try PatchApplier.apply(patch: patch, oldTree: from, into: target, resumeIn: resume, threads: threads) { done in
+                try PatchApplier.apply(
+                    patch: patch, oldTree: from, into: target, resumeIn: resume, threads: threads, oldFiles: oldFiles
+                ) { done in
                     hub.progress(
                         operation, .patch, bytes: done, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
                 }

@@ -94,7 +94,10 @@ package enum PatchBuilder {
         }
 
         try spool.sync()
-        let manifest = PatchManifest(sources: plan.sources, targets: targets, deletions: deletions)
+        // Form 2: the tree hash covers what the applier takes over as it is (see PatchFormat).
+        let manifest = PatchManifest(
+            sources: plan.sources, targets: targets, deletions: deletions,
+            treeHash: SHA256Hash(hex: TreeHash.of(new.files.map { FileEntry(path: $0.path, size: $0.size, sha256: $0.sha256.hex) })))
         let raw = PatchManifestEncoder.encode(manifest)
         let compressed = try PatchContainerWriter.compressManifest(raw, level: options.manifestLevel)
         try PatchContainerWriter.write(
@@ -183,7 +186,8 @@ private struct PlanState {
     /// The index of `file` in the source table, adding it on first use.
     mutating func sourceIndex(_ file: TreeScan.File) -> Int {
         if let index = indexByPath[PathKey(file.path)] { return index }
-        sources.append(.init(path: file.path, sha256: file.sha256))
+        // A small source's digest is left to the tree hash (PatchFormat.sourceDigestFrom).
+        sources.append(.init(path: file.path, sha256: file.size >= PatchFormat.sourceDigestFrom ? file.sha256 : nil))
         indexByPath[PathKey(file.path)] = sources.count - 1
         return sources.count - 1
     }

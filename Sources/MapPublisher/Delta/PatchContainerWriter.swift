@@ -15,9 +15,10 @@ package enum PatchContainerWriter {
         }
     }
 
-    /// The 16-byte header for a compressed manifest of `compressed` bytes that expands to `raw`.
-    package static func header(compressed: Int, raw: Int) -> [UInt8] {
-        var header = PatchFormat.magic
+    /// The 16-byte header for a compressed manifest of `compressed` bytes that expands to
+    /// `raw`, in manifest form `form`.
+    package static func header(compressed: Int, raw: Int, form: Int = PatchFormat.currentForm) -> [UInt8] {
+        var header = PatchFormat.magic(form: form)
         for value in [UInt32(compressed), UInt32(raw)] {
             for shift in stride(from: 0, to: 32, by: 8) { header.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
         }

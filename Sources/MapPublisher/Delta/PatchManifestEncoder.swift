@@ -6,33 +6,45 @@ import MapPlatform
 /// It does not validate: the builder only feeds it checked trees, and tests use it to
 /// craft hostile containers.
 package enum PatchManifestEncoder {
-    /// The manifest's bytes, before compression.
-    package static func encode(_ manifest: PatchManifest) -> [UInt8] {
+    /// The manifest's bytes in manifest form `form` (1 or 2), before compression. Form 2
+    /// writes the sources' digests the manifest has (the builder leaves out those of small
+    /// files), no digest for unchanged targets, and the manifest's tree hash, or when it has
+    /// none, the tree hash of its targets (a missing digest counted as zeros).
+    package static func encode(_ manifest: PatchManifest, form: Int = PatchFormat.currentForm) -> [UInt8] {
+        let lean = form >= 2
         var out: [UInt8] = []
+        if lean {
+            out += manifest.treeHash?.bytes ?? treeHash(of: manifest).bytes
+        }
         varint(Int64(manifest.sources.count), &out)
         for source in manifest.sources {
             string(source.path, &out)
-            out += source.sha256.bytes
+            switch (lean, source.sha256) {
+            case (true, nil): out.append(0)
+            case (true, let digest?): out += [1] + digest.bytes
+            case (false, let digest): out += (digest ?? zero).bytes
+            }
         }
         varint(Int64(manifest.targets.count), &out)
         for target in manifest.targets {
             string(target.path, &out)
             varint(target.size, &out)
+            let digest = (target.sha256 ?? zero).bytes
             switch target.origin {
             case .unchanged:
                 out.append(0)
-                out += target.sha256.bytes
+                if !lean { out += digest }
             case .copy(let source):
                 out.append(1)
                 varint(Int64(source), &out)
             case .add(let payload):
                 out.append(2)
-                out += target.sha256.bytes
+                out += digest
                 out.append(payload.encoding.rawValue)
                 varint(payload.length, &out)
             case .patch(let source, let payload):
                 out.append(3)
-                out += target.sha256.bytes
+                out += digest
                 varint(Int64(source), &out)
                 out.append(payload.encoding.rawValue)
                 varint(payload.length, &out)
@@ -42,6 +54,14 @@ package enum PatchManifestEncoder {
         for path in manifest.deletions { string(path, &out) }
         return out
     }
+
+    /// The tree hash of `manifest`'s targets.
+    package static func treeHash(of manifest: PatchManifest) -> SHA256Hash {
+        let hex = TreeHash.of(manifest.targets.map { FileEntry(path: $0.path, size: $0.size, sha256: ($0.sha256 ?? zero).hex) })
+        return SHA256Hash(hex: hex) ?? zero
+    }
+
+    private static let zero = SHA256Hash(bytes: [UInt8](repeating: 0, count: 32))!
 
     /// Appends an unsigned LEB128 varint.
     package static func varint(_ value: Int64, _ out: inout [UInt8]) {
