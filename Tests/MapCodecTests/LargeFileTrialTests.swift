@@ -64,4 +64,53 @@ import MapPublisher
             "\(tried.tried) \(tried.note ?? "")")
         #expect(tried.payloadBytes >= file.payloadBytes - 1_024, "\(tried.payloadBytes) B with every trial, \(file.payloadBytes) B")
     }
+
+    /// 17.6 MiB of 16-byte records (an id, a point, an attribute); the new version moves
+    /// every point by (+7, −3), as a datum shift does: each record changes, so zstd's matches
+    /// stay short, while the suffix-array delta's byte differences repeat.
+    static func shifted(in dir: TemporaryDirectory) throws {
+        var generator = SeededGenerator(seed: 21)
+        var old: [UInt8] = [], new: [UInt8] = []
+        let records = 1_150_000
+        old.reserveCapacity(records * 16)
+        new.reserveCapacity(records * 16)
+        for index in 0..<records {
+            let x = UInt32(truncatingIfNeeded: generator.next() % 3_600_000), y = UInt32(truncatingIfNeeded: generator.next() % 1_800_000)
+            let attribute = UInt32(truncatingIfNeeded: generator.next() % 64)
+            for value in [UInt32(index), x, y, attribute] { withUnsafeBytes(of: value.littleEndian) { old += $0 } }
+            for value in [UInt32(index), x &+ 7, y &- 3, attribute] { withUnsafeBytes(of: value.littleEndian) { new += $0 } }
+        }
+        for (name, bytes) in [("old", old), ("new", new)] {
+            try FileManager.default.createDirectory(at: dir.path(name), withIntermediateDirectories: true)
+            try Data(bytes).write(to: dir.path("\(name)/points.bin"))
+        }
+    }
+
+    @Test func aSuffixDeltaFarBelowAFastDeltaRulesOutTheDeepSearch() async throws {
+        let dir = TemporaryDirectory()
+        try Self.shifted(in: dir)
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"), options: PatchOptions(level: 16))
+        }
+        let file = try #require(stats.file("points.bin"))
+        #expect([.suffixDelta, .filteredSuffixDelta].contains(file.encoding), "\(file.encoding) \(file.tried)")
+        #expect(file.note?.contains("the deep search skipped: the suffix-array delta") == true, "\(file.note ?? "no note")")
+        let fast = try #require(file.tried[.delta])
+        #expect(file.payloadBytes * 100 <= fast * 55, "\(file.payloadBytes) B against a fast delta of \(fast) B")
+        _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out")) }
+        #expect(try Data(contentsOf: dir.path("out/points.bin")) == Data(contentsOf: dir.path("new/points.bin")))
+        // With every trial the deep search runs, and it does not win.
+        let every = {
+            var options = PatchOptions(level: 16)
+            options.skipByEstimate = false
+            return options
+        }()
+        let all = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("q"), options: every)
+        }
+        let tried = try #require(all.file("points.bin"))
+        let deep = try #require(tried.tried[.delta])
+        #expect(deep < fast && deep > file.payloadBytes, "deep \(deep) B, fast \(fast) B, suffix \(file.payloadBytes) B")
+        #expect(tried.payloadBytes == file.payloadBytes, "\(tried.payloadBytes) B with every trial, \(file.payloadBytes) B")
+    }
 }

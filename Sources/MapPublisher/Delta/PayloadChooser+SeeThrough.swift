@@ -21,7 +21,8 @@ extension PayloadChooser {
             }
             if payload.length < choice.length {
                 (choice.encoding, choice.payloadPath, choice.length) = (encoding, payload.path, payload.length)
-                choice.note = payload.note
+                choice.note = [payload.note, payload.estimate].compactMap { $0 }.joined(separator: "; ")
+                if choice.note == "" { choice.note = nil }
             }
         case .failure(let reason):
             choice.note = "no see-through delta: \(reason.description) (0% of its bytes seen through)"
@@ -46,6 +47,8 @@ extension PayloadChooser {
         /// where both were tried.
         var suffix = false
         var otherLength: Int64?
+        /// What an estimate decided for the expansion (the publish log only).
+        var estimate: String?
 
         /// What the publish log and `check-update --json` say of a file whose streams
         /// were not all reproduced; `nil` when they were.
@@ -116,6 +119,13 @@ extension PayloadChooser {
         let frameLength: Int64
         let newExpansionSize = FileStatus.of(newExpansion)?.size ?? 0
         let segmented = self.segments != nil && newExpansionSize > segmentThreshold
+        // A large expansion's suffix-array delta comes first, so that it can rule out the deep
+        // zstd search (see encodeDelta(_:newSize:base:rival:)).
+        let suffixFirst = skipByEstimate && !segmented && basePath != nil && newExpansionSize > Self.largeFile
+        let early =
+            suffixFirst
+            ? try suffixDelta(newExpansion, newSize: newExpansionSize, basePath: oldExpansion, strideByteAlways: true) : nil
+        var estimate: String?
         if let encoder = self.segments, segmented {
             if basePath == nil { _ = try SystemFile.createOrTruncate(oldExpansion) }
             frameLength = try encoder.encode(newPath: newExpansion, oldPath: oldExpansion, into: frame)
@@ -123,7 +133,8 @@ extension PayloadChooser {
             // A large expansion gets the byte-level delta's search (the deep one, one at a
             // time): the same decoder, 11% smaller on 58 MB of timezone polygons.
             let base = try MappedFile.source(oldExpansion, displayPath: basePath)
-            let delta = try encodeDelta(newExpansion, newSize: newExpansionSize, base: base.bytes)
+            let delta = try encodeDelta(newExpansion, newSize: newExpansionSize, base: base.bytes, rival: early?.length)
+            estimate = delta.note.flatMap { $0 == Self.deepOnlyNote ? nil : $0 }
             FileSystem.remove(frame)
             try FileSystem.rename(delta.path, frame)
             frameLength = delta.length
@@ -135,8 +146,9 @@ extension PayloadChooser {
         // gzip and zip files shift and grow as they do in raw files.
         var expansionLength = frameLength, suffix = false, otherLength: Int64?
         if !segmented, basePath != nil,
-            let trial = try suffixDelta(
-                newExpansion, newSize: newExpansionSize, basePath: oldExpansion, strideByteAlways: true)
+            let trial = try early
+                ?? (suffixFirst
+                    ? nil : suffixDelta(newExpansion, newSize: newExpansionSize, basePath: oldExpansion, strideByteAlways: true))
         {
             if trial.length < frameLength {
                 FileSystem.remove(frame)
@@ -154,7 +166,7 @@ extension PayloadChooser {
             SeeThroughPayload(
                 path: payload, length: Int64(recipe.count) + expansionLength, streams: streams.count, reproduced: found.count,
                 seenBytes: found.reduce(0) { $0 + $1.stream.length }, fileBytes: try original.size(),
-                segmented: segmented, suffix: suffix, otherLength: otherLength))
+                segmented: segmented, suffix: suffix, otherLength: otherLength, estimate: estimate))
     }
 
     /// The streams zlib reproduces, each with its expanded length and parameters, in file
