@@ -80,5 +80,24 @@ extension DeltaTests {
             _ = try PatchApplier.apply(patch: patch, oldTree: dir.path("old"), into: out)
             #expect(Trees.contents(of: out) == Trees.contents(of: dir.path("new")))
         }
+
+        /// One changed file and nothing kept: the tree hash would cost what form 2 saves, so
+        /// the builder keeps form 1 and the patch does not grow.
+        @Test func oneChangedFileKeepsFormOne() throws {
+            let dir = TemporaryDirectory("form1")
+            Trees.write(Array(repeating: 7, count: 5_000), "roads.bin", in: dir.path("old"))
+            Trees.write(Array(repeating: 7, count: 4_000) + Array(repeating: 9, count: 1_000), "roads.bin", in: dir.path("new"))
+            let patch = dir.path("p")
+            let stats = try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: patch, options: PatchOptions(level: 3))
+            #expect(stats.manifestForm == 1)
+            #expect(try [UInt8](Data(contentsOf: patch)).starts(with: PatchFormat.magic(form: 1)))
+            let manifest = try PatchContainer.manifest(at: patch)
+            let formTwo = PatchManifestEncoder.encode(manifest, form: 2)
+            let formTwoCompressed = try PatchContainerWriter.compressManifest(formTwo, level: 19).count
+            #expect(Int(stats.manifestBytes) <= formTwoCompressed)
+            let out = dir.path("out")
+            _ = try PatchApplier.apply(patch: patch, oldTree: dir.path("old"), into: out)
+            #expect(Trees.contents(of: out) == Trees.contents(of: dir.path("new")))
+        }
     }
 }

@@ -94,15 +94,25 @@ package enum PatchBuilder {
         }
 
         try spool.sync()
-        // Form 2: the tree hash covers what the applier takes over as it is (see PatchFormat).
-        let manifest = PatchManifest(
-            sources: plan.sources, targets: targets, deletions: deletions,
-            treeHash: SHA256Hash(hex: TreeHash.of(new.files.map { FileEntry(path: $0.path, size: $0.size, sha256: $0.sha256.hex) })))
-        let raw = PatchManifestEncoder.encode(manifest)
-        let compressed = try PatchContainerWriter.compressManifest(raw, level: options.manifestLevel)
+        // Form 2 leaves out the digests of kept files and small sources, which the tree hash
+        // then covers (see PatchFormat); form 1, with every digest, is written where it comes
+        // out smaller (one changed file: the tree hash costs what it saves), so no patch
+        // grows from the choice.
+        let manifest = PatchManifest(sources: plan.sources, targets: targets, deletions: deletions)
+        var lean = manifest
+        for index in lean.sources.indices where (old.byPath[PathKey(lean.sources[index].path)]?.size ?? 0) < PatchFormat.sourceDigestFrom {
+            lean.sources[index].sha256 = nil
+        }
+        lean.treeHash = SHA256Hash(hex: TreeHash.of(new.files.map { FileEntry(path: $0.path, size: $0.size, sha256: $0.sha256.hex) }))
+        let forms = try [(1, manifest), (2, lean)].map { form, manifest in
+            let raw = PatchManifestEncoder.encode(manifest, form: form)
+            return (form: form, raw: raw, compressed: try PatchContainerWriter.compressManifest(raw, level: options.manifestLevel))
+        }
+        let (form, raw, compressed) = forms[1].compressed.count < forms[0].compressed.count ? forms[1] : forms[0]
         try PatchContainerWriter.write(
             rawManifestCount: raw.count, compressedManifest: compressed,
-            payloads: spoolPath, to: output)
+            payloads: spoolPath, to: output, form: form)
+        stats.manifestForm = form
         stats.headerBytes = Int64(PatchFormat.headerSize)
         stats.manifestBytes = Int64(compressed.count)
         stats.manifestRawBytes = Int64(raw.count)
@@ -186,8 +196,7 @@ private struct PlanState {
     /// The index of `file` in the source table, adding it on first use.
     mutating func sourceIndex(_ file: TreeScan.File) -> Int {
         if let index = indexByPath[PathKey(file.path)] { return index }
-        // A small source's digest is left to the tree hash (PatchFormat.sourceDigestFrom).
-        sources.append(.init(path: file.path, sha256: file.size >= PatchFormat.sourceDigestFrom ? file.sha256 : nil))
+        sources.append(.init(path: file.path, sha256: file.sha256))
         indexByPath[PathKey(file.path)] = sources.count - 1
         return sources.count - 1
     }

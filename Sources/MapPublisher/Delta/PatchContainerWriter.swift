@@ -26,17 +26,18 @@ package enum PatchContainerWriter {
     }
 
     /// Writes the container to `output` atomically (a temporary file beside it, fsync'ed,
-    /// then renamed): header, `compressedManifest`, then the bytes of `payloads`.
+    /// then renamed): header (manifest form `form`), `compressedManifest`, then the bytes
+    /// of `payloads`.
     package static func write(
         rawManifestCount: Int, compressedManifest: [UInt8], payloads: String,
-        to output: URL
+        to output: URL, form: Int = PatchFormat.currentForm
     ) throws {
         guard rawManifestCount <= PatchFormat.maxManifestSize else {
             throw PatchBuildError.codec(path: "manifest", message: "manifest of \(rawManifestCount) bytes exceeds the format's limit")
         }
         let temporary = output.path + ".partial"
         let out = try SystemFile.createOrTruncate(temporary)
-        let header = header(compressed: compressedManifest.count, raw: rawManifestCount)
+        let header = header(compressed: compressedManifest.count, raw: rawManifestCount, form: form)
         try header.withUnsafeBytes { try out.writeAll($0) }
         try compressedManifest.withUnsafeBytes { try out.writeAll($0) }
         try SystemFile.openForReading(payloads).forEachChunk { try out.writeAll($0) }

@@ -83,6 +83,8 @@ package struct PatchStats: Sendable {
     package var manifestBytes: Int64 = 0
     /// Size of the manifest before compression.
     package var manifestRawBytes: Int64 = 0
+    /// The manifest form written (``PatchFormat``): 2 where it is smaller than 1.
+    package var manifestForm = PatchFormat.currentForm
     /// Sum of all payloads.
     package var payloadBytes: Int64 = 0
     /// Size of the target tree.
