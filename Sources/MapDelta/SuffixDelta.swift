@@ -52,6 +52,26 @@ package enum SuffixDelta {
     }
 
     /// The steps of a payload whose extra bytes are filtered with `stride` (0: not).
+    /// Adds `old`'s bytes to `chunk`'s, byte by byte (wrapping), 32 at a time: the
+    /// compiler cannot vectorize the plain loop, as the two buffers might overlap (they
+    /// never do: one is the mapped old file, the other a private buffer).
+    package static func addBytes(into chunk: UnsafeMutableRawBufferPointer, from old: UnsafeRawBufferPointer) {
+        let count = min(chunk.count, old.count)
+        guard count > 0, let target = chunk.baseAddress, let source = old.baseAddress else { return }
+        var index = 0
+        while index + 32 <= count {
+            let sum =
+                target.loadUnaligned(fromByteOffset: index, as: SIMD32<UInt8>.self)
+                &+ source.loadUnaligned(fromByteOffset: index, as: SIMD32<UInt8>.self)
+            target.storeBytes(of: sum, toByteOffset: index, as: SIMD32<UInt8>.self)
+            index += 32
+        }
+        while index < count {
+            chunk[index] = chunk[index] &+ old[index]
+            index += 1
+        }
+    }
+
     private static func decode(
         from file: SystemFile, offset: Int64, length: Int64, old: UnsafeRawBufferPointer,
         targetSize: Int64, displayPath: String, stride: Int,
@@ -95,8 +115,7 @@ package enum SuffixDelta {
                 let count = Int(min(Int64(buffer.count), add - done))
                 let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
                 _ = try differences.read(into: chunk, allowEnd: false)
-                let base = Int(oldPosition + done)
-                for index in 0..<count { chunk[index] = chunk[index] &+ old[base + index] }
+                addBytes(into: chunk, from: UnsafeRawBufferPointer(rebasing: old[Int(oldPosition + done)...]))
                 if stride > 0 { history.record(chunk) }
                 try output(UnsafeRawBufferPointer(chunk))
                 done += Int64(count)

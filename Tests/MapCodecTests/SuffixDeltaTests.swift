@@ -3,10 +3,29 @@ import Testing
 import MapTestSupport
 @testable import MapLoader
 import MapPublisher
+import MapDelta
 
 /// The suffix-array codec (bsdiff class): where numbers shifted by small amounts, its
 /// byte differences repeat and compress to almost nothing, which zstd's matching misses.
 @Suite struct SuffixDeltaTests {
+    /// The 32-byte additions of the decoder give the bytes a one-by-one loop gives, at every
+    /// length and offset (a tail shorter than 32 included).
+    @Test func addingOldBytesInBlocksMatchesByteByByte() {
+        var generator = SeededGenerator(seed: 41)
+        let old = (0..<200).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        for length in [0, 1, 31, 32, 33, 64, 95, 130] {
+            for offset in [0, 1, 7, 40] {
+                let diff = (0..<length).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+                let expected = (0..<length).map { diff[$0] &+ old[offset + $0] }
+                var chunk = diff
+                chunk.withUnsafeMutableBytes { target in
+                    old.withUnsafeBytes { source in SuffixDelta.addBytes(into: target, from: UnsafeRawBufferPointer(rebasing: source[offset...])) }
+                }
+                #expect(chunk == expected, "length \(length), offset \(offset)")
+            }
+        }
+    }
+
     /// 20,000 records of a point table: a 4-byte id, a 20-byte name and little-endian
     /// (x, y) coordinates; `revision` 2 moves every point by (+7, −3), as a datum shift
     /// does, and inserts a few records.
