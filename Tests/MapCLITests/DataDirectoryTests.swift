@@ -76,7 +76,9 @@ import MapTestSupport
         for (round, reader) in ["list", "verify", "check-update", "list"].enumerated() {
             let data = site.dir.path("round-\(round)")
             try FileManager.default.copyItem(at: template, to: data)
-            let update = try CLI.start(["update"] + CLI.client(site, data))
+            // A long stall limit: the update is stopped while the reader runs, and the throttled
+            // server lives in this busy test process; what is tested is that no reader breaks it.
+            let update = try CLI.start(["update", "--timeout", "600"] + CLI.client(site, data))
             let downloads = data.appendingPathComponent("downloads")
             // Stopped by the thread that sees the first patch arrive, at once.
             let stopped = try await RawThread.value { () -> Bool in
