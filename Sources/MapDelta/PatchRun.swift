@@ -58,11 +58,12 @@ package struct PatchRun {
         try makeParentDirectories(of: target.path)
         let destination = newRoot + "/" + target.path
         let sources = patch.manifest.sources
+        var digest = target.producedDigest
         switch target.origin {
         case .unchanged:
-            try linkVerified(oldPath: target.path, target: target, destination: destination)
+            digest = try linkVerified(oldPath: target.path, target: target, destination: destination)
         case .copy(let index):
-            try linkVerified(oldPath: sources[index].path, target: target, destination: destination)
+            digest = try linkVerified(oldPath: sources[index].path, target: target, destination: destination)
         case .add(let payload) where payload.encoding.seeThrough != nil:
             try decodeSeeThrough(payload, kind: payload.encoding.seeThrough!, source: nil, target: target, destination: destination)
         case .add(let payload):
@@ -88,7 +89,7 @@ package struct PatchRun {
                 throw mismatch(of: source, bytes: mapped.bytes) ?? error
             }
         }
-        if digests.count == produced { digests.append(target.producedDigest) }
+        digests.append(digest)
         produced += 1
         report(force: true)
     }
@@ -170,8 +171,8 @@ package struct PatchRun {
     }
 
     /// Hashes the old file (once per path), requires the target's digest where the patch
-    /// gives one, then links it; the digest found is the target's (``digests``).
-    private mutating func linkVerified(oldPath: String, target: PatchManifest.Target, destination: String) throws {
+    /// gives one, then links it; returns the digest found, the target's (``digests``).
+    private mutating func linkVerified(oldPath: String, target: PatchManifest.Target, destination: String) throws -> SHA256Hash {
         let source = oldRoot + "/" + oldPath
         guard let status = FileStatus.of(source), status.kind == .file else {
             throw PatchError.sourceMissing(path: oldPath)
@@ -193,8 +194,8 @@ package struct PatchRun {
         try TreeLinker.linkOrCopy(
             source: source, destination: destination, displayPath: target.path,
             sha256: found, size: target.size)
-        digests.append(found)
         done += target.size
+        return found
     }
 
     /// Files from this size on are written behind (``HashingFileWriter``): below it, a

@@ -51,7 +51,6 @@ package enum SuffixDelta {
             stride: Int(stride), output: output)
     }
 
-    /// The steps of a payload whose extra bytes are filtered with `stride` (0: not).
     /// Adds `old`'s bytes to `chunk`'s, byte by byte (wrapping), 32 at a time: the
     /// compiler cannot vectorize the plain loop, as the two buffers might overlap (they
     /// never do: one is the mapped old file, the other a private buffer).
@@ -72,6 +71,7 @@ package enum SuffixDelta {
         }
     }
 
+    /// The steps of a payload whose extra bytes are filtered with `stride` (0: not).
     private static func decode(
         from file: SystemFile, offset: Int64, length: Int64, old: UnsafeRawBufferPointer,
         targetSize: Int64, displayPath: String, stride: Int,

@@ -30,12 +30,27 @@ import MapPublisher
         }
     }
 
+    /// Builds the patch `old` → `new` of `dir` into `output` at level 16, with the estimates
+    /// or (`skipByEstimate` false) every trial.
+    static func build(in dir: TemporaryDirectory, output: String, skipByEstimate: Bool = true) async throws -> PatchStats {
+        var options = PatchOptions(level: 16)
+        options.skipByEstimate = skipByEstimate
+        let chosen = options
+        return try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path(output), options: chosen)
+        }
+    }
+
+    /// Applies `patch` of `dir` to its old tree and checks `name` came out as in the new one.
+    static func applies(_ patch: String, in dir: TemporaryDirectory, name: String) async throws {
+        _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path(patch), oldTree: dir.path("old"), into: dir.path("out")) }
+        #expect(try Data(contentsOf: dir.path("out/\(name)")) == Data(contentsOf: dir.path("new/\(name)")))
+    }
+
     @Test func plainZstdAndTheCLIVariantsAreLeftOutOfALargeFilesTrials() async throws {
         let dir = TemporaryDirectory()
         try Self.pair(in: dir)
-        let stats = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"), options: PatchOptions(level: 16))
-        }
+        let stats = try await Self.build(in: dir, output: "p")
         let file = try #require(stats.file("tiles.bin"))
         #expect(
             [.delta, .suffixDelta, .filteredSuffixDelta].contains(file.encoding) && file.payloadBytes < 1 << 20,
@@ -47,17 +62,9 @@ import MapPublisher
         // The other file holds none of the new content: no cross-file trial, and the log says why.
         #expect(file.tried[.segmentedCrossDelta] == nil, "\(file.tried)")
         #expect(file.note?.contains("cross-file trial skipped: of ") == true, "\(file.note ?? "no note")")
-        _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out")) }
-        #expect(try Data(contentsOf: dir.path("out/tiles.bin")) == Data(contentsOf: dir.path("new/tiles.bin")))
+        try await Self.applies("p", in: dir, name: "tiles.bin")
         // Without estimates every trial runs, and the bytes are no smaller.
-        let every = {
-            var options = PatchOptions(level: 16)
-            options.skipByEstimate = false
-            return options
-        }()
-        let all = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("q"), options: every)
-        }
+        let all = try await Self.build(in: dir, output: "q", skipByEstimate: false)
         let tried = try #require(all.file("tiles.bin"))
         #expect(
             tried.tried[.zstd] != nil && tried.tried[.segmentedCrossDelta] != nil && tried.note == nil,
@@ -89,25 +96,15 @@ import MapPublisher
     @Test func aSuffixDeltaFarBelowAFastDeltaRulesOutTheDeepSearch() async throws {
         let dir = TemporaryDirectory()
         try Self.shifted(in: dir)
-        let stats = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"), options: PatchOptions(level: 16))
-        }
+        let stats = try await Self.build(in: dir, output: "p")
         let file = try #require(stats.file("points.bin"))
         #expect([.suffixDelta, .filteredSuffixDelta].contains(file.encoding), "\(file.encoding) \(file.tried)")
         #expect(file.note?.contains("the deep search skipped: the suffix-array delta") == true, "\(file.note ?? "no note")")
         let fast = try #require(file.tried[.delta])
         #expect(file.payloadBytes * 100 <= fast * 55, "\(file.payloadBytes) B against a fast delta of \(fast) B")
-        _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out")) }
-        #expect(try Data(contentsOf: dir.path("out/points.bin")) == Data(contentsOf: dir.path("new/points.bin")))
+        try await Self.applies("p", in: dir, name: "points.bin")
         // With every trial the deep search runs, and it does not win.
-        let every = {
-            var options = PatchOptions(level: 16)
-            options.skipByEstimate = false
-            return options
-        }()
-        let all = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("q"), options: every)
-        }
+        let all = try await Self.build(in: dir, output: "q", skipByEstimate: false)
         let tried = try #require(all.file("points.bin"))
         let deep = try #require(tried.tried[.delta])
         #expect(deep < fast && deep > file.payloadBytes, "deep \(deep) B, fast \(fast) B, suffix \(file.payloadBytes) B")

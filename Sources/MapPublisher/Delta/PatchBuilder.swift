@@ -103,7 +103,7 @@ package enum PatchBuilder {
         for index in lean.sources.indices where (old.byPath[PathKey(lean.sources[index].path)]?.size ?? 0) < PatchFormat.sourceDigestFrom {
             lean.sources[index].sha256 = nil
         }
-        lean.treeHash = SHA256Hash(hex: TreeHash.of(new.files.map { FileEntry(path: $0.path, size: $0.size, sha256: $0.sha256.hex) }))
+        lean.treeHash = PatchManifestEncoder.treeHash(of: manifest)  // every target carries its digest here
         let forms = try [(1, manifest), (2, lean)].map { form, manifest in
             let raw = PatchManifestEncoder.encode(manifest, form: form)
             return (form: form, raw: raw, compressed: try PatchContainerWriter.compressManifest(raw, level: options.manifestLevel))

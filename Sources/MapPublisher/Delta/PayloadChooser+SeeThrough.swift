@@ -119,11 +119,10 @@ extension PayloadChooser {
         let frameLength: Int64
         let newExpansionSize = FileStatus.of(newExpansion)?.size ?? 0
         let segmented = self.segments != nil && newExpansionSize > segmentThreshold
-        // A large expansion's suffix-array delta comes first, so that it can rule out the deep
-        // zstd search (see encodeDelta(_:newSize:base:rival:)).
-        let suffixFirst = skipByEstimate && !segmented && basePath != nil && newExpansionSize > Self.largeFile
+        // The suffix-array delta of the expansion comes first, so that a large one can rule out
+        // the deep zstd search (see encodeDelta(_:newSize:base:rival:)).
         let early =
-            suffixFirst
+            !segmented && basePath != nil
             ? try suffixDelta(newExpansion, newSize: newExpansionSize, basePath: oldExpansion, strideByteAlways: true) : nil
         var estimate: String?
         if let encoder = self.segments, segmented {
@@ -145,11 +144,7 @@ extension PayloadChooser {
         // The suffix-array delta of the expansion, where it is smaller: coordinates inside
         // gzip and zip files shift and grow as they do in raw files.
         var expansionLength = frameLength, suffix = false, otherLength: Int64?
-        if !segmented, basePath != nil,
-            let trial = try early
-                ?? (suffixFirst
-                    ? nil : suffixDelta(newExpansion, newSize: newExpansionSize, basePath: oldExpansion, strideByteAlways: true))
-        {
+        if let trial = early {
             if trial.length < frameLength {
                 FileSystem.remove(frame)
                 try FileSystem.rename(trial.path, frame)

@@ -179,17 +179,15 @@ package struct PayloadChooser {
         if seeThroughSuffices(&choice, newSize: newSize) { return choice }
         if let basePath, byteLevelRulesOut(&choice, newPath: newPath, newSize: newSize, basePath: basePath) { return choice }
         var delta: (path: String, length: Int64, note: String?)?
-        // A large file's suffix-array delta comes first: where it is far below a fast zstd
+        // The suffix-array delta comes first: where a large file's is far below a fast zstd
         // delta, the deep zstd search (a whole-file encode of 15-20 s) is not run.
-        let oldSize = basePath.flatMap { FileStatus.of($0)?.size } ?? 0
-        let suffixFirst = skipByEstimate && (newSize > Self.largeFile || oldSize > Self.largeFile)
-        let early = suffixFirst ? try basePath.flatMap { try suffixDelta(newPath, newSize: newSize, basePath: $0) } : nil
+        let suffix = try basePath.flatMap { try suffixDelta(newPath, newSize: newSize, basePath: $0) }
         if let basePath {
             let base = try MappedFile.source(basePath, displayPath: basePath)
             if let reason = ZstdDelta.deltaLimitReason(oldSize: Int64(base.bytes.count), newSize: newSize) {
                 choice.note = "no delta: \(reason)"
             } else {
-                delta = try encodeDelta(newPath, newSize: newSize, base: base.bytes, rival: early?.length)
+                delta = try encodeDelta(newPath, newSize: newSize, base: base.bytes, rival: suffix?.length)
                 choice.tried[.delta] = delta!.length
                 if let note = delta!.note { choice.note = [choice.note, note].compactMap { $0 }.joined(separator: "; ") }
             }
@@ -217,7 +215,7 @@ package struct PayloadChooser {
         // ids): its byte differences repeat, which zstd's matching alone does not see; and
         // where new numbers fill fixed-width fields, which its filter sends as differences
         // (timezone polygons, 58 MB: 2.9 MB against the deep zstd delta's 4.1 MB).
-        if let basePath, let suffix = try early ?? (suffixFirst ? nil : suffixDelta(newPath, newSize: newSize, basePath: basePath)) {
+        if let suffix {
             choice.tried[suffix.encoding] = suffix.length
             if suffix.length < choice.length {
                 // What the estimates decided stays in the log; why no delta was used no longer applies.
