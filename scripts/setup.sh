@@ -5,7 +5,7 @@
 # netpbm (libpng's pnmtopng), to write PNGs as real encoders do, and xfsprogs and
 # btrfs-progs (copy-on-write file systems on loop devices), for the tests.
 set -euo pipefail
-packages=(libarchive-dev zlib1g-dev libzstd-dev libdivsufsort-dev libcurl4-openssl-dev pkg-config zstd curl python3 parallel netpbm xfsprogs btrfs-progs)
+packages=(libarchive-dev zlib1g-dev libzstd-dev liblzma-dev libdivsufsort-dev libcurl4-openssl-dev pkg-config zstd curl python3 parallel netpbm xfsprogs btrfs-progs)
 [ "${1:-}" = "--bench" ] && packages+=(time)
 [ "${1:-}" = "--bench" ] && packages+=(xdelta3 bsdiff tilemaker osmium-tool sqlite3)
 missing=()

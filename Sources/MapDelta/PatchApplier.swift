@@ -11,13 +11,15 @@ package enum PatchApplier {
     /// - Unchanged, moved and duplicated files are hard links into `oldTree` (a verified
     ///   copy where linking fails, e.g. across devices).
     /// - Every old file linked or copied is checked against the SHA-256 the patch expects
-    ///   (in form 2, a file it gives no digest for is checked through the tree hash); an old
-    ///   file used as a delta base is checked through the result (the output must match its
-    ///   SHA-256, and a mismatch then names the old file when it was the cause);
+    ///   (in forms 2 and 3, a file it gives no digest for is checked through the tree hash);
+    ///   an old file used as a delta base is checked through the result (the output must
+    ///   match its SHA-256, and a mismatch then names the old file when it was the cause);
     ///   every produced file is streamed to disk with bounded memory, fsync'ed and checked
-    ///   against its SHA-256 and size; directories are created as needed and fsync'ed.
-    /// - At the end `newTree` must hold exactly the patch's target files, and (form 2) their
-    ///   digests and sizes must have the patch's ``PatchManifest/treeHash``.
+    ///   against its SHA-256 (form 3: a small one, through the tree hash) and size;
+    ///   directories are created as needed and fsync'ed. Form 3 keeps the old tree's files it
+    ///   does not name.
+    /// - At the end `newTree` must hold exactly the patch's target files, and (forms 2 and
+    ///   3) their digests and sizes must have the patch's ``PatchManifest/treeHash``.
     /// - `progress` is called with the cumulative number of target bytes done (see
     ///   ``PatchManifest/targetBytes`` for the total), at least once per file.
     ///
@@ -43,6 +45,7 @@ package enum PatchApplier {
         oldFiles: [FileEntry] = [], progress: ((Int64) -> Void)? = nil
     ) throws -> (files: [FileEntry], resumedBytes: Int64) {
         let opened = try OpenedPatch(url: patch)
+        try opened.keepUnlisted(of: oldTree.path)
         try prepareEmptyDirectory(newTree)
         if let resumeIn { try FileSystem.makeDirectories(resumeIn) }
         var run = PatchRun(
@@ -59,7 +62,14 @@ package enum PatchApplier {
         let files = zip(opened.manifest.targets, run.digests).map { FileEntry(path: $0.path, size: $0.size, sha256: $1.hex) }
         if let expected = opened.manifest.treeHash {
             let found = TreeHash.of(files)
-            guard found == expected.hex else { throw PatchError.treeMismatch(expected: expected.hex, found: found) }
+            guard found == expected.hex else {
+                // A small file of form 3 is checked here only: name the old file it was made
+                // from where the patch or the caller's record says what that file was.
+                for source in opened.manifest.sources {
+                    if let mismatch = run.mismatch(of: source, bytes: nil) { throw mismatch }
+                }
+                throw PatchError.treeMismatch(expected: expected.hex, found: found)
+            }
         }
         return (files, run.resumedBytes)
     }

@@ -16,8 +16,9 @@ package enum PatchContainer {
 package final class OpenedPatch {
     /// The container file.
     package let file: SystemFile
-    /// The checked manifest, payload offsets filled in.
-    package let manifest: PatchManifest
+    /// The checked manifest, payload offsets filled in; for form 3, with the old tree's
+    /// kept files once ``keepUnlisted(of:)`` has run.
+    package private(set) var manifest: PatchManifest
 
     /// Opens `url` and reads the header and manifest. Every length is checked against the
     /// file size before anything is allocated for it.
@@ -52,6 +53,20 @@ package final class OpenedPatch {
         }
         let raw = try Self.decompressManifest(compressed, rawLength: rawLength)
         manifest = try PatchManifestDecoder.decode(raw, form: form, payloadStart: payloadStart, containerSize: size)
+    }
+
+    /// Adds the files of the old tree at `oldTree` that a form-3 manifest does not name to
+    /// its targets, as kept (``PatchManifestDecoder/keepingUnlisted(_:oldFiles:)``); any
+    /// other manifest stays as it is.
+    package func keepUnlisted(of oldTree: String) throws {
+        guard manifest.keepsUnlisted else { return }
+        let files: [(path: String, size: Int64)]
+        do {
+            files = try FileTree.files(in: oldTree)
+        } catch let problem as FileTree.Problem {
+            throw PatchError.unexpectedFiles([problem.description])
+        }
+        manifest = try PatchManifestDecoder.keepingUnlisted(manifest, oldFiles: files)
     }
 
     /// Decompresses the manifest frame, whose header must declare exactly `rawLength`.

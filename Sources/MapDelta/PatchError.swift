@@ -62,7 +62,7 @@ package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
             return "destination \(path) is not empty: apply a patch into a new, empty staging directory"
         case .treeMismatch(let expected, let found):
             return
-                "the patched tree hashes to \(Self.short(found)), the patch expects \(Self.short(expected)): an installed file the patch keeps was changed; fall back to a full download"
+                "the patched tree hashes to \(Self.short(found)), the patch expects \(Self.short(expected)): an installed file the patch reads was changed, or the patch is damaged; fall back to a full download"
         case .unexpectedFiles(let paths):
             let shown = paths.prefix(3).joined(separator: ", ")
             return

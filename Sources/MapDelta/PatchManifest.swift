@@ -63,10 +63,29 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     case suffixScannedDeflateDelta = 15
     /// ``gatheredDeflateDelta`` with a suffix-delta expansion (see ``suffixDeflateDelta``).
     case suffixGatheredDeflateDelta = 16
+    /// One raw LZMA2 stream of the file, no reference (``LzmaDelta``): for small files,
+    /// where its range coder beats zstd's entropy stages.
+    case lzma = 17
+    /// One raw LZMA2 stream of the file with the old file preloaded in its dictionary
+    /// (``LzmaDelta``), as ``delta`` is with zstd.
+    case lzmaDelta = 18
+    /// References (``CrossReferences``) as ``crossDelta``, then one raw LZMA2 stream with the
+    /// referenced files joined preloaded in its dictionary (``LzmaDelta``).
+    case lzmaCrossDelta = 19
 
     /// Whether a payload of this encoding can patch an old file (everything but the file
     /// on its own, stored or compressed).
-    package var isDelta: Bool { self != .stored && self != .zstd }
+    package var isDelta: Bool { self != .stored && self != .zstd && self != .lzma }
+
+    /// Whether a payload of this encoding is decoded as one stream into the file, with no
+    /// segments, see-through expansion or resume checkpoint: such a file may come without
+    /// a digest in form 3 (``PatchFormat``), as the applier hashes it as it writes it.
+    package var streamsWhole: Bool {
+        switch self {
+        case .stored, .zstd, .delta, .crossDelta, .suffixDelta, .filteredSuffixDelta, .lzma, .lzmaDelta, .lzmaCrossDelta: return true
+        default: return false
+        }
+    }
 
     /// How a see-through payload of this encoding is read; `nil` for the others.
     package var seeThrough: SeeThroughKind? {
@@ -80,7 +99,8 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .suffixDeflateDelta: return SeeThroughKind(scanned: false, gathered: false, suffix: true)
         case .suffixScannedDeflateDelta: return SeeThroughKind(scanned: true, gathered: false, suffix: true)
         case .suffixGatheredDeflateDelta: return SeeThroughKind(scanned: true, gathered: true, suffix: true)
-        case .stored, .zstd, .delta, .segmentedDelta, .crossDelta, .suffixDelta, .filteredSuffixDelta, .segmentedCrossDelta:
+        case .stored, .zstd, .delta, .segmentedDelta, .crossDelta, .suffixDelta, .filteredSuffixDelta, .segmentedCrossDelta, .lzma,
+            .lzmaDelta, .lzmaCrossDelta:
             return nil
         }
     }
@@ -121,6 +141,9 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .suffixScannedDeflateDelta: return "suffix-scanned-deflate-delta"
         case .suffixGatheredDeflateDelta: return "suffix-gathered-deflate-delta"
         case .segmentedCrossDelta: return "segmented-cross-delta"
+        case .lzma: return "lzma"
+        case .lzmaDelta: return "lzma-delta"
+        case .lzmaCrossDelta: return "lzma-cross-delta"
         }
     }
 }
@@ -213,7 +236,8 @@ package struct PatchManifest: Sendable, Equatable {
         package var size: Int64
         /// SHA-256 of the file; `nil` for a file taken over as it is (unchanged or copied)
         /// from an old file the patch gives no digest for: its digest is the old file's, which
-        /// the applier hashes, and the manifest's ``PatchManifest/treeHash`` covers it.
+        /// the applier hashes, and the manifest's ``PatchManifest/treeHash`` covers it; and
+        /// (form 3) for a small file a payload produces, which the applier hashes as it writes.
         package var sha256: SHA256Hash?
         /// How the file is produced.
         package var origin: Origin
@@ -226,9 +250,10 @@ package struct PatchManifest: Sendable, Equatable {
             self.origin = origin
         }
 
-        /// The digest a produced file (add or patch) must come out with. Such targets always
-        /// carry one (the decoder refuses them without); were one missing, no file matches
-        /// the 32 zero bytes, so the check fails closed.
+        /// The digest a large, segmented or see-through produced file must come out with: such
+        /// targets always carry one (the decoder refuses them without), as it names their
+        /// resume checkpoints; were one missing, no file matches the 32 zero bytes, so the
+        /// check fails closed.
         package var producedDigest: SHA256Hash { sha256 ?? Self.noDigest }
         private static let noDigest = SHA256Hash(bytes: [UInt8](repeating: 0, count: 32))!
     }
@@ -244,12 +269,20 @@ package struct PatchManifest: Sendable, Equatable {
     /// carries its digest.
     package var treeHash: SHA256Hash?
 
-    /// A manifest from its three lists and, for form 2, the target tree's hash.
-    package init(sources: [Source], targets: [Target], deletions: [String], treeHash: SHA256Hash? = nil) {
+    /// Whether the old tree's files that ``targets`` and ``deletions`` do not name are kept
+    /// as they are (form 3, which does not list them): ``PatchManifestDecoder/keepingUnlisted(_:oldFiles:)``
+    /// adds them to the targets once the old tree is known.
+    package var keepsUnlisted: Bool
+
+    /// A manifest from its three lists and, for forms 2 and 3, the target tree's hash.
+    package init(
+        sources: [Source], targets: [Target], deletions: [String], treeHash: SHA256Hash? = nil, keepsUnlisted: Bool = false
+    ) {
         self.sources = sources
         self.targets = targets
         self.deletions = deletions
         self.treeHash = treeHash
+        self.keepsUnlisted = keepsUnlisted
     }
 
     /// The total size of the target tree in bytes.

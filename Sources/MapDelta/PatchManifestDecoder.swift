@@ -11,24 +11,26 @@ package enum PatchManifestDecoder {
     ) throws -> PatchManifest {
         var reader = ByteReader(bytes)
         let lean = form >= 2
+        let listsChangesOnly = form >= 3
         let treeHash = lean ? try reader.sha256() : nil
+        func digest(of path: String) throws -> SHA256Hash? {
+            switch try reader.byte() {
+            case 0: return nil
+            case 1: return try reader.sha256()
+            case let flag: throw PatchError.corrupt(detail: "\(path) has digest flag \(flag)")
+            }
+        }
         var sources: [PatchManifest.Source] = []
         let sourceCount = try reader.count(minimumEntrySize: lean ? 2 : 34)
         sources.reserveCapacity(sourceCount)
         for _ in 0..<sourceCount {
             let path = try reader.string()
             try PatchPath.validate(path)
-            let digest: SHA256Hash?
-            if lean {
-                switch try reader.byte() {
-                case 0: digest = nil
-                case 1: digest = try reader.sha256()
-                case let flag: throw PatchError.corrupt(detail: "source \(path) has digest flag \(flag)")
-                }
-            } else {
-                digest = try reader.sha256()
-            }
-            sources.append(.init(path: path, sha256: digest))
+            sources.append(.init(path: path, sha256: lean ? try digest(of: path) : try reader.sha256()))
+        }
+        // A produced file's digest: a bare hash before form 3, optional from it.
+        func produced(_ path: String) throws -> SHA256Hash? {
+            listsChangesOnly ? try digest(of: path) : try reader.sha256()
         }
 
         var targets: [PatchManifest.Target] = []
@@ -42,7 +44,7 @@ package enum PatchManifestDecoder {
             let sha: SHA256Hash?
             let origin: PatchManifest.Origin
             switch try reader.byte() {
-            case PatchFormat.kindUnchanged:
+            case PatchFormat.kindUnchanged where !listsChangesOnly:
                 sha = lean ? nil : try reader.sha256()
                 origin = .unchanged
             case PatchFormat.kindCopy:
@@ -50,19 +52,21 @@ package enum PatchManifestDecoder {
                 sha = sources[source].sha256
                 origin = .copy(source: source)
             case PatchFormat.kindAdd:
-                sha = try reader.sha256()
+                sha = try produced(path)
                 let payload = try readPayload(&reader, cursor: &cursor, end: containerSize)
-                guard [.stored, .zstd, .deflateDelta, .segmentedDeflateDelta].contains(payload.encoding) else {
+                guard [.stored, .zstd, .lzma, .deflateDelta, .segmentedDeflateDelta].contains(payload.encoding) else {
                     throw PatchError.corrupt(detail: "add of \(path) uses a delta payload")
                 }
+                try checkDigest(sha, of: path, size: size, payload: payload)
                 origin = .add(payload)
             case PatchFormat.kindPatch:
-                sha = try reader.sha256()
+                sha = try produced(path)
                 let source = try reader.index(below: sources.count)
                 let payload = try readPayload(&reader, cursor: &cursor, end: containerSize)
                 guard payload.encoding.isDelta else {
                     throw PatchError.corrupt(detail: "patch of \(path) has a non-delta payload")
                 }
+                try checkDigest(sha, of: path, size: size, payload: payload)
                 origin = .patch(source: source, payload)
             case let kind:
                 throw PatchError.corrupt(detail: "unknown operation \(kind) for \(path)")
@@ -86,7 +90,37 @@ package enum PatchManifestDecoder {
             throw PatchError.corrupt(detail: "\(containerSize - cursor) bytes after the last payload")
         }
         try checkPaths(targets: targets, deletions: deletions)
-        return PatchManifest(sources: sources, targets: targets, deletions: deletions, treeHash: treeHash)
+        if listsChangesOnly, zip(targets, targets.dropFirst()).contains(where: { !$0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }) {
+            throw PatchError.corrupt(detail: "targets out of path order")
+        }
+        return PatchManifest(sources: sources, targets: targets, deletions: deletions, treeHash: treeHash, keepsUnlisted: listsChangesOnly)
+    }
+
+    /// A produced file may lack its digest (form 3) only when it is small and its payload is
+    /// decoded as one stream (``PatchEncoding/streamsWhole``): the digest names the other
+    /// files' resume checkpoints.
+    private static func checkDigest(_ digest: SHA256Hash?, of path: String, size: Int64, payload: PatchManifest.Payload) throws {
+        guard digest == nil else { return }
+        if size >= PatchFormat.sourceDigestFrom || !payload.encoding.streamsWhole {
+            throw PatchError.corrupt(detail: "\(path) (\(payload.encoding), \(size) bytes) has no digest")
+        }
+    }
+
+    /// The manifest of a form-3 patch (``PatchManifest/keepsUnlisted``) with the files of
+    /// the old tree it does not name (`oldFiles`, relative paths and sizes) added as
+    /// unchanged targets, every target in path-byte order (the order cross-file references
+    /// count in); any other manifest as it is. The paths are checked again as a whole.
+    package static func keepingUnlisted(_ manifest: PatchManifest, oldFiles: [(path: String, size: Int64)]) throws -> PatchManifest {
+        guard manifest.keepsUnlisted else { return manifest }
+        let named = Set(manifest.targets.map { PathKey($0.path) } + manifest.deletions.map { PathKey($0) })
+        var expanded = manifest
+        expanded.keepsUnlisted = false
+        expanded.targets += oldFiles.filter { !named.contains(PathKey($0.path)) }.map {
+            PatchManifest.Target(path: $0.path, size: $0.size, sha256: nil, origin: .unchanged)
+        }
+        expanded.targets.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        try checkPaths(targets: expanded.targets, deletions: expanded.deletions)
+        return expanded
     }
 
     /// Reads an encoding and a length and places the payload at `cursor`, which must stay

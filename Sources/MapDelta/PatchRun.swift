@@ -39,6 +39,8 @@ package struct PatchRun {
     private(set) var digests: [SHA256Hash] = []
     /// Bytes done at the last progress report.
     private var reported: Int64 = -1
+    /// The digest of the file the last whole-stream payload produced (``decode``).
+    private var decoded: SHA256Hash?
 
     package init(
         patch: OpenedPatch, oldRoot: String, newRoot: String, resume: String? = nil, threads: Int = 1,
@@ -59,6 +61,7 @@ package struct PatchRun {
         let destination = newRoot + "/" + target.path
         let sources = patch.manifest.sources
         var digest = target.producedDigest
+        decoded = nil
         switch target.origin {
         case .unchanged:
             digest = try linkVerified(oldPath: target.path, target: target, destination: destination)
@@ -76,7 +79,9 @@ package struct PatchRun {
         case .patch(let index, let payload) where payload.encoding == .segmentedCrossDelta:
             try decodeSegmented(payload, source: sources[index], target: target, destination: destination, cross: true)
         case .patch(let index, let payload) where payload.encoding == .crossDelta:
-            try decodeCross(payload, source: sources[index], target: target, destination: destination)
+            try decodeCross(payload, source: sources[index], target: target, destination: destination, frame: .delta)
+        case .patch(let index, let payload) where payload.encoding == .lzmaCrossDelta:
+            try decodeCross(payload, source: sources[index], target: target, destination: destination, frame: .lzmaDelta)
         case .patch(let index, let payload):
             let source = sources[index]
             let mapped = try MappedFile.source(oldRoot + "/" + source.path, displayPath: source.path)
@@ -89,18 +94,19 @@ package struct PatchRun {
                 throw mismatch(of: source, bytes: mapped.bytes) ?? error
             }
         }
-        digests.append(digest)
+        digests.append(decoded ?? digest)
         produced += 1
         report(force: true)
     }
 
     /// Decodes a cross-file delta: the referenced old and new files are joined into one
-    /// temporary prefix beside the new tree (mapped, not read into memory), and the frame is
-    /// decoded against it. The output's SHA-256 is checked as for any payload; when it
-    /// fails, the old files read are checked to say which was wrong.
+    /// temporary prefix beside the new tree (mapped, not read into memory), and the payload
+    /// after the references (a `frame`: a zstd frame or an LZMA2 stream) is decoded against
+    /// it. The output's SHA-256 is checked as for any payload; when it fails, the old files
+    /// read are checked to say which was wrong.
     private mutating func decodeCross(
         _ payload: PatchManifest.Payload, source: PatchManifest.Source,
-        target: PatchManifest.Target, destination: String
+        target: PatchManifest.Target, destination: String, frame encoding: PatchEncoding
     ) throws {
         let (references, headerLength) = try CrossReferences.decode(
             from: patch.file, at: payload.offset,
@@ -118,7 +124,7 @@ package struct PatchRun {
         }
         let prefix = try MappedFile.source(joined, displayPath: target.path)
         let frame = PatchManifest.Payload(
-            encoding: .delta, length: payload.length - headerLength,
+            encoding: encoding, length: payload.length - headerLength,
             offset: payload.offset + headerLength)
         do {
             try decode(
@@ -242,8 +248,17 @@ package struct PatchRun {
             }
         case .deflateDelta, .segmentedDelta, .crossDelta, .scannedDeflateDelta, .gatheredDeflateDelta, .segmentedDeflateDelta,
             .segmentedScannedDeflateDelta, .segmentedGatheredDeflateDelta, .segmentedCrossDelta, .suffixDeflateDelta,
-            .suffixScannedDeflateDelta, .suffixGatheredDeflateDelta:
+            .suffixScannedDeflateDelta, .suffixGatheredDeflateDelta, .lzmaCrossDelta:
             throw PatchError.corrupt(detail: "a \(payload.encoding) payload for \(target.path) outside a patch operation")
+        case .lzma, .lzmaDelta:
+            try LzmaDelta.decode(
+                from: patch.file, offset: payload.offset, length: payload.length, prefix: prefix,
+                expectedSize: target.size, displayPath: target.path
+            ) {
+                try writer.write($0)
+                done = start + writer.written
+                report(force: false)
+            }
         case .zstd, .delta:
             try ZstdDelta.decodeFrame(
                 from: patch.file, offset: payload.offset, length: payload.length,
@@ -256,12 +271,15 @@ package struct PatchRun {
             }
         }
         let (hash, size) = try writer.finish()
-        guard hash == target.producedDigest, size == target.size else {
+        // A small file of a form-3 patch comes without a digest: the tree hash covers the one
+        // found here (``digests``).
+        guard hash == target.sha256 ?? hash, size == target.size else {
             unlink(destination)
             throw PatchError.outputMismatch(
                 path: target.path, expectedSHA256: target.producedDigest.hex,
                 foundSHA256: hash.hex, expectedSize: target.size, foundSize: size)
         }
+        decoded = hash
         done = start + target.size
     }
 

@@ -3,6 +3,8 @@ import Testing
 import MapTestSupport
 @testable import MapLoader
 import MapPublisher
+import MapDelta
+import MapPlatform
 
 extension DeltaTests {
     /// PatchBuilder → PatchApplier on a generated release with every kind of change.
@@ -51,11 +53,11 @@ extension DeltaTests {
             let manifest = try PatchContainer.manifest(at: patch)
             func target(_ path: String) -> PatchManifest.Target? { manifest.targets.first { $0.path == path } }
 
-            // Edited in place: a delta against the same path.
+            // Edited in place: a delta against the same path (zstd's or LZMA2's).
             guard case .patch(let roadsBase, let roadsPayload)? = target("roads.bin")?.origin else {
                 Issue.record("roads.bin is not a patch"); return
             }
-            #expect(manifest.sources[roadsBase].path == "roads.bin" && roadsPayload.encoding == .delta)
+            #expect(manifest.sources[roadsBase].path == "roads.bin" && [.delta, .lzmaDelta].contains(roadsPayload.encoding))
             // Renamed and edited: a delta against the most similar old file.
             guard case .patch(let indexBase, _)? = target("index/v2.idx")?.origin else {
                 Issue.record("index/v2.idx is not a patch"); return
@@ -74,7 +76,10 @@ extension DeltaTests {
                 Issue.record("moved tile is not a copy"); return
             }
             #expect(manifest.sources[moved].path == "tiles/0/1/1.mvt")
-            #expect(target("docs/readme.txt")?.origin == .unchanged)
+            // Kept as it is: not listed (form 3), the old tree's file taken over.
+            #expect(target("docs/readme.txt") == nil)
+            let kept = try PatchManifestDecoder.keepingUnlisted(manifest, oldFiles: FileTree.files(in: release.old))
+            #expect(kept.targets.first { $0.path == "docs/readme.txt" }?.origin == .unchanged)
             #expect(manifest.deletions.contains("retired/gone.bin"))
             // Stats and container agree on every payload.
             for file in stats.files where file.encoding != nil {

@@ -29,8 +29,8 @@ extension DeltaTests {
 
         @Test func changedDeltaBaseIsRefusedNamingThePath() throws {
             let (release, patch, old) = try prepared()
-            // roads.bin is under 1 MiB: the patch (form 2) has no digest for it, the client's
-            // record of the old tree names it.
+            // roads.bin is under 1 MiB: the patch (form 3) has no digest for it nor for the
+            // file made from it; the client's record of the old tree names it.
             let index = try recorded(old)
             let base = old.appendingPathComponent("roads.bin")
             var bytes = try [UInt8](Data(contentsOf: base))
@@ -44,12 +44,11 @@ extension DeltaTests {
             }
             #expect(path == "roads.bin" && expected != found)
             #expect(error!.description.contains("roads.bin") && error!.description.contains("full download"))
-            // Without the record the output check still refuses the result.
+            // Without the record the tree hash still refuses the result.
             let bare = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out2")) }
-            guard case .outputMismatch(let produced, _, _, _, _)? = bare else {
-                Issue.record("expected outputMismatch, got \(String(describing: bare))"); return
+            guard case .treeMismatch? = bare else {
+                Issue.record("expected treeMismatch, got \(String(describing: bare))"); return
             }
-            #expect(produced == "roads.bin")
         }
 
         /// A kept file changed in place (same size) is one the form-2 patch has no digest for:
@@ -78,8 +77,11 @@ extension DeltaTests {
 
         @Test func changedUnchangedFileIsRefusedBeforeLinking() throws {
             let (release, patch, old) = try prepared()
+            let index = try recorded(old)
             try Data("tampered\n".utf8).write(to: old.appendingPathComponent("docs/readme.txt"))
-            let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out")) }
+            let error = patchError {
+                _ = try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out"), resumeIn: nil, oldFiles: index)
+            }
             guard case .sourceMismatch(let path, _, _)? = error else {
                 Issue.record("expected sourceMismatch, got \(String(describing: error))"); return
             }
@@ -103,21 +105,41 @@ extension DeltaTests {
             #expect(error == .sourceMissing(path: "index/v1.idx"))
         }
 
+        /// A damaged payload byte: a file the patch gives its digest for fails as it is
+        /// written, and is named; a small one of form 3 fails the tree hash.
         @Test func corruptedPayloadByteFailsTheOutputHashCheck() throws {
             let (release, patch, _) = try prepared()
             let manifest = try PatchContainer.manifest(at: patch)
             let stored = try #require(manifest.targets.first { $0.path == "added/random.bin" })
             let payload = try #require(stored.origin.payload)
-            #expect(payload.encoding == .stored)
+            #expect(payload.encoding == .stored && stored.sha256 == nil)
             var bytes = try [UInt8](Data(contentsOf: patch))
             bytes[Int(payload.offset) + 10] ^= 0x01
             try Data(bytes).write(to: patch)
             let error = patchError { try PatchApplier.apply(patch: patch, oldTree: release.old, into: release.directory.path("out")) }
-            guard case .outputMismatch(let path, let expected, let found, _, _)? = error else {
-                Issue.record("expected outputMismatch, got \(String(describing: error))"); return
+            guard case .treeMismatch? = error else {
+                Issue.record("expected treeMismatch, got \(String(describing: error))"); return
             }
-            #expect(path == "added/random.bin" && expected == stored.sha256?.hex && found != expected)
-            #expect(!FileManager.default.fileExists(atPath: release.directory.path("out/added/random.bin").path))
+            // The same patch with every digest (form 2) names the file.
+            let full = try PatchManifestDecoder.keepingUnlisted(manifest, oldFiles: FileTree.files(in: release.old))
+            var named = full
+            for index in named.targets.indices where named.targets[index].origin.payload != nil {
+                named.targets[index].sha256 = try FileHashing.hash(ofFile: release.new.path + "/" + named.targets[index].path).hash
+            }
+            let raw = PatchManifestEncoder.encode(named, form: 2)
+            let spool = release.directory.path("payloads")
+            let manifestLength = (0..<4).reduce(0) { $0 | Int(bytes[8 + $1]) << (8 * $1) }  // the header's u32 at 8
+            try Data(bytes[(PatchFormat.headerSize + manifestLength)...]).write(to: spool)
+            let formTwo = release.directory.path("p2")
+            try PatchContainerWriter.write(
+                rawManifestCount: raw.count, compressedManifest: try PatchContainerWriter.compressManifest(raw, level: 3), payloads: spool.path,
+                to: formTwo, form: 2)
+            let error2 = patchError { try PatchApplier.apply(patch: formTwo, oldTree: release.old, into: release.directory.path("out2")) }
+            guard case .outputMismatch(let path, let expected, let found, _, _)? = error2 else {
+                Issue.record("expected outputMismatch, got \(String(describing: error2))"); return
+            }
+            #expect(path == "added/random.bin" && expected != found)
+            #expect(!FileManager.default.fileExists(atPath: release.directory.path("out2/added/random.bin").path))
         }
 
         @Test func destinationMustBeEmpty() throws {

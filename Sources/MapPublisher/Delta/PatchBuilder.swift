@@ -95,7 +95,8 @@ package enum PatchBuilder {
 
         try spool.sync()
         // Form 2 leaves out the digests of kept files and small sources, which the tree hash
-        // then covers (see PatchFormat); form 1, with every digest, is written where it comes
+        // then covers (see PatchFormat); form 3 does not list kept files either, nor the
+        // digests of small files a payload streams. An older form is written where it comes
         // out smaller (one changed file: the tree hash costs what it saves), so no patch
         // grows from the choice.
         let manifest = PatchManifest(sources: plan.sources, targets: targets, deletions: deletions)
@@ -104,11 +105,19 @@ package enum PatchBuilder {
             lean.sources[index].sha256 = nil
         }
         lean.treeHash = PatchManifestEncoder.treeHash(of: manifest)  // every target carries its digest here
-        let forms = try [(1, manifest), (2, lean)].map { form, manifest in
+        var leaner = lean
+        for index in leaner.targets.indices {
+            let target = leaner.targets[index]
+            if let payload = target.origin.payload, payload.encoding.streamsWhole, target.size < PatchFormat.sourceDigestFrom {
+                leaner.targets[index].sha256 = nil
+            }
+        }
+        let forms = try [(1, manifest), (2, lean), (3, leaner)].map { form, manifest in
             let raw = PatchManifestEncoder.encode(manifest, form: form)
             return (form: form, raw: raw, compressed: try PatchContainerWriter.compressManifest(raw, level: options.manifestLevel))
         }
-        let (form, raw, compressed) = forms[1].compressed.count < forms[0].compressed.count ? forms[1] : forms[0]
+        // The smallest; of equal ones the oldest, which more clients read.
+        let (form, raw, compressed) = forms.min { $0.compressed.count < $1.compressed.count }!
         try PatchContainerWriter.write(
             rawManifestCount: raw.count, compressedManifest: compressed,
             payloads: spoolPath, to: output, form: form)
@@ -122,13 +131,20 @@ package enum PatchBuilder {
         return stats
     }
 
+    /// The least a small file's references may hold (``crossReferences(for:base:old:new:produced:plan:)``):
+    /// a small file, such as a map tile, gains from the largest files of its kind even where
+    /// they are many times its size, since they hold its vocabulary (keys, names, classes)
+    /// and its statistics. New sample-world tiles with the three largest old tiles of their
+    /// group and their base: 3% below the base alone.
+    private static let smallFileReferences: Int64 = 128 << 10
+
     /// The files a changed file's delta may also read: new files of the same kind (name
     /// extension) this patch already produced, the most recent first, then other old files
     /// of that kind, at most three, with the base last (nearest the data). Up to 16 MiB
-    /// (one frame over the files joined) they may hold twice the file's size in all, at
-    /// most 64 MiB; a larger file's references are mapped window by window (a segmented
-    /// cross-file delta), so they may hold four times its size.
-    /// A change repeated across several files of a group is then paid once.
+    /// (one frame over the files joined) they may hold twice the file's size in all (at
+    /// least ``smallFileReferences``), at most 64 MiB; a larger file's references are
+    /// mapped window by window (a segmented cross-file delta), so they may hold four times
+    /// its size. A change repeated across several files of a group is then paid once.
     private static func crossReferences(
         for file: TreeScan.File, base: TreeScan.File, old: TreeScan, new: TreeScan,
         produced: [PatchManifest.Target], plan: inout PlanState
@@ -136,7 +152,7 @@ package enum PatchBuilder {
         let joined = file.size <= PayloadChooser.wholeFrameCrossLimit
         let kind = DeltaBaseFinder.pathExtension(of: file.path)
         var references: [(CrossReferences.Reference, String, Int64)] = []
-        var budget: Int64 = joined ? min(64 << 20, 2 * file.size) : 4 * file.size
+        var budget: Int64 = joined ? min(64 << 20, max(2 * file.size, smallFileReferences)) : 4 * file.size
         for (index, target) in produced.enumerated().reversed() where references.count < 2 {
             guard DeltaBaseFinder.pathExtension(of: target.path) == kind, target.size <= budget else { continue }
             if case .unchanged = target.origin { continue }  // the same bytes as the old file

@@ -6,45 +6,54 @@ import MapPlatform
 /// It does not validate: the builder only feeds it checked trees, and tests use it to
 /// craft hostile containers.
 package enum PatchManifestEncoder {
-    /// The manifest's bytes in manifest form `form` (1 or 2), before compression. Form 2
-    /// writes the sources' digests the manifest has (the builder leaves out those of small
-    /// files), no digest for unchanged targets, and the manifest's tree hash, or when it has
-    /// none, the tree hash of its targets (a missing digest counted as zeros).
+    /// The manifest's bytes in manifest form `form` (1 to 3, see ``PatchFormat``), before
+    /// compression. Forms 2 and 3 write the sources' digests the manifest has (the builder
+    /// leaves out those of small files) and the manifest's tree hash, or when it has none,
+    /// the tree hash of its targets (a missing digest counted as zeros); form 2 writes no
+    /// digest for unchanged targets, form 3 does not list them and writes the produced
+    /// files' digests the manifest has.
     package static func encode(_ manifest: PatchManifest, form: Int = PatchFormat.currentForm) -> [UInt8] {
         let lean = form >= 2
+        let listsChangesOnly = form >= 3
         var out: [UInt8] = []
         if lean {
             out += manifest.treeHash?.bytes ?? treeHash(of: manifest).bytes
         }
-        varint(Int64(manifest.sources.count), &out)
-        for source in manifest.sources {
-            string(source.path, &out)
-            switch (lean, source.sha256) {
+        func digest(_ digest: SHA256Hash?) {
+            switch (lean, digest) {
             case (true, nil): out.append(0)
             case (true, let digest?): out += [1] + digest.bytes
             case (false, let digest): out += (digest ?? zero).bytes
             }
         }
-        varint(Int64(manifest.targets.count), &out)
-        for target in manifest.targets {
+        func produced(_ sha256: SHA256Hash?) {
+            if listsChangesOnly { digest(sha256) } else { out += (sha256 ?? zero).bytes }
+        }
+        varint(Int64(manifest.sources.count), &out)
+        for source in manifest.sources {
+            string(source.path, &out)
+            digest(source.sha256)
+        }
+        let listed = listsChangesOnly ? manifest.targets.filter { $0.origin != .unchanged } : manifest.targets
+        varint(Int64(listed.count), &out)
+        for target in listed {
             string(target.path, &out)
             varint(target.size, &out)
-            let digest = (target.sha256 ?? zero).bytes
             switch target.origin {
             case .unchanged:
                 out.append(0)
-                if !lean { out += digest }
+                if !lean { out += (target.sha256 ?? zero).bytes }
             case .copy(let source):
                 out.append(1)
                 varint(Int64(source), &out)
             case .add(let payload):
                 out.append(2)
-                out += digest
+                produced(target.sha256)
                 out.append(payload.encoding.rawValue)
                 varint(payload.length, &out)
             case .patch(let source, let payload):
                 out.append(3)
-                out += digest
+                produced(target.sha256)
                 varint(Int64(source), &out)
                 out.append(payload.encoding.rawValue)
                 varint(payload.length, &out)

@@ -156,6 +156,18 @@ package struct PayloadChooser {
         if length < choice.length {
             try keepCross(header: cross.header, frame: frame, length: length, as: .crossDelta, in: &choice)
         }
+        if LzmaEncoder.applies(newSize: newSize, prefix: prefix.bytes.count) {
+            let stream = workDirectory + "/cross-lzma.frame"
+            let length =
+                Int64(cross.header.count)
+                + (try LzmaEncoder.encode(
+                    path: newPath, size: newSize, prefix: prefix.bytes, preset: LzmaEncoder.preset(forLevel: level),
+                    into: try SystemFile.createOrTruncate(stream)))
+            choice.tried[.lzmaCrossDelta] = length
+            if length < choice.length {
+                try keepCross(header: cross.header, frame: stream, length: length, as: .lzmaCrossDelta, in: &choice)
+            }
+        }
         return choice
     }
 
@@ -218,13 +230,32 @@ package struct PayloadChooser {
         if let suffix {
             choice.tried[suffix.encoding] = suffix.length
             if suffix.length < choice.length {
-                // What the estimates decided stays in the log; why no delta was used no longer applies.
                 (choice.encoding, choice.payloadPath, choice.length, choice.note) = (
-                    suffix.encoding, suffix.path, suffix.length, choice.note.flatMap(Self.onlyLogOnlyParts)
+                    suffix.encoding, suffix.path, suffix.length, choice.note.flatMap(Self.onceADeltaWon)
                 )
             }
         }
+        try tryLzma(newPath, newSize: newSize, basePath: basePath, into: &choice)
         return choice
+    }
+
+    /// The LZMA2 trial of a small file (``LzmaEncoder``), against its old file where it has
+    /// one: kept in `choice` when smaller. It wins on binary data of many small numbers
+    /// (map tiles, tables), where zstd's entropy stages code whole symbols.
+    private func tryLzma(_ newPath: String, newSize: Int64, basePath: String?, into choice: inout Choice) throws {
+        let base = try basePath.map { try MappedFile.source($0, displayPath: $0) }
+        let prefix = base.flatMap { $0.bytes.isEmpty ? nil : $0.bytes }
+        guard LzmaEncoder.applies(newSize: newSize, prefix: prefix?.count ?? 0) else { return }
+        let encoding: PatchEncoding = prefix == nil ? .lzma : .lzmaDelta
+        let path = workDirectory + "/lzma.payload"
+        let length = try LzmaEncoder.encode(
+            path: newPath, size: newSize, prefix: prefix, preset: LzmaEncoder.preset(forLevel: level), into: try SystemFile.createOrTruncate(path))
+        choice.tried[encoding] = length
+        if length < choice.length {
+            (choice.encoding, choice.payloadPath, choice.length, choice.note) = (
+                encoding, path, length, choice.note.flatMap(Self.onceADeltaWon)
+            )
+        }
     }
 
     /// The parts of a note that only the publish log shows (which trials a rule or an
@@ -234,9 +265,11 @@ package struct PayloadChooser {
         "cross-file trial",
     ]
 
-    /// The log-only parts of `note` (``logOnlyPrefixes``), or nil when it has none.
-    static func onlyLogOnlyParts(_ note: String) -> String? {
-        let parts = note.components(separatedBy: "; ").filter { part in logOnlyPrefixes.contains { part.hasPrefix($0) } }
+    /// `note` once a delta of another codec won (suffix array, LZMA2): why no delta was
+    /// used no longer applies; what the estimates decided and why the file is not seen
+    /// through still do. Nil when nothing is left.
+    static func onceADeltaWon(_ note: String) -> String? {
+        let parts = note.components(separatedBy: "; ").filter { !$0.hasPrefix("no delta") }
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 
