@@ -39,12 +39,21 @@ package enum PatchApplier {
     /// earlier run. Up to `threads` threads rebuild a see-through file's deflate streams
     /// (the bytes are the same for any number). `oldFiles`, the old tree's files as the
     /// caller recorded them (its installed index), lets a form-2 patch name an old file that
-    /// changed where the patch itself gives no digest for it.
+    /// changed where the patch itself gives no digest for it. `treeHash`, the tree hash the
+    /// result must have as the signed manifest names it, is required by a form-3 patch that
+    /// leaves it out (a site's patch) and must agree with one that carries it.
     package static func apply(
         patch: URL, oldTree: URL, into newTree: URL, resumeIn: URL?, threads: Int = 1,
-        oldFiles: [FileEntry] = [], progress: ((Int64) -> Void)? = nil
+        oldFiles: [FileEntry] = [], treeHash given: String? = nil, progress: ((Int64) -> Void)? = nil
     ) throws -> (files: [FileEntry], resumedBytes: Int64) {
         let opened = try OpenedPatch(url: patch)
+        let expectedTree = opened.manifest.treeHash?.hex ?? given
+        if let given, given != expectedTree {
+            throw PatchError.treeMismatch(expected: given, found: expectedTree ?? given)
+        }
+        if opened.manifest.keepsUnlisted, expectedTree == nil {
+            throw PatchError.corrupt(detail: "the patch leaves the result's tree hash to the manifest's patch edge, and none was given")
+        }
         try opened.keepUnlisted(of: oldTree.path)
         try prepareEmptyDirectory(newTree)
         if let resumeIn { try FileSystem.makeDirectories(resumeIn) }
@@ -60,15 +69,15 @@ package enum PatchApplier {
         try run.syncDirectories()
         try checkFileSet(of: newTree, against: opened.manifest)
         let files = zip(opened.manifest.targets, run.digests).map { FileEntry(path: $0.path, size: $0.size, sha256: $1.hex) }
-        if let expected = opened.manifest.treeHash {
+        if let expected = expectedTree {
             let found = TreeHash.of(files)
-            guard found == expected.hex else {
+            guard found == expected else {
                 // A small file of form 3 is checked here only: name the old file it was made
                 // from where the patch or the caller's record says what that file was.
                 for source in opened.manifest.sources {
                     if let mismatch = run.mismatch(of: source, bytes: nil) { throw mismatch }
                 }
-                throw PatchError.treeMismatch(expected: expected.hex, found: found)
+                throw PatchError.treeMismatch(expected: expected, found: found)
             }
         }
         return (files, run.resumedBytes)

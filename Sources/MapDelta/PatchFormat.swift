@@ -13,7 +13,7 @@ import MapPlatform
 /// hash = 32 raw bytes, digest = u8 0 | u8 1 + hash). Form 3 (`MLPATCH3`), which the
 /// publisher writes where it is the smallest:
 /// ```
-/// hash tree                                                          TreeHash of the target tree
+/// digest tree                                                        TreeHash of the target tree
 /// varint n, n × (string path, digest)                                sources
 /// varint n, n × (string path, varint size, u8 kind,                  targets other than the kept ones,
 ///                kind 1 copy: varint source                          sorted by path bytes
@@ -21,6 +21,9 @@ import MapPlatform
 ///                | 3 patch: digest, varint source, u8 encoding, varint length)
 /// varint n, n × string path                                          deletions
 /// ```
+/// A site's patches leave the tree hash out (u8 0): the signed manifest's patch edge names
+/// the result's tree hash, and the client passes it to the applier.
+///
 /// Every file of the old tree that form 3 does not name (as a target or a deletion) is
 /// kept as it is: the applier lists the old tree and puts those files among the targets
 /// in path order, which is the order cross-file references count in. A produced file

@@ -264,9 +264,10 @@ package struct PatchManifest: Sendable, Equatable {
     package var targets: [Target]
     /// `delete` operations: old paths with no counterpart in the target tree.
     package var deletions: [String]
-    /// The ``TreeHash`` of the target tree (form 2): what the applied files must hash to,
-    /// digests taken over from old files included; `nil` in form 1, whose every target
-    /// carries its digest.
+    /// The ``TreeHash`` of the target tree (forms 2 and 3): what the applied files must hash
+    /// to, digests taken over from old files included; `nil` in form 1, whose every target
+    /// carries its digest, and in a site's form-3 patch, whose patch edge in the signed
+    /// manifest names it (the applier is then given it).
     package var treeHash: SHA256Hash?
 
     /// Whether the old tree's files that ``targets`` and ``deletions`` do not name are kept

@@ -12,7 +12,6 @@ package enum PatchManifestDecoder {
         var reader = ByteReader(bytes)
         let lean = form >= 2
         let listsChangesOnly = form >= 3
-        let treeHash = lean ? try reader.sha256() : nil
         func digest(of path: String) throws -> SHA256Hash? {
             switch try reader.byte() {
             case 0: return nil
@@ -20,6 +19,7 @@ package enum PatchManifestDecoder {
             case let flag: throw PatchError.corrupt(detail: "\(path) has digest flag \(flag)")
             }
         }
+        let treeHash = listsChangesOnly ? try digest(of: "the tree") : lean ? try reader.sha256() : nil
         var sources: [PatchManifest.Source] = []
         let sourceCount = try reader.count(minimumEntrySize: lean ? 2 : 34)
         sources.reserveCapacity(sourceCount)

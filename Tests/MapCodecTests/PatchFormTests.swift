@@ -129,15 +129,41 @@ extension DeltaTests {
             #expect(throws: PatchError.self) { try decoded([add("a.gz", size: 5, .segmentedDeflateDelta)]) }
             #expect(try decoded([add("a.bin", size: PatchFormat.sourceDigestFrom, digest: zero)]).targets.count == 1)
             // A kept file listed (kind 0) is not form 3.
-            var raw = zero.bytes + [0, 1, 1, UInt8(ascii: "a"), 1, PatchFormat.kindUnchanged, 0]
+            var raw = [1] + zero.bytes + [0, 1, 1, UInt8(ascii: "a"), 1, PatchFormat.kindUnchanged, 0]
             #expect(throws: PatchError.self) { try PatchManifestDecoder.decode(raw, form: 3, payloadStart: 0, containerSize: 0) }
-            raw = zero.bytes + [0, 0, 0]
+            raw = [0, 0, 0, 0]  // no tree hash (the caller gives it), no source, target or deletion
             #expect(try PatchManifestDecoder.decode(raw, form: 3, payloadStart: 0, containerSize: 0).targets.isEmpty)
             // A kept old file that a new target would have to lie below.
             let manifest = try decoded([add("a/b.mvt", size: 5)])
             #expect(throws: PatchError.self) { try PatchManifestDecoder.keepingUnlisted(manifest, oldFiles: [("a", 3)]) }
             let kept = try PatchManifestDecoder.keepingUnlisted(manifest, oldFiles: [("a0", 3), ("B", 1)])
             #expect(kept.targets.map(\.path) == ["B", "a/b.mvt", "a0"] && !kept.keepsUnlisted)
+        }
+
+        /// A site's patch leaves the tree hash to the signed manifest's patch edge: the applier
+        /// needs it from the caller, and a wrong one refuses the result.
+        @Test func aSitePatchTakesItsTreeHashFromTheCaller() throws {
+            let release = SampleRelease()
+            var options = PatchOptions(level: 3)
+            options.embedsTreeHash = false
+            let patch = release.directory.path("p")
+            let stats = try PatchBuilder.build(from: release.old, to: release.new, output: patch, options: options)
+            #expect(stats.manifestForm == 3)
+            #expect(try PatchContainer.manifest(at: patch).treeHash == nil)
+            let right = TreeHash.of(try FileTree.entries(in: release.new))
+            #expect(throws: PatchError.self) { try PatchApplier.apply(patch: patch, oldTree: release.old, into: release.directory.path("o1")) }
+            let wrong = String(right.reversed())
+            #expect(throws: PatchError.treeMismatch(expected: wrong, found: right)) {
+                _ = try PatchApplier.apply(
+                    patch: patch, oldTree: release.old, into: release.directory.path("o2"), resumeIn: nil, treeHash: wrong)
+            }
+            let out = release.directory.path("o3")
+            _ = try PatchApplier.apply(patch: patch, oldTree: release.old, into: out, resumeIn: nil, treeHash: right)
+            #expect(Trees.contents(of: out) == Trees.contents(of: release.new))
+            // With the tree hash embedded the patch is 32 bytes larger before compression.
+            let embedded = release.directory.path("p-embedded")
+            let withHash = try PatchBuilder.build(from: release.old, to: release.new, output: embedded, options: PatchOptions(level: 3))
+            #expect(withHash.manifestRawBytes == stats.manifestRawBytes + 32)
         }
 
         /// A small written file has no digest in form 3: when its old base changed in place

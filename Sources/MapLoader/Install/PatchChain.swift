@@ -49,12 +49,14 @@ extension PlanSession {
             let from = source
             let threads = self.threads
             let oldFiles = files
+            let treeHash = step.patches[index].toTreeHash  // the signed manifest's name for the result
             // Large files are built in the resume folder with a checkpoint per segment: a run
             // killed in the middle continues there (gc removes what no run comes back for).
             let resume = store.directory.resume
             let applied = try await offActor {
                 try PatchApplier.apply(
-                    patch: patch, oldTree: from, into: target, resumeIn: resume, threads: threads, oldFiles: oldFiles
+                    patch: patch, oldTree: from, into: target, resumeIn: resume, threads: threads, oldFiles: oldFiles,
+                    treeHash: treeHash
                 ) { done in
                     hub.progress(
                         operation, .patch, bytes: done, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)

@@ -106,6 +106,7 @@ package enum PatchBuilder {
         }
         lean.treeHash = PatchManifestEncoder.treeHash(of: manifest)  // every target carries its digest here
         var leaner = lean
+        if !options.embedsTreeHash { leaner.treeHash = nil }
         for index in leaner.targets.indices {
             let target = leaner.targets[index]
             if let payload = target.origin.payload, payload.encoding.streamsWhole, target.size < PatchFormat.sourceDigestFrom {

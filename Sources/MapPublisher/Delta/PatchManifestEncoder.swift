@@ -8,15 +8,17 @@ import MapPlatform
 package enum PatchManifestEncoder {
     /// The manifest's bytes in manifest form `form` (1 to 3, see ``PatchFormat``), before
     /// compression. Forms 2 and 3 write the sources' digests the manifest has (the builder
-    /// leaves out those of small files) and the manifest's tree hash, or when it has none,
-    /// the tree hash of its targets (a missing digest counted as zeros); form 2 writes no
-    /// digest for unchanged targets, form 3 does not list them and writes the produced
-    /// files' digests the manifest has.
+    /// leaves out those of small files); form 2 writes the manifest's tree hash, or when it
+    /// has none, the tree hash of its targets (a missing digest counted as zeros), and no
+    /// digest for unchanged targets; form 3 writes the tree hash where the manifest has one,
+    /// does not list unchanged targets and writes the produced files' digests it has.
     package static func encode(_ manifest: PatchManifest, form: Int = PatchFormat.currentForm) -> [UInt8] {
         let lean = form >= 2
         let listsChangesOnly = form >= 3
         var out: [UInt8] = []
-        if lean {
+        if listsChangesOnly {
+            out += manifest.treeHash.map { [1] + $0.bytes } ?? [0]
+        } else if lean {
             out += manifest.treeHash?.bytes ?? treeHash(of: manifest).bytes
         }
         func digest(_ digest: SHA256Hash?) {

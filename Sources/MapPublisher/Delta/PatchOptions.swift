@@ -37,6 +37,10 @@ package struct PatchOptions: Sendable {
     /// see-through delta is below 1/64 of it); the patch notes each skip. `false` tries
     /// every encoding, to compare them.
     package var skipByEstimate = true
+    /// Whether a form-3 manifest carries the tree hash of the result. A site's patch leaves it
+    /// out: the signed manifest's patch edge names the result's tree hash (``PatchEdge``),
+    /// which the client passes to the applier, so 32 bytes per patch are not sent twice.
+    package var embedsTreeHash = true
     /// Segments encoded at once (default: one per core).
     package var segmentJobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
 

@@ -76,9 +76,9 @@ package enum PublishTaskRunner {
             let temporary = site.temporaryFile(".patch")
             let stats: PatchStats
             do {
-                stats = try PatchBuilder.build(
-                    from: oldTree, to: folder, output: temporary,
-                    options: PatchOptions(level: plan.patchLevel, workDirectory: work, segmentLength: plan.segmentLength))
+                var options = PatchOptions(level: plan.patchLevel, workDirectory: work, segmentLength: plan.segmentLength)
+                options.embedsTreeHash = false  // the manifest's patch edge names it
+                stats = try PatchBuilder.build(from: oldTree, to: folder, output: temporary, options: options)
             } catch {
                 throw PublishError("cannot build the patch \(task.package)/\(task.group) \(version)→\(plan.version): \(error)")
             }
