@@ -368,7 +368,7 @@ package struct PatchRun {
             try table.decode(
                 from: patch.file, framesOffset: payload.offset + headerLength + tableLength,
                 window: { try windows.window(of: $0, displayPath: target.path) }, from: first,
-                displayPath: target.path,
+                displayPath: target.path, verifySegments: hasher == nil,
                 output: { chunk in
                     if cloned {
                         try Self.writeChanged(chunk, at: written, old: old, to: output)

@@ -141,10 +141,13 @@ package struct SegmentedDelta: Sendable, Equatable {
 
     /// ``decode(from:framesOffset:old:from:displayPath:output:finished:)`` with each
     /// segment's window (never called for a segment without one) given by `window`,
-    /// which may throw for one that does not lie in the old bytes.
+    /// which may throw for one that does not lie in the old bytes. With `verifySegments`
+    /// false the segments' digests are not checked: for a caller that checks the whole
+    /// file's digest instead (a checkpoint it writes meanwhile is re-hashed before a resumed
+    /// run trusts it), which saves a second SHA-256 pass over the file.
     package func decode(
         from file: SystemFile, framesOffset: Int64, window: (Segment) throws -> UnsafeRawBufferPointer, from first: Int,
-        displayPath: String, output: (UnsafeRawBufferPointer) throws -> Void,
+        displayPath: String, verifySegments: Bool = true, output: (UnsafeRawBufferPointer) throws -> Void,
         finished: (Int) throws -> Void
     ) throws {
         var offset = framesOffset + segments[..<first].reduce(0) { $0 + $1.frameLength }
@@ -158,10 +161,10 @@ package struct SegmentedDelta: Sendable, Equatable {
                 windowCover: segment.newLength + segment.oldLength,
                 displayPath: "\(displayPath) (segment \(index + 1) of \(segments.count))"
             ) {
-                hasher.update(bufferPointer: $0)
+                if verifySegments { hasher.update(bufferPointer: $0) }
                 try output($0)
             }
-            let found = SHA256Hash(hasher.finalize())
+            let found = verifySegments ? SHA256Hash(hasher.finalize()) : segment.sha256
             guard found == segment.sha256 else {
                 throw PatchError.outputMismatch(
                     path: "\(displayPath) (segment \(index + 1) of \(segments.count))",

@@ -101,6 +101,28 @@ import MapPublisher
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path).isEmpty)
     }
 
+    /// A fresh run checks the whole file's digest, not each segment's: a segment that came
+    /// out wrong still fails the apply, and a resumed run does not trust what it left.
+    @Test func aWrongSegmentOfAFreshRunIsNeitherKeptNorTrustedOnResume() async throws {
+        let dir = TemporaryDirectory("segmented")
+        try await Self.patchedPair(in: dir, size: 4 << 20, segment: 256 << 10)
+        // Fault injected (a fake): the old file changed in place near its start, so the
+        // first segment decodes to wrong bytes.
+        let oldFile = dir.path("old/planet.bin")
+        let original = try Data(contentsOf: oldFile)
+        var changed = original
+        changed[1000] ^= 0xFF
+        try changed.write(to: oldFile)
+        #expect(throws: PatchError.self) {
+            try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out1"), resumeIn: dir.path("resume"))
+        }
+        try original.write(to: oldFile)
+        let applied = try PatchApplier.apply(
+            patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out2"), resumeIn: dir.path("resume"))
+        #expect(applied.resumedBytes == 0)
+        #expect(try Data(contentsOf: dir.path("out2/planet.bin")) == Data(contentsOf: dir.path("new/planet.bin")))
+    }
+
     @Test func aCheckpointClaimingMoreThanThePartialHoldsIsNotTrusted() async throws {
         let dir = TemporaryDirectory("segmented")
         try await Self.patchedPair(in: dir, size: 2 << 20, segment: 256 << 10)
