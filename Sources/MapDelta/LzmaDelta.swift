@@ -40,6 +40,19 @@ package enum LzmaDelta {
         return options
     }
 
+    /// Opens `stream` as a raw LZMA2 encoder or decoder with `options` (both sides use this
+    /// one filter chain).
+    package static func open(_ stream: inout lzma_stream, encoder: Bool, options: lzma_options_lzma) -> lzma_ret {
+        var options = options
+        return withUnsafeMutablePointer(to: &options) { pointer in
+            var filters = [
+                lzma_filter(id: ml_lzma_filter_lzma2, options: UnsafeMutableRawPointer(pointer)),
+                lzma_filter(id: ml_lzma_vli_unknown, options: nil),
+            ]
+            return encoder ? lzma_raw_encoder(&stream, &filters) : lzma_raw_decoder(&stream, &filters)
+        }
+    }
+
     /// A readable message for an liblzma status.
     package static func message(_ status: lzma_ret) -> String {
         switch status {
@@ -64,15 +77,8 @@ package enum LzmaDelta {
         guard let dictionary = dictionarySize(prefix: prefix?.count ?? 0, target: expectedSize) else {
             throw fail("an LZMA2 payload over \(maxDictionary >> 20) MiB of old and new bytes")
         }
-        var options = options(dictionary: dictionary, prefix: prefix)
         var stream = lzma_stream()
-        let status = withUnsafeMutablePointer(to: &options) { pointer in
-            var filters = [
-                lzma_filter(id: ml_lzma_filter_lzma2, options: UnsafeMutableRawPointer(pointer)),
-                lzma_filter(id: ml_lzma_vli_unknown, options: nil),
-            ]
-            return lzma_raw_decoder(&stream, &filters)
-        }
+        let status = open(&stream, encoder: false, options: options(dictionary: dictionary, prefix: prefix))
         guard status == LZMA_OK else { throw fail(message(status)) }
         defer { lzma_end(&stream) }
 

@@ -49,7 +49,7 @@ package enum PatchApplier {
         let opened = try OpenedPatch(url: patch)
         let expectedTree = opened.manifest.treeHash?.hex ?? given
         if let given, given != expectedTree {
-            throw PatchError.treeMismatch(expected: given, found: expectedTree ?? given)
+            throw PatchError.corrupt(detail: "its tree hash is not the one the manifest's patch edge names")
         }
         if opened.manifest.keepsUnlisted, expectedTree == nil {
             throw PatchError.corrupt(detail: "the patch leaves the result's tree hash to the manifest's patch edge, and none was given")

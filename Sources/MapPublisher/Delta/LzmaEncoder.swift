@@ -38,13 +38,7 @@ package enum LzmaEncoder {
         var options = LzmaDelta.options(dictionary: dictionary, prefix: prefix, preset: preset)
         (options.lc, options.lp, options.pb) = (1, 0, 0)
         var stream = lzma_stream()
-        let status = withUnsafeMutablePointer(to: &options) { pointer in
-            var filters = [
-                lzma_filter(id: ml_lzma_filter_lzma2, options: UnsafeMutableRawPointer(pointer)),
-                lzma_filter(id: ml_lzma_vli_unknown, options: nil),
-            ]
-            return lzma_raw_encoder(&stream, &filters)
-        }
+        let status = LzmaDelta.open(&stream, encoder: true, options: options)
         guard status == LZMA_OK else { throw fail(LzmaDelta.message(status)) }
         defer { lzma_end(&stream) }
 

@@ -194,8 +194,8 @@ package struct PayloadChooser {
         // The suffix-array delta comes first: where a large file's is far below a fast zstd
         // delta, the deep zstd search (a whole-file encode of 15-20 s) is not run.
         let suffix = try basePath.flatMap { try suffixDelta(newPath, newSize: newSize, basePath: $0) }
-        if let basePath {
-            let base = try MappedFile.source(basePath, displayPath: basePath)
+        let base = try basePath.map { try MappedFile.source($0, displayPath: $0) }
+        if let base {
             if let reason = ZstdDelta.deltaLimitReason(oldSize: Int64(base.bytes.count), newSize: newSize) {
                 choice.note = "no delta: \(reason)"
             } else {
@@ -235,16 +235,15 @@ package struct PayloadChooser {
                 )
             }
         }
-        try tryLzma(newPath, newSize: newSize, basePath: basePath, into: &choice)
+        try tryLzma(newPath, newSize: newSize, base: base?.bytes, into: &choice)
         return choice
     }
 
     /// The LZMA2 trial of a small file (``LzmaEncoder``), against its old file where it has
     /// one: kept in `choice` when smaller. It wins on binary data of many small numbers
     /// (map tiles, tables), where zstd's entropy stages code whole symbols.
-    private func tryLzma(_ newPath: String, newSize: Int64, basePath: String?, into choice: inout Choice) throws {
-        let base = try basePath.map { try MappedFile.source($0, displayPath: $0) }
-        let prefix = base.flatMap { $0.bytes.isEmpty ? nil : $0.bytes }
+    private func tryLzma(_ newPath: String, newSize: Int64, base: UnsafeRawBufferPointer?, into choice: inout Choice) throws {
+        let prefix = base.flatMap { $0.isEmpty ? nil : $0 }
         guard LzmaEncoder.applies(newSize: newSize, prefix: prefix?.count ?? 0) else { return }
         let encoding: PatchEncoding = prefix == nil ? .lzma : .lzmaDelta
         let path = workDirectory + "/lzma.payload"
