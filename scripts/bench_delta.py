@@ -551,6 +551,9 @@ def bench(name, releases, binary, use_bsdiff, rows, patch_level=None, peer_sizes
             publish_wall, publish_rss, published = timed([binary, "publish", releases[index], "--site", site, "--version", label,
                                                           "--key", key] + (["--patch-level", str(patch_level)] if patch_level else []))
             patches = int((re.search(r"(\d+) patches", published) or [0, 1])[1])
+            # The patches' own time (the publish runs the archives first, then the patches,
+            # and says how long each took): what a patch edge costs, against zstd's encode.
+            patch_wall = float((re.search(r"patches ([\d.]+) s\)", published) or [0, publish_wall])[1])
             mark = server.mark()
             # The publisher runs on another machine in real life: flush its writes here so the
             # client's commit (which flushes the file system) is not charged for them.
@@ -595,13 +598,13 @@ def bench(name, releases, binary, use_bsdiff, rows, patch_level=None, peer_sizes
                 "bsdiff": sizes["bsdiff"], "hdiffpatch": sizes["hdiffpatch"], "zstdTar": sizes["zstd-tar"], "full": full, "vsBest": blobs / best if best else 0,
                 "applyWall": wall, "zstdWall": zwall, "applyMBps": changed_bytes / wall / 1e6 if wall else 0, "timeRatio": wall / zwall if zwall else 0,
                 "rss": rss, "zstdRss": zrss, "pairs": pairs, "groups": len(changed), "fallbacks": len(fallbacks),
-                "publishWall": publish_wall, "edges": edges, "zstdEncode": zencode, "publishRss": publish_rss})
+                "publishWall": publish_wall, "patchWall": patch_wall, "edges": edges, "zstdEncode": zencode, "publishRss": publish_rss})
             r = rows[-1]
             print(f"   {r['pair']}: update --delta {human(blobs)} ({human(total)} with metadata), zstd {human(sizes['zstd'])}, "
                   f"xdelta3 {human(sizes['xdelta3'])}, bsdiff {human(sizes['bsdiff']) if sizes['bsdiff'] is not None else '-'}, "
                   f"hdiffz {human(sizes['hdiffpatch'])}, zstd of the folder as a tar {human(sizes['zstd-tar'])}, "
                   f"full {human(full)}; apply {wall:.2f}s ({changed_bytes / wall / 1e6:.0f} MB/s of changed files) vs zstd -d {zwall:.2f}s, RSS {human(rss)} vs {human(zrss)}; "
-                  f"{len(changed)} groups changed, {len(fallbacks)} by full archive; publish {publish_wall:.1f}s for {edges} patch edge(s) "
+                  f"{len(changed)} groups changed, {len(fallbacks)} by full archive; publish {publish_wall:.1f}s, of which patches {patch_wall:.2f}s for {edges} patch edge(s) "
                   f"(RSS {human(publish_rss)}) vs zstd -19 encode {zencode:.1f}s", flush=True)
     finally:
         server.stop()
@@ -664,10 +667,10 @@ def metadata_bench(binary, versions=(2, 5, 10, 30)):
 
 
 def print_curve(rows, levels):
-    """Bytes and publish seconds per pair at each patch level, against level 19 (the
+    """Bytes and patch seconds per pair at each patch level, against level 19 (the
     default) and the best peer."""
     print()
-    header = ["pair", "patch level", "update --delta", "vs level 19", "vs best peer", "publish s", "vs level 19 ", "publish RSS"]
+    header = ["pair", "patch level", "update --delta", "vs level 19", "vs best peer", "patches s", "vs level 19 ", "publish RSS"]
     table = [header]
     for pair in dict.fromkeys(r["pair"] for r in rows):
         runs = {r["patchLevel"]: r for r in rows if r["pair"] == pair}
@@ -677,8 +680,8 @@ def print_curve(rows, levels):
             best = min(v for v in (r["zstd"], r["xdelta3"], r["bsdiff"], r["hdiffpatch"], r["zstdTar"]) if v is not None)
             table.append([pair, str(level), human(r["maploader"]),
                           f"{r['maploader'] / default['maploader']:.2f}" if default and default["maploader"] else "-",
-                          f"{r['maploader'] / best:.2f}" if best else "-", f"{r['publishWall']:.1f}",
-                          f"{r['publishWall'] / default['publishWall']:.2f}" if default else "-", human(r["publishRss"])])
+                          f"{r['maploader'] / best:.2f}" if best else "-", f"{r['patchWall']:.2f}",
+                          f"{r['patchWall'] / default['patchWall']:.2f}" if default and default["patchWall"] else "-", human(r["publishRss"])])
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
@@ -759,20 +762,22 @@ def main():
         bench(name, releases, binary, not args.no_bsdiff, rows)
     print()
     header = ["pair", "update --delta", "+metadata", "zstd -19", "xdelta3 -9", "bsdiff", "hdiffz", "zstd tar", "full", "vs best",
-              "apply s", "apply MB/s", "zstd -d s", "time ×", "RSS", "zstd RSS", "publish s", "edges", "zstd -19 s", "publish ×/edge", "publish RSS"]
+              "apply s", "apply MB/s", "zstd -d s", "time ×", "RSS", "zstd RSS", "publish s", "patches s", "edges", "zstd -19 s", "patch ×/edge", "publish RSS"]
     table = [header] + [[r["pair"], human(r["maploader"]), human(r["withMetadata"]), human(r["zstd"]), human(r["xdelta3"]),
                          human(r["bsdiff"]) if r["bsdiff"] is not None else "-", human(r["hdiffpatch"]), human(r["zstdTar"]),
                          human(r["full"]),
                          f"{r['vsBest']:.2f}",
                          f"{r['applyWall']:.2f}", f"{r['applyMBps']:.0f}", f"{r['zstdWall']:.2f}", f"{r['timeRatio']:.2f}", human(r["rss"]),
-                         human(r["zstdRss"]), f"{r['publishWall']:.1f}", str(r["edges"]), f"{r['zstdEncode']:.1f}",
-                         f"{r['publishWall'] / r['edges'] / r['zstdEncode']:.2f}" if r["zstdEncode"] else "-", human(r["publishRss"])] for r in rows]
+                         human(r["zstdRss"]), f"{r['publishWall']:.1f}", f"{r['patchWall']:.2f}", str(r["edges"]), f"{r['zstdEncode']:.2f}",
+                         f"{r['patchWall'] / r['edges'] / r['zstdEncode']:.2f}" if r["zstdEncode"] else "-", human(r["publishRss"])] for r in rows]
     widths = [max(len(str(row[i])) for row in table) for i in range(len(header))]
     for row in table:
         print("  ".join(str(c).rjust(w) if i else str(c).ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
     met = sum(1 for r in rows if r["vsBest"] <= 0.9)
     fast = sum(1 for r in rows if r["timeRatio"] <= 1.2)
-    print(f"\nbytes target (≤ 0.9× best peer): {met} of {len(rows)} pairs; time target (≤ 1.2× zstd -d): {fast} of {len(rows)} pairs")
+    quick = sum(1 for r in rows if not r["zstdEncode"] or r["patchWall"] / r["edges"] / r["zstdEncode"] <= 2)
+    print(f"\nbytes target (≤ 0.9× best peer): {met} of {len(rows)} pairs; time target (≤ 1.2× zstd -d): {fast} of {len(rows)} pairs; "
+          f"publish target (patches ≤ 2× zstd -19 per edge): {quick} of {len(rows)} pairs")
     compare_with_baseline(rows, record=args.record)
     total = sum(r["maploader"] for r in rows)
     best = sum(min(v for v in (r["zstd"], r["xdelta3"], r["bsdiff"], r["hdiffpatch"], r["zstdTar"]) if v is not None) for r in rows)

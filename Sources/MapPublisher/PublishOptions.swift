@@ -97,6 +97,10 @@ package struct PublishReport: Sendable, Encodable {
     package var bytesWritten: Int64
     /// Bytes of the version's full archives in all.
     package var fullBytes: Int64
+    /// Wall seconds the new archives took (a local publish; `nil` from `shard assemble`).
+    package var archiveSeconds: Double?
+    /// Wall seconds the patches took, on all jobs (a local publish; `nil` from `shard assemble`).
+    package var patchSeconds: Double?
 }
 
 /// Why a release could not be published; one line saying what to fix.

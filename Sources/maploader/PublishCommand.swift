@@ -153,7 +153,13 @@ extension PublishReport {
     /// The line `publish` and `shard assemble` print.
     var summary: String {
         "published \(version) (serial \(serial)): \(packages) packages, \(groups) groups, \(newArchives) new archives, "
-            + "\(reusedArchives) reused, \(patches) patches, \(ByteFormat.string(bytesWritten)) written"
+            + "\(reusedArchives) reused, \(patches) patches, \(ByteFormat.string(bytesWritten)) written" + timing
+    }
+
+    /// How long the archives and the patches took, when this process made them.
+    private var timing: String {
+        guard let archiveSeconds, let patchSeconds else { return "" }
+        return " (archives \(String(format: "%.2f", archiveSeconds)) s, patches \(String(format: "%.2f", patchSeconds)) s)"
     }
 }
 
