@@ -14,10 +14,10 @@ import MapPublisher
     /// attribute, which changes every deflate block and costs a see-through delta over
     /// 1/64 of the file (so the rule of 1/64 does not decide); `revision` 3 appends records
     /// only, which leaves all but the last blocks alone.
-    static func write(_ file: URL, revision: Int) throws {
+    static func write(_ file: URL, revision: Int, records count: Int = 550_000) throws {
         var generator = SeededGenerator(seed: 31)
         var bytes: [UInt8] = []
-        let records = revision == 3 ? 560_000 : 550_000
+        let records = revision == 3 ? count + count / 55 : count
         bytes.reserveCapacity(records * 16)
         for index in 0..<records {
             var x = Int32(truncatingIfNeeded: generator.next() % 3_600_000), y = Int32(truncatingIfNeeded: generator.next() % 1_800_000)
@@ -46,6 +46,24 @@ import MapPublisher
         let file = try #require(stats.file("points.bin.gz"))
         #expect(file.encoding?.seeThrough != nil, "\(file.encoding) \(file.tried)")
         #expect(file.payloadBytes * 64 > file.size, "\(file.payloadBytes) B of \(file.size) B")
+        #expect(file.note?.contains("anchors of the file are not in its old version") == true, "\(file.note ?? "no note")")
+        #expect(file.tried[.delta] == nil && file.tried[.zstd] == nil, "\(file.tried)")
+        _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("r1"), into: dir.path("out")) }
+        #expect(try Data(contentsOf: dir.path("out/points.bin.gz")) == Data(contentsOf: dir.path("r2/points.bin.gz")))
+    }
+
+    /// A small file (a map tile's size) gets the estimate too: the trials of its
+    /// compressed bytes cost as much as its see-through delta.
+    @Test func aSmallGzipFileWithShiftedPointsSkipsTheByteLevelTrials() async throws {
+        let dir = TemporaryDirectory("byte-level-estimate")
+        try Self.write(dir.path("r1/points.bin.gz"), revision: 1, records: 3_000)
+        try Self.write(dir.path("r2/points.bin.gz"), revision: 2, records: 3_000)
+        #expect(try #require(FileStatus.of(dir.path("r2/points.bin.gz").path)?.size) < 64 << 10)
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: dir.path("p"), options: PatchOptions(level: 9))
+        }
+        let file = try #require(stats.file("points.bin.gz"))
+        #expect(file.encoding?.seeThrough != nil, "\(file.encoding) \(file.tried)")
         #expect(file.note?.contains("anchors of the file are not in its old version") == true, "\(file.note ?? "no note")")
         #expect(file.tried[.delta] == nil && file.tried[.zstd] == nil, "\(file.tried)")
         _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("r1"), into: dir.path("out")) }

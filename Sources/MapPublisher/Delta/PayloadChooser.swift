@@ -355,9 +355,10 @@ package struct PayloadChooser {
     }
 
     /// Files from this size on whose see-through delta won get the byte-level estimate
-    /// (``byteLevelRulesOut(_:newPath:newSize:basePath:)``): below it the trials take
-    /// about a second.
-    static let byteLevelEstimateAbove: Int64 = 4 << 20
+    /// (``byteLevelRulesOut(_:newPath:newSize:basePath:)``): from about 128 anchors on.
+    /// On the gzip sample world it skipped the trials of 29 files of 16-150 kB for not one
+    /// byte more (217,177 B of patches), and their patches took 3.2 s instead of 4.1 s.
+    static let byteLevelEstimateAbove: Int64 = 16 << 10
 
     /// Whether the byte-level trials (the cross-file one too) of a file with a see-through
     /// delta are skipped because
