@@ -45,11 +45,12 @@ package final class HashingFileWriter {
         written += Int64(chunk.count)
     }
 
-    /// fsyncs the file and returns the SHA-256 of the bytes written and the file's size
-    /// on disk as `fstat` reports it after the sync.
-    package func finish() throws -> (sha256: SHA256Hash, size: Int64) {
+    /// fsyncs the file (unless `sync` is false: the caller flushes the file system later)
+    /// and returns the SHA-256 of the bytes written and the file's size on disk as `fstat`
+    /// reports it.
+    package func finish(sync: Bool = true) throws -> (sha256: SHA256Hash, size: Int64) {
         let digest = try behind?.finish() ?? SHA256Hash(hasher.finalize())
-        try file.sync()
+        if sync { try file.sync() }
         return (digest, try file.size())
     }
 }

@@ -41,10 +41,13 @@ package enum PatchApplier {
     /// caller recorded them (its installed index), lets a form-2 patch name an old file that
     /// changed where the patch itself gives no digest for it. `treeHash`, the tree hash the
     /// result must have as the signed manifest names it, is required by a form-3 patch that
-    /// leaves it out (a site's patch) and must agree with one that carries it.
+    /// leaves it out (a site's patch) and must agree with one that carries it. With
+    /// `durable` false no file or directory of `newTree` is fsync'ed: for a caller that
+    /// flushes the file system before the tree is used (one `syncfs`, as a generation's
+    /// commit does, instead of one `fsync` per file), or whose tree is scratch.
     package static func apply(
         patch: URL, oldTree: URL, into newTree: URL, resumeIn: URL?, threads: Int = 1,
-        oldFiles: [FileEntry] = [], treeHash given: String? = nil, progress: ((Int64) -> Void)? = nil
+        oldFiles: [FileEntry] = [], treeHash given: String? = nil, durable: Bool = true, progress: ((Int64) -> Void)? = nil
     ) throws -> (files: [FileEntry], resumedBytes: Int64) {
         let opened = try OpenedPatch(url: patch)
         let expectedTree = opened.manifest.treeHash?.hex ?? given
@@ -62,7 +65,7 @@ package enum PatchApplier {
             recorded: Dictionary(
                 oldFiles.compactMap { entry in SHA256Hash(hex: entry.sha256).map { (PathKey(entry.path), $0) } },
                 uniquingKeysWith: { first, _ in first }),
-            progress: progress)
+            durable: durable, progress: progress)
         for target in opened.manifest.targets {
             try run.produce(target)
         }

@@ -247,7 +247,7 @@ extension PatchRun {
                 path: target.path, expectedSHA256: target.producedDigest.hex, foundSHA256: "unknown",
                 expectedSize: target.size, foundSize: written)
         }
-        try output.sync()
+        if durable { try output.sync() }
     }
 
     /// A hasher fed the first `length` bytes of the file at `path`; `nil` when it is shorter.
@@ -275,7 +275,7 @@ extension PatchRun {
         if let map {
             let writer = try HashingFileWriter(path: destination, displayPath: target.path, limit: target.size)
             try map.scatter(try SystemFile.openForReading(rebuilt), size: target.size) { try writer.write($0) }
-            (hash, size) = try writer.finish()
+            (hash, size) = try writer.finish(sync: durable)
             FileSystem.remove(rebuilt)
         } else {
             (hash, size) = try FileHashing.hash(ofFile: rebuilt)

@@ -18,6 +18,10 @@ package struct PatchRun {
     static let resumePrefix = "apply-"
     /// Threads that may rebuild a see-through file's deflate streams at once.
     package let threads: Int
+    /// Whether each finished file and directory is fsync'ed; false where the caller
+    /// flushes the whole file system before the tree is used (checkpoints of resumable
+    /// files are synced either way: they must never claim bytes a crash lost).
+    package let durable: Bool
     /// Bytes of segmented outputs an earlier, interrupted run had already produced (for a
     /// see-through file, its share of the target's bytes: see ``expansionShare``).
     package internal(set) var resumedBytes: Int64 = 0
@@ -44,8 +48,9 @@ package struct PatchRun {
 
     package init(
         patch: OpenedPatch, oldRoot: String, newRoot: String, resume: String? = nil, threads: Int = 1,
-        recorded: [PathKey: SHA256Hash] = [:], progress: ((Int64) -> Void)?
+        recorded: [PathKey: SHA256Hash] = [:], durable: Bool = true, progress: ((Int64) -> Void)?
     ) {
+        self.durable = durable
         self.recorded = recorded
         self.resume = resume
         self.threads = max(1, threads)
@@ -199,7 +204,7 @@ package struct PatchRun {
         }
         try TreeLinker.linkOrCopy(
             source: source, destination: destination, displayPath: target.path,
-            sha256: found, size: target.size)
+            sha256: found, size: target.size, durable: durable)
         done += target.size
         return found
     }
@@ -270,7 +275,7 @@ package struct PatchRun {
                 report(force: false)
             }
         }
-        let (hash, size) = try writer.finish()
+        let (hash, size) = try writer.finish(sync: durable)
         // A small file of a form-3 patch comes without a digest: the tree hash covers the one
         // found here (``digests``).
         guard hash == target.sha256 ?? hash, size == target.size else {
@@ -392,7 +397,7 @@ package struct PatchRun {
             throw mismatch(of: source, bytes: mapped.bytes) ?? error
         }
         if cloned { try output.truncate(to: written) }  // the old file may have been longer
-        try output.sync()
+        if durable { try output.sync() }
         let size = try output.size()
         if let digest = hasher?.finalize(), digest != target.producedDigest || size != target.size {
             FileSystem.remove(building)
@@ -454,6 +459,7 @@ package struct PatchRun {
 
     /// fsyncs every directory of the new tree so the new entries survive a crash.
     package func syncDirectories() throws {
+        guard durable else { return }
         for key in directories.sorted(by: >) {
             let dir = String(decoding: key.bytes, as: UTF8.self)
             try SystemFile.openDirectory(dir.isEmpty ? newRoot : newRoot + "/" + dir).sync()

@@ -4,7 +4,7 @@ package import MapPlatform
 import SystemPackage
 
 /// Puts verified old files into the new tree: a hard link (`link(2)`) when the file system
-/// allows it, else a streamed, hashed, fsync'ed copy.
+/// allows it, else a streamed, hashed copy (fsync'ed when `durable`).
 package enum TreeLinker {
     /// Links `source` to `destination`, or copies it when linking fails (another device,
     /// no hard-link support, link limit). A copy is checked against `sha256` and `size`.
@@ -12,7 +12,7 @@ package enum TreeLinker {
     @discardableResult
     package static func linkOrCopy(
         source: String, destination: String, displayPath: String,
-        sha256: SHA256Hash, size: Int64
+        sha256: SHA256Hash, size: Int64, durable: Bool = true
     ) throws -> Bool {
         do {
             try FileSystem.link(source, destination)
@@ -24,7 +24,7 @@ package enum TreeLinker {
         }
         let writer = try HashingFileWriter(path: destination, displayPath: displayPath, limit: size)
         try SystemFile.openForReading(source).forEachChunk { try writer.write($0) }
-        let (hash, written) = try writer.finish()
+        let (hash, written) = try writer.finish(sync: durable)
         guard hash == sha256, written == size else {
             throw PatchError.outputMismatch(
                 path: displayPath, expectedSHA256: sha256.hex, foundSHA256: hash.hex,

@@ -52,11 +52,13 @@ extension PlanSession {
             let treeHash = step.patches[index].toTreeHash  // the signed manifest's name for the result
             // Large files are built in the resume folder with a checkpoint per segment: a run
             // killed in the middle continues there (gc removes what no run comes back for).
+            // Files are not fsync'ed one by one: the generation's commit flushes the file
+            // system before it becomes current, and an intermediate tree is scratch.
             let resume = store.directory.resume
             let applied = try await offActor {
                 try PatchApplier.apply(
                     patch: patch, oldTree: from, into: target, resumeIn: resume, threads: threads, oldFiles: oldFiles,
-                    treeHash: treeHash
+                    treeHash: treeHash, durable: false
                 ) { done in
                     hub.progress(
                         operation, .patch, bytes: done, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
