@@ -62,7 +62,11 @@ actor ProgressRenderer {
         let now = Date()
         if progress.phase == .download, downloadStart == nil { downloadStart = (now, progress.completedBytes) }
         if !terminal, [.download, .extract, .patch, .commit].contains(progress.phase), announced.insert(key).inserted {
-            let counter = progress.totalItems > 0 ? " (\(progress.completedItems + 1)/\(progress.totalItems))" : ""
+            // The item being worked on, of all; the commit is no item (the tracker keeps the
+            // last group's count, which would read one past the total).
+            let counter =
+                progress.totalItems > 0 && progress.phase != .commit
+                ? " (\(min(progress.completedItems + 1, progress.totalItems))/\(progress.totalItems))" : ""
             Output.error([progress.phase.rawValue, progress.item].compactMap { $0 }.joined(separator: " ") + counter)
         }
         if progress.phase == .download { lastDownload = progress }

@@ -282,6 +282,27 @@ import MapPublisher
         #expect(check.stdout.contains("v1→"), "\(check.stdout)")
     }
 
+    /// Piped, progress is one line per group and phase with the group's number of all;
+    /// no line counts past the total, and the commit, which is no group, has no count (the
+    /// tracker's closing event says 1 of 1, which once read "commit (2/1)" when it was the
+    /// first commit event the renderer saw).
+    @Test func pipedProgressLinesNeverCountPastTheTotal() throws {
+        let site = try TestSite(revisions: [1])
+        let data = site.dir.path("data")
+        #expect(try CLI.run(["install", "de-berlin"] + CLI.client(site, data)).status == 0)
+        try site.publish(2)
+        let updated = try CLI.run(["update"] + CLI.client(site, data))
+        #expect(updated.status == 0, "\(updated.stderr)")
+        let counted = updated.stderr.split(separator: "\n").compactMap { line -> (Int, Int)? in
+            guard let open = line.lastIndex(of: "("), line.hasSuffix(")") else { return nil }
+            let numbers = line[line.index(after: open)..<line.index(before: line.endIndex)].split(separator: "/").compactMap { Int($0) }
+            return numbers.count == 2 ? (numbers[0], numbers[1]) : nil
+        }
+        #expect(!counted.isEmpty, "\(updated.stderr)")
+        #expect(counted.allSatisfy { $0.0 >= 1 && $0.0 <= $0.1 }, "\(updated.stderr)")
+        #expect(updated.stderr.contains("commit") && !updated.stderr.contains("commit ("), "\(updated.stderr)")
+    }
+
     @Test func theProgressBarFitsANarrowTerminal() throws {
         let site = try TestSite()
         let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: 200_000))
