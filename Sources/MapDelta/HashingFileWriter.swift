@@ -118,6 +118,18 @@ final class WriteBehind: @unchecked Sendable {
         }
     }
 
+    /// Hands over what is filled and waits until the thread has written every byte handed
+    /// over so far (before a checkpoint that must not claim bytes still in the ring);
+    /// throws the first error. The stream goes on afterwards.
+    func waitUntilWritten() throws {
+        guard !ended else { throw PatchError.corrupt(detail: "a write after the file was finished") }
+        if used > 0 { handOver(count: used) }
+        // Every slot but the caller's is free once the thread is done with all of them.
+        for _ in 1..<Self.slots { free.wait() }
+        for _ in 1..<Self.slots { free.signal() }
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
     /// Hands over what is left, waits for the thread, and returns the digest of every
     /// byte written, or the first error.
     func finish() throws -> SHA256Hash {

@@ -367,6 +367,12 @@ package struct PatchRun {
         var written = table.newOffset(of: first)
         let old = mapped.bytes
         var hasher = first == 0 ? SHA256Hasher() : nil
+        // A fresh file that is not a clone is hashed and written on a second thread while
+        // this one decodes, where the thread cap allows one (``WriteBehind``); its writes
+        // are sequential from the first segment this run makes.
+        let behind = !cloned && hasher != nil && threads > 1 && target.size >= Self.writeBehindSize ? WriteBehind(output) : nil
+        defer { behind?.end() }
+        if behind != nil { try output.seek(to: written) }
         let start = done
         done = start + written
         do {
@@ -377,10 +383,12 @@ package struct PatchRun {
                 output: { chunk in
                     if cloned {
                         try Self.writeChanged(chunk, at: written, old: old, to: output)
+                    } else if let behind {
+                        try behind.write(chunk)
                     } else {
                         try output.writeAll(chunk, at: written)
                     }
-                    hasher?.update(chunk)
+                    if behind == nil { hasher?.update(chunk) }
                     written += Int64(chunk.count)
                     done = start + written
                     report(force: false)
@@ -388,6 +396,7 @@ package struct PatchRun {
                 finished: { index in
                     windows.release(table.segments[index])
                     guard let spot else { return }
+                    try behind?.waitUntilWritten()
                     try output.sync()
                     var progress = checkpoint
                     progress.segments = index + 1
@@ -396,10 +405,11 @@ package struct PatchRun {
         } catch {
             throw mismatch(of: source, bytes: mapped.bytes) ?? error
         }
+        let digestBehind = try behind?.finish()
         if cloned { try output.truncate(to: written) }  // the old file may have been longer
         if durable { try output.sync() }
         let size = try output.size()
-        if let digest = hasher?.finalize(), digest != target.producedDigest || size != target.size {
+        if let digest = digestBehind ?? hasher?.finalize(), digest != target.producedDigest || size != target.size {
             FileSystem.remove(building)
             throw PatchError.outputMismatch(
                 path: target.path, expectedSHA256: target.producedDigest.hex, foundSHA256: digest.hex,

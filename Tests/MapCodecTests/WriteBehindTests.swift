@@ -74,4 +74,36 @@ import MapPublisher
             #expect(try Data(contentsOf: out.appendingPathComponent("grid.bin")) == Data(new), "\(threads) threads")
         }
     }
+
+    /// A segmented file (three 4 MiB segments) built in a resume folder, with a thread cap
+    /// of 1 and of 4: with 4 its bytes are hashed and written behind, and each segment's
+    /// checkpoint waits until they are written. The same file either way, the checkpoint
+    /// files gone once it is done.
+    @Test func aSegmentedApplyWrittenBehindGivesTheSameFile() async throws {
+        let dir = TemporaryDirectory("behind")
+        var rng = SeededGenerator(seed: 9)
+        var old = [UInt8](repeating: 0, count: 12 << 20)
+        for index in old.indices { old[index] = UInt8(truncatingIfNeeded: rng.next() % 16) }
+        var new = old
+        for index in stride(from: 2_000, to: new.count, by: 200_003) { new[index] &+= 3 }
+        for (name, bytes) in [("old", old), ("new", new)] {
+            try FileManager.default.createDirectory(at: dir.path(name), withIntermediateDirectories: true)
+            try Data(bytes).write(to: dir.path("\(name)/grid.bin"))
+        }
+        var options = PatchOptions(level: 3)
+        (options.segmentThreshold, options.segmentLength, options.segmentMargin) = (8 << 20, 4 << 20, 1 << 20)
+        let fixed = options
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"), options: fixed)
+        }
+        #expect(stats.file("grid.bin")?.encoding == .segmentedDelta, "\(String(describing: stats.file("grid.bin")?.tried))")
+        for threads in [1, 4] {
+            let out = dir.path("out\(threads)"), resume = dir.path("resume\(threads)")
+            _ = try await RawThread.value {
+                try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: out, resumeIn: resume, threads: threads)
+            }
+            #expect(try Data(contentsOf: out.appendingPathComponent("grid.bin")) == Data(new), "\(threads) threads")
+            #expect(FileSystem.names(in: resume.path).isEmpty, "\(FileSystem.names(in: resume.path))")
+        }
+    }
 }
