@@ -50,19 +50,26 @@ import MapPublisher
         }
     }
 
-    /// A patched file over the write-behind size, applied with a thread cap of 1 and of 4:
-    /// the same file either way (with 4, the second thread hashes and writes it).
-    @Test func anApplyCappedAtOneThreadGivesTheSameFile() async throws {
-        let dir = TemporaryDirectory("behind")
-        var rng = SeededGenerator(seed: 8)
-        var old = [UInt8](repeating: 0, count: 6 << 20)
+    /// Writes `old/grid.bin` (`size` bytes of small random numbers) and `new/grid.bin` (one
+    /// byte in `every` raised by `by`) under `dir`; returns the new bytes.
+    static func grids(in dir: TemporaryDirectory, seed: UInt64, size: Int, every: Int, by step: UInt8) throws -> [UInt8] {
+        var rng = SeededGenerator(seed: seed)
+        var old = [UInt8](repeating: 0, count: size)
         for index in old.indices { old[index] = UInt8(truncatingIfNeeded: rng.next() % 16) }
         var new = old
-        for index in stride(from: 1_000, to: new.count, by: 100_003) { new[index] &+= 1 }
+        for index in stride(from: every % 2_000 + 1_000, to: new.count, by: every) { new[index] &+= step }
         for (name, bytes) in [("old", old), ("new", new)] {
             try FileManager.default.createDirectory(at: dir.path(name), withIntermediateDirectories: true)
             try Data(bytes).write(to: dir.path("\(name)/grid.bin"))
         }
+        return new
+    }
+
+    /// A patched file over the write-behind size, applied with a thread cap of 1 and of 4:
+    /// the same file either way (with 4, the second thread hashes and writes it).
+    @Test func anApplyCappedAtOneThreadGivesTheSameFile() async throws {
+        let dir = TemporaryDirectory("behind")
+        let new = try Self.grids(in: dir, seed: 8, size: 6 << 20, every: 100_003, by: 1)
         _ = try await RawThread.value {
             try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"), options: PatchOptions(level: 3))
         }
@@ -81,15 +88,7 @@ import MapPublisher
     /// files gone once it is done.
     @Test func aSegmentedApplyWrittenBehindGivesTheSameFile() async throws {
         let dir = TemporaryDirectory("behind")
-        var rng = SeededGenerator(seed: 9)
-        var old = [UInt8](repeating: 0, count: 12 << 20)
-        for index in old.indices { old[index] = UInt8(truncatingIfNeeded: rng.next() % 16) }
-        var new = old
-        for index in stride(from: 2_000, to: new.count, by: 200_003) { new[index] &+= 3 }
-        for (name, bytes) in [("old", old), ("new", new)] {
-            try FileManager.default.createDirectory(at: dir.path(name), withIntermediateDirectories: true)
-            try Data(bytes).write(to: dir.path("\(name)/grid.bin"))
-        }
+        let new = try Self.grids(in: dir, seed: 9, size: 12 << 20, every: 200_003, by: 3)
         var options = PatchOptions(level: 3)
         (options.segmentThreshold, options.segmentLength, options.segmentMargin) = (8 << 20, 4 << 20, 1 << 20)
         let fixed = options

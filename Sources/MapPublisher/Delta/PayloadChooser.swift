@@ -216,10 +216,11 @@ package struct PayloadChooser {
             }
         }
         let worthZstd = delta.map { $0.length * Self.plainZstdSkipRatio > newSize } ?? true
-        if worthZstd, delta != nil, skipByEstimate, newSize <= Self.smallPair, Int64(base?.bytes.count ?? 0) <= Self.smallPair {
-            // Without the old file zstd finds no more than the delta does: on the sample
-            // world's 146 small files it never came below the delta. (A rule of size, not
-            // an estimate: the publish log does not repeat it for every small file.)
+        // Beside a small pair's delta plain zstd is not tried: without the old file it found
+        // no more than the delta on the sample world's 146 small files. (A rule of size, not
+        // an estimate: the publish log does not repeat it for every small file.)
+        if worthZstd, delta != nil, isSmallPair(newSize: newSize, oldSize: base?.bytes.count ?? 0) {
+            // skipped
         } else if worthZstd, let delta, let estimate = plainZstdRulesOut(delta.length, path: newPath, newSize: newSize) {
             choice.note = [choice.note, estimate].compactMap { $0 }.joined(separator: "; ")
         } else if worthZstd {
@@ -307,6 +308,11 @@ package struct PayloadChooser {
     /// skip the variants that only reach further (``encodeDelta(_:newSize:base:rival:)``),
     /// and plain zstd is not tried beside a delta.
     static let smallPair: Int64 = 1 << 20
+
+    /// Whether the small-pair rules apply (``smallPair``; not when estimates are off).
+    private func isSmallPair(newSize: Int64, oldSize: Int) -> Bool {
+        skipByEstimate && newSize <= Self.smallPair && Int64(oldSize) <= Self.smallPair
+    }
 
     /// Files above this size are large: one whole-file encode costs seconds per trial.
     static let largeFile: Int64 = 16 << 20
@@ -479,7 +485,7 @@ package struct PayloadChooser {
         // deep search (4x the CLI's time there: a worker thread and a wider search) runs
         // only where the CLI's delta is within reach of the LZMA2 payload (`lzma`): the two
         // differed by at most 6 B there.
-        let small = skipByEstimate && newSize <= Self.smallPair && base.count <= Self.smallPair
+        let small = isSmallPair(newSize: newSize, oldSize: base.count)
         try trial("delta", search: .cli, optional: false)
         if small, let best, let lzma, best.length > lzma + lzma / 50 + 8 {
             return (best.path, best.length, nil)
