@@ -5,9 +5,10 @@ import MapDelta
 import MapPublisher
 
 /// Small pairs (file and old version up to 1 MiB) skip the trials that did not win on
-/// them: plain zstd beside a delta, the far-reaching zstd variants, and the cross-file
-/// trial in the codec that lost the single-file trial. The bytes stay those of the
-/// exhaustive search (``PatchOptions/skipByEstimate`` off).
+/// them: plain zstd beside a delta, zstd's worker variant (and its long-distance and deep
+/// variants where LZMA2 is well ahead), and the cross-file trial in the codec that lost
+/// the single-file trial. The bytes stay those of the exhaustive search
+/// (``PatchOptions/skipByEstimate`` off).
 @Suite struct SmallPairTrialTests {
     /// A tile-like file of 16-byte records (an id, a point, an attribute); `revision` 2
     /// draws three runs of 40 records anew (new features where old ones were), or with
@@ -68,5 +69,62 @@ import MapPublisher
         for name in ["a.tile", "b.tile", "c.tile"] {
             #expect(try Data(contentsOf: dir.path("out/\(name)")) == Data(contentsOf: dir.path("r2/\(name)")))
         }
+    }
+
+    /// A CSV table of points of interest (as the sample world's `poi.csv`); `revision` 2
+    /// renames one row in 50 and moves one in 70.
+    static func table(rows: Int, revision: Int) -> Data {
+        var generator = SeededGenerator(seed: 41)
+        var text = "id,name,category,lat,lon\n"
+        for row in 0..<rows {
+            let lat = 47.0 + Double(generator.next() % 100_000) / 100_000, lon = 9.0 + Double(generator.next() % 300_000) / 100_000
+            let category = ["cafe", "museum", "station", "hotel", "park"][Int(generator.next() % 5)]
+            let place = generator.next() % 9_000
+            let name = revision == 2 && row % 50 == 7 ? "Neu \(row)" : "Ort \(place)"
+            let moved = revision == 2 && row % 70 == 3 ? 0.001 : 0
+            text += "\(row),\(name),\(category),\(String(format: "%.5f", lat + moved)),\(String(format: "%.5f", lon))\n"
+        }
+        return Data(text.utf8)
+    }
+
+    /// A raster of 2-byte cells of small values (an elevation tile's differences);
+    /// `revision` 2 draws four runs of 300 cells anew.
+    static func cells(revision: Int) -> Data {
+        var generator = SeededGenerator(seed: 5), bytes: [UInt8] = []
+        for cell in 0..<20_000 {
+            var value = UInt16(truncatingIfNeeded: generator.next() % 24)
+            let fresh = UInt16(truncatingIfNeeded: generator.next() % 24)
+            if revision == 2, [2_000, 7_000, 12_000, 17_000].contains(where: { ($0..<($0 + 300)).contains(cell) }) { value = fresh }
+            withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+        }
+        return Data(bytes)
+    }
+
+    /// A small pair's long-distance and deep zstd variants run where the CLI's delta is
+    /// within reach of the LZMA2 payload (a table, where zstd's delta wins and a byte can
+    /// decide: skipping the long-distance variant grew a published patch by 1 B), and not
+    /// where LZMA2 is well ahead (tiles); the worker variant never runs on a small pair.
+    @Test func theLongDistanceVariantRunsWhereTheZstdDeltaIsNearLZMA2() throws {
+        let dir = TemporaryDirectory("small-pair-variants")
+        let pairs: [(String, Data, Data)] = [
+            ("table", Self.table(rows: 1_500, revision: 1), Self.table(rows: 1_500, revision: 2)),
+            ("tile", Self.cells(revision: 1), Self.cells(revision: 2)),
+        ]
+        var reach: [String: Bool] = [:]
+        for (name, old, new) in pairs {
+            let work = dir.path("work-\(name)")
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            try old.write(to: dir.path("\(name).old"))
+            try new.write(to: dir.path("\(name).new"))
+            let chooser = PayloadChooser(compressor: try ZstdCompressor(), level: 19, workDirectory: work.path)
+            let choice = try chooser.choose(newPath: dir.path("\(name).new").path, newSize: Int64(new.count), basePath: dir.path("\(name).old").path)
+            let delta = try #require(choice.tried[.delta]), lzma = try #require(choice.tried[.lzmaDelta])
+            let near = delta <= lzma + lzma / 50 + 8
+            reach[name] = near
+            let ran = FileManager.default.fileExists(atPath: work.appendingPathComponent("delta-ldm.payload").path)
+            #expect(ran == near, "\(name): long-distance variant ran: \(ran), \(choice.tried)")
+            #expect(!FileManager.default.fileExists(atPath: work.appendingPathComponent("delta-worker.payload").path), "\(name)")
+        }
+        #expect(reach == ["table": true, "tile": false], "the pairs no longer show both cases: \(reach)")
     }
 }
