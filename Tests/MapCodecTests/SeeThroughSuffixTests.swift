@@ -33,6 +33,32 @@ import MapPublisher
         #expect(try Data(contentsOf: dir.path("out/points.bin.gz")) == Data(contentsOf: dir.path("r2/points.bin.gz")))
     }
 
+    /// Where the expansion's suffix-array delta is far below a fast zstd delta of it, the
+    /// publish-level zstd delta (most of a small file's publish) is not made, the publish
+    /// log says so, and the patch is what the exhaustive search makes.
+    @Test func aFarSmallerSuffixExpansionSkipsThePublishLevelZstdDelta() async throws {
+        let dir = TemporaryDirectory("see-through-suffix")
+        try Self.pair(in: dir)
+        var exhaustive = PatchOptions(level: 19)
+        exhaustive.skipByEstimate = false
+        let options = exhaustive
+        let (quick, full) = try await RawThread.value {
+            (
+                try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: dir.path("quick"), options: PatchOptions(level: 19)),
+                try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: dir.path("full"), options: options)
+            )
+        }
+        let file = try #require(quick.file("points.bin.gz")), all = try #require(full.file("points.bin.gz"))
+        #expect(file.note?.contains("the level-19 search skipped: the suffix-array delta") == true, "\(file.note ?? "no note")")
+        #expect(all.note?.contains("skipped") != true, "\(all.note ?? "")")
+        // The fast delta stands for zstd's: larger than the level-19 one, far above the suffix one.
+        let fast = try #require(file.tried[.deflateDelta]), deep = try #require(all.tried[.deflateDelta])
+        #expect(fast >= deep && file.payloadBytes * 100 <= fast * 55, "fast \(fast) B, level 19 \(deep) B, chosen \(file.payloadBytes) B")
+        #expect(file.encoding == all.encoding && file.payloadBytes == all.payloadBytes, "\(file.tried) against \(all.tried)")
+        _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path("quick"), oldTree: dir.path("r1"), into: dir.path("out")) }
+        #expect(try Data(contentsOf: dir.path("out/points.bin.gz")) == Data(contentsOf: dir.path("r2/points.bin.gz")))
+    }
+
     @Test func aDamagedSuffixExpansionFailsNamingTheFile() async throws {
         let dir = TemporaryDirectory("see-through-suffix")
         try Self.pair(in: dir)

@@ -29,10 +29,10 @@ import MapDelta
     /// 20,000 records of a point table: a 4-byte id, a 20-byte name and little-endian
     /// (x, y) coordinates; `revision` 2 moves every point by (+7, −3), as a datum shift
     /// does, and inserts a few records.
-    static func writeCoordinates(_ file: URL, revision: Int) throws {
+    static func writeCoordinates(_ file: URL, revision: Int, records: Int = 20_000) throws {
         var rng = SeededGenerator(seed: 9)
         var bytes: [UInt8] = []
-        for index in 0..<20_000 {
+        for index in 0..<records {
             var x = Int32(truncatingIfNeeded: rng.next() % 3_600_000), y = Int32(truncatingIfNeeded: rng.next() % 1_800_000)
             if revision == 2 { x &+= 7; y &-= 3 }
             withUnsafeBytes(of: UInt32(index).littleEndian) { bytes += $0 }
@@ -43,6 +43,30 @@ import MapDelta
         }
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data(bytes).write(to: file)
+    }
+
+    /// A file over 1 MiB whose suffix-array delta is over a fifth below the CLI's zstd
+    /// delta gets no long-distance, worker or deep zstd search (each a whole encode), the
+    /// publish log says so, and the patch is what the exhaustive search makes.
+    @Test func aSuffixDeltaFarAheadSkipsTheOtherZstdSearches() async throws {
+        let dir = TemporaryDirectory("suffix")
+        try Self.writeCoordinates(dir.path("old/points.bin"), revision: 1, records: 40_000)
+        try Self.writeCoordinates(dir.path("new/points.bin"), revision: 2, records: 40_000)
+        var exhaustive = PatchOptions(level: 19)
+        exhaustive.skipByEstimate = false
+        let options = exhaustive
+        let (quick, full) = try await RawThread.value {
+            (
+                try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("quick"), options: PatchOptions(level: 19)),
+                try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("full"), options: options)
+            )
+        }
+        let file = try #require(quick.file("points.bin")), all = try #require(full.file("points.bin"))
+        #expect(file.size > 1 << 20)
+        #expect(
+            file.note?.contains("the deep search skipped with the long-distance and worker ones") == true, "\(file.note ?? "no note")")
+        #expect(all.note?.contains("skipped") != true, "\(all.note ?? "")")
+        #expect(file.encoding == all.encoding && file.payloadBytes == all.payloadBytes, "\(file.tried) against \(all.tried)")
     }
 
     @Test func shiftedCoordinatesPatchSmallerThanZstdAndApplyByteForByte() async throws {

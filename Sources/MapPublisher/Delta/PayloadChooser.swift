@@ -279,7 +279,7 @@ package struct PayloadChooser {
     /// The parts of a note that only the publish log shows (which trials a rule or an
     /// estimate left out): a client has nothing to act on in them.
     static let logOnlyPrefixes = [
-        "byte-level trials skipped", "plain zstd not tried", "delta: the deep search alone", "delta: the deep search skipped", "delta (",
+        "byte-level trials skipped", "plain zstd not tried", "delta: the ", "delta (",
         "cross-file trial",
     ]
 
@@ -296,13 +296,43 @@ package struct PayloadChooser {
         note.components(separatedBy: "; ").filter { part in !logOnlyPrefixes.contains { part.hasPrefix($0) } }.joined(separator: "; ")
     }
 
-    /// The level of the fast delta that can rule out the deep search (``encodeDelta(_:newSize:base:rival:)``).
+    /// A fast zstd delta of `path` against `base` (level ``fastLevel``, long-distance
+    /// matching) in `file`, with the note for the publish log, where `rival` (the
+    /// suffix-array delta) is at most ``deepSkipPercent`` percent of it: the publish-level
+    /// search (`search`, named in the note) is then not run, as it cannot end that far below
+    /// the fast delta on map data. Nil, and the fast delta wasted, where the rival is larger.
+    func fastDeltaRulesOut(
+        _ search: String, rival: Int64, path: String, base: UnsafeRawBufferPointer, compressor: ZstdCompressor,
+        into file: String
+    ) throws -> (length: Int64, note: String)? {
+        let fast = try compressor.encode(
+            path: path, prefix: base, level: Self.fastLevel, longDistanceMatching: true, search: .cli,
+            into: try SystemFile.createOrTruncate(file))
+        guard rival * 100 <= fast * Self.deepSkipPercent else { return nil }
+        return (
+            fast,
+            "delta: \(search) skipped: the suffix-array delta (\(rival) B) is below \(Self.deepSkipPercent)% of a level-\(Self.fastLevel) delta (\(fast) B)"
+        )
+    }
+
+    /// The level of the fast delta that can rule out the deep search (``encodeDelta(_:newSize:base:rival:lzma:)``).
     static let fastLevel = 3
-    /// A rival payload at most this percentage of the fast delta rules out the deep search.
+    /// A rival payload at most this percentage of the fast delta rules out the deep search
+    /// (and the level-19 delta of a see-through expansion). The publish-level delta ended
+    /// at 59-86% of the fast one on the bench's files (a PNG's pixels: 59%, timezone
+    /// polygons: 74%, a GeoJSON index: 78%).
     static let deepSkipPercent: Int64 = 55
 
-    /// What the publish log says of a large file's delta (``encodeDelta(_:newSize:base:rival:)``).
+    /// What the publish log says of a large file's delta (``encodeDelta(_:newSize:base:rival:lzma:)``).
     static let deepOnlyNote = "delta: the deep search alone (the file or its old version is over 16 MiB)"
+
+    /// How far below the CLI's delta of `length` bytes its long-distance, worker and deep
+    /// variants can end: a fiftieth and 8 B on a small pair (the sample world's small
+    /// files: at most 6 B), a fifth on a larger one (timezone polygons: the deep search
+    /// 14% below at 58 MB, 2 B of 17,437 at 2 MB).
+    static func variantReach(_ length: Int64, small: Bool) -> Int64 {
+        small ? length / 50 + 8 : length / 5
+    }
 
     /// A file and old version both up to this size are a small pair: the delta trials
     /// skip the worker variant, and the long-distance and deep ones where the LZMA2 payload
@@ -465,36 +495,36 @@ package struct PayloadChooser {
         // 4.08 MB in 15 s, against 4.76 MB in 18 s with the CLI's parameters and 4.60 MB
         // in 19 s through a worker), and each trial is a whole-file encode.
         if large, skipByEstimate, ZstdCompressor.deepSearchApplies(level: level, newSize: newSize, prefixSize: base.count) {
-            if let rival {
-                let file = workDirectory + "/delta-fast.payload"
-                let fast = try compressor.encode(
-                    path: path, prefix: base, level: Self.fastLevel, longDistanceMatching: true, search: .cli,
-                    into: try SystemFile.createOrTruncate(file))
-                if rival * 100 <= fast * Self.deepSkipPercent {
-                    return (
-                        file, fast,
-                        "delta: the deep search skipped: the suffix-array delta (\(rival) B) is below \(Self.deepSkipPercent)% of a level-\(Self.fastLevel) delta (\(fast) B)"
-                    )
-                }
+            let file = workDirectory + "/delta-fast.payload"
+            if let rival,
+                let fast = try fastDeltaRulesOut(
+                    "the deep search", rival: rival, path: path, base: base, compressor: compressor, into: file)
+            {
+                return (file, fast.length, fast.note)
             }
             try trial("delta-deep", search: .deep, optional: true)
             if let best { return (best.path, best.length, Self.deepOnlyNote) }
         }
-        // A small pair gets no worker variant: it fits one worker job, and the variant gave
-        // no byte less than the others on any of the sample world's 396 small files. Its
-        // long-distance and deep variants (the deep search takes 4x the CLI's time there: a
-        // worker thread and a wider search) run only where the CLI's delta is within reach
-        // of the LZMA2 payload (`lzma`), where a few bytes can decide: the long-distance
-        // variant saved 1 B on one of those files (skipping it grew a published patch).
+        // The long-distance, worker and deep variants run only where the CLI's delta is
+        // within their reach (``variantReach(_:small:)``) of the best payload of another
+        // codec (the suffix-array and LZMA2 ones, `rival` and `lzma`): beyond it they cannot
+        // win. A small pair gets no worker variant (it fits one worker job; the variant gave
+        // no byte less than the others on any of the sample world's 476 small files), and
+        // its long-distance one only where the CLI's delta is ahead of the other codecs':
+        // the 3 files of 318 within reach where it saved bytes (1-6 B) were all such.
         let small = isSmallPair(newSize: newSize, oldSize: base.count)
         try trial("delta", search: .cli, optional: false)
-        if small, let best, let lzma, best.length > lzma + lzma / 50 + 8 {
-            return (best.path, best.length, nil)
+        let other = skipByEstimate ? [rival, lzma].compactMap({ $0 }).min() : nil
+        if let best, let other, best.length > other + Self.variantReach(best.length, small: small) {
+            let note =
+                small
+                ? nil
+                : "delta: the deep search skipped with the long-distance and worker ones: another codec's delta (\(other) B) is over a fifth below the CLI's (\(best.length) B)"
+            return (best.path, best.length, note)
         }
         let windowLog = ZstdDelta.windowLog(forContentSize: newSize)!
-        if !ZstdCompressor.needsLongDistanceMatching(
-            windowLog: windowLog, level: level, newSize: newSize,
-            prefixSize: base.count)
+        if !(small && other.map { best!.length > $0 } ?? false),
+            !ZstdCompressor.needsLongDistanceMatching(windowLog: windowLog, level: level, newSize: newSize, prefixSize: base.count)
         {
             try trial("delta-ldm", search: .cli, longDistanceMatching: true, optional: false)
         }
