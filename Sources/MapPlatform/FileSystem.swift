@@ -21,6 +21,20 @@ package enum FileSystem {
         }
     }
 
+    /// `mkdir -p` of the relative path `relative` inside the folder `base` (which the caller
+    /// made or checked), skipping the folders in `made` and adding those it makes or finds:
+    /// a tree's builder spares the calls of ``makeDirectories(_:)-(String)`` from the root
+    /// for every file.
+    package static func makeDirectories(_ relative: String, under base: String, made: inout Set<String>) throws(SystemError) {
+        var prefix = ""
+        for component in relative.split(separator: "/") {
+            prefix += prefix.isEmpty ? String(component) : "/" + component
+            if made.contains(prefix) { continue }
+            try makeDirectory(base + "/" + prefix)
+            made.insert(prefix)
+        }
+    }
+
     /// `mkdir -p` of a URL's path.
     package static func makeDirectories(_ url: URL) throws(SystemError) {
         try makeDirectories(url.standardizedFileURL.path)

@@ -31,8 +31,14 @@ package struct GenerationBuilder: Sendable {
         let source = store.groupDirectory(package: package, group: group)
         let target = try makeGroupDirectory(package: package, group: group)
         do {
+            // Each folder of the group is made once (a group of tiles holds hundreds of
+            // files in a few folders), not checked from the root for every file.
+            var made: Set<String> = []
             for file in try FileTree.files(in: source) {
-                try Self.link(source.appendingPathComponent(file.path), to: target.appendingPathComponent(file.path))
+                if let slash = file.path.lastIndex(of: "/") {
+                    try FileSystem.makeDirectories(String(file.path[..<slash]), under: target.path, made: &made)
+                }
+                try Self.put(source.appendingPathComponent(file.path), at: target.appendingPathComponent(file.path))
             }
             let index = DataDirectory.indexPath(package: package, group: group)
             try Self.link(store.live.appendingPathComponent(index), to: directory.appendingPathComponent(index))
@@ -78,6 +84,11 @@ package struct GenerationBuilder: Sendable {
     /// else a copy.
     package static func link(_ source: URL, to target: URL) throws {
         try FileSystem.makeDirectories(target.deletingLastPathComponent())
+        try put(source, at: target)
+    }
+
+    /// ``link(_:to:)`` into a folder that exists.
+    private static func put(_ source: URL, at target: URL) throws {
         if case .failure(let error) = Result(catching: { () throws(SystemError) in try FileSystem.link(source.path, target.path) }) {
             guard [Errno.improperLink, .notPermitted, .tooManyLinks].contains(error.errno) else { throw error }
             if FileSystem.cloneFile(source.path, target.path) { return }
