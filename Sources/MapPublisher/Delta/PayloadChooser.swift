@@ -335,9 +335,9 @@ package struct PayloadChooser {
     }
 
     /// A file and old version both up to this size are a small pair: the delta trials
-    /// skip the worker variant, and the long-distance and deep ones where the LZMA2 payload
-    /// is well ahead (``encodeDelta(_:newSize:base:rival:lzma:)``), and plain zstd is not
-    /// tried beside a delta.
+    /// skip the worker variant, and the long-distance one where another codec's delta is
+    /// ahead of the CLI's (``encodeDelta(_:newSize:base:rival:lzma:)``), and plain zstd is
+    /// not tried beside a delta.
     static let smallPair: Int64 = 1 << 20
 
     /// Whether the small-pair rules apply (``smallPair``; not when estimates are off).
@@ -514,16 +514,17 @@ package struct PayloadChooser {
         // the 3 files of 318 within reach where it saved bytes (1-6 B) were all such.
         let small = isSmallPair(newSize: newSize, oldSize: base.count)
         try trial("delta", search: .cli, optional: false)
+        let cli = best!
         let other = skipByEstimate ? [rival, lzma].compactMap({ $0 }).min() : nil
-        if let best, let other, best.length > other + Self.variantReach(best.length, small: small) {
+        if let other, cli.length > other + Self.variantReach(cli.length, small: small) {
             let note =
                 small
                 ? nil
-                : "delta: the deep search skipped with the long-distance and worker ones: another codec's delta (\(other) B) is over a fifth below the CLI's (\(best.length) B)"
-            return (best.path, best.length, note)
+                : "delta: the deep search skipped with the long-distance and worker ones: another codec's delta (\(other) B) is over a fifth below the CLI's (\(cli.length) B)"
+            return (cli.path, cli.length, note)
         }
         let windowLog = ZstdDelta.windowLog(forContentSize: newSize)!
-        if !(small && other.map { best!.length > $0 } ?? false),
+        if !(small && other.map { cli.length > $0 } ?? false),
             !ZstdCompressor.needsLongDistanceMatching(windowLog: windowLog, level: level, newSize: newSize, prefixSize: base.count)
         {
             try trial("delta-ldm", search: .cli, longDistanceMatching: true, optional: false)
