@@ -10,19 +10,18 @@ package enum StoreCheck {
         package var detail: String
     }
 
-    /// Cheap check by `stat` only: missing, extra or resized files, or files modified after
-    /// the generation was committed. Used by `list` and before planning.
+    /// Cheap check by `stat` only (the walk's, one per file): missing, extra or resized
+    /// files, or files modified after the generation was committed. Used by `list` and
+    /// before planning.
     package static func quick(_ store: Store, _ state: InstalledState) -> [Finding] {
-        check(store, state) { url, entry in
-            guard let status = FileStatus.of(url.path) else { return "\(entry.path) is missing" }
-            if status.modified > state.committed.timeIntervalSince1970 + 1 { return "\(entry.path) was modified after installation" }
-            return nil
+        check(store, state) { _, entry, status in
+            status.modified > state.committed.timeIntervalSince1970 + 1 ? "\(entry.path) was modified after installation" : nil
         }
     }
 
     /// Full check: re-hashes every file (streamed).
     package static func full(_ store: Store, _ state: InstalledState, onGroup: (Int, GroupKey) -> Void = { _, _ in }) -> [Finding] {
-        check(store, state, onGroup: onGroup) { url, entry in
+        check(store, state, onGroup: onGroup) { url, entry, _ in
             guard let hash = try? FileHashing.sha256(ofFileAt: url) else { return "\(entry.path) cannot be read" }
             return hash.hex == entry.sha256 ? nil : "\(entry.path) has different content"
         }
@@ -30,7 +29,7 @@ package enum StoreCheck {
 
     private static func check(
         _ store: Store, _ state: InstalledState, onGroup: (Int, GroupKey) -> Void = { _, _ in },
-        file: (URL, FileEntry) -> String?
+        file: (URL, FileEntry, FileStatus) -> String?
     ) -> [Finding] {
         var findings: [Finding] = []
         var checked = 0
@@ -44,11 +43,11 @@ package enum StoreCheck {
                     findings.append(Finding(key: key, detail: "its file index is missing"))
                     continue
                 }
-                guard let present = try? FileTree.files(in: folder) else {
+                guard let present = try? FileTree.entries(in: folder.path) else {
                     findings.append(Finding(key: key, detail: "its folder is missing or holds a link or device"))
                     continue
                 }
-                let sizes = Dictionary(present.map { (PathKey($0.path), $0.size) }, uniquingKeysWith: { a, _ in a })
+                let found = Dictionary(present.map { (PathKey($0.path), $0.status) }, uniquingKeysWith: { a, _ in a })
                 let indexed = Set(index.map { PathKey($0.path) })
                 if let extra = present.first(where: { !indexed.contains(PathKey($0.path)) }) {
                     findings.append(Finding(key: key, detail: "\(extra.path) was added"))
@@ -56,9 +55,9 @@ package enum StoreCheck {
                 }
                 var problem: String?
                 for entry in index {
-                    guard let size = sizes[PathKey(entry.path)] else { problem = "\(entry.path) is missing"; break }
-                    guard size == entry.size else { problem = "\(entry.path) changed size"; break }
-                    if let found = file(folder.appendingPathComponent(entry.path), entry) { problem = found; break }
+                    guard let status = found[PathKey(entry.path)] else { problem = "\(entry.path) is missing"; break }
+                    guard status.size == entry.size else { problem = "\(entry.path) changed size"; break }
+                    if let detail = file(folder.appendingPathComponent(entry.path), entry, status) { problem = detail; break }
                 }
                 if let problem { findings.append(Finding(key: key, detail: problem)) }
             }
