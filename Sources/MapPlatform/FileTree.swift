@@ -17,12 +17,12 @@ package enum FileTree {
 
     /// Relative paths and sizes of every regular file below the folder `root`.
     package static func files(in root: String) throws -> [(path: String, size: Int64)] {
-        try entries(in: root).map { ($0.path, $0.status.size) }
+        try filesWithStatus(in: root).map { ($0.path, $0.status.size) }
     }
 
     /// Relative paths and status (`lstat`) of every regular file below the folder `root`,
     /// sorted by path bytes: one `stat` per file, for callers that need more than its size.
-    package static func entries(in root: String) throws -> [(path: String, status: FileStatus)] {
+    package static func filesWithStatus(in root: String) throws -> [(path: String, status: FileStatus)] {
         var result: [(String, FileStatus)] = []
         try walk(root, prefix: "", into: &result, checked: false)
         return result.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }

@@ -43,7 +43,7 @@ package enum StoreCheck {
                     findings.append(Finding(key: key, detail: "its file index is missing"))
                     continue
                 }
-                guard let present = try? FileTree.entries(in: folder.path) else {
+                guard let present = try? FileTree.filesWithStatus(in: folder.path) else {
                     findings.append(Finding(key: key, detail: "its folder is missing or holds a link or device"))
                     continue
                 }

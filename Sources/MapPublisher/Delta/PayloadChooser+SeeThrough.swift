@@ -142,7 +142,7 @@ extension PayloadChooser {
             // Where the suffix-array delta is far below a fast zstd delta, the publish-level
             // one (a whole encode of the expansion, most of a small file's publish) is not
             // made: a 3 MB GeoJSON index's patch took 1.9 s, of which that encode 1.1 s.
-            if skipByEstimate, let base, let early,
+            if skipByEstimate, level > Self.fastLevel, let base, let early,
                 let fast = try fastDeltaRulesOut(
                     "the level-\(level) search", rival: early.length, path: newExpansion, base: base.bytes, compressor: compressor,
                     into: frame)
