@@ -39,15 +39,7 @@ import MapPublisher
     @Test func aFarSmallerSuffixExpansionSkipsThePublishLevelZstdDelta() async throws {
         let dir = TemporaryDirectory("see-through-suffix")
         try Self.pair(in: dir)
-        var exhaustive = PatchOptions(level: 19)
-        exhaustive.skipByEstimate = false
-        let options = exhaustive
-        let (quick, full) = try await RawThread.value {
-            (
-                try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: dir.path("quick"), options: PatchOptions(level: 19)),
-                try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: dir.path("full"), options: options)
-            )
-        }
+        let (quick, full) = try await PatchBuilder.buildWithAndWithoutEstimates(from: dir.path("r1"), to: dir.path("r2"), in: dir)
         let file = try #require(quick.file("points.bin.gz")), all = try #require(full.file("points.bin.gz"))
         #expect(file.note?.contains("the level-19 search skipped: the suffix-array delta") == true, "\(file.note ?? "no note")")
         #expect(all.note?.contains("skipped") != true, "\(all.note ?? "")")

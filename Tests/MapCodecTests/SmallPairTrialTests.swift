@@ -41,15 +41,7 @@ import MapPublisher
         let dir = TemporaryDirectory("small-pair-trials")
         try Self.release(dir.path("r1"), revision: 1)
         try Self.release(dir.path("r2"), revision: 2)
-        var options = PatchOptions(level: 19)
-        options.skipByEstimate = false
-        let exhaustive = options
-        let (quick, full) = try await RawThread.value {
-            (
-                try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: dir.path("quick"), options: PatchOptions(level: 19)),
-                try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: dir.path("full"), options: exhaustive)
-            )
-        }
+        let (quick, full) = try await PatchBuilder.buildWithAndWithoutEstimates(from: dir.path("r1"), to: dir.path("r2"), in: dir)
         var oneCodec = 0
         for name in ["a.tile", "b.tile", "c.tile"] {
             let file = try #require(quick.file(name)), all = try #require(full.file(name))

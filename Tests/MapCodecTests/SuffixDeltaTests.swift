@@ -52,15 +52,7 @@ import MapDelta
         let dir = TemporaryDirectory("suffix")
         try Self.writeCoordinates(dir.path("old/points.bin"), revision: 1, records: 40_000)
         try Self.writeCoordinates(dir.path("new/points.bin"), revision: 2, records: 40_000)
-        var exhaustive = PatchOptions(level: 19)
-        exhaustive.skipByEstimate = false
-        let options = exhaustive
-        let (quick, full) = try await RawThread.value {
-            (
-                try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("quick"), options: PatchOptions(level: 19)),
-                try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("full"), options: options)
-            )
-        }
+        let (quick, full) = try await PatchBuilder.buildWithAndWithoutEstimates(from: dir.path("old"), to: dir.path("new"), in: dir)
         let file = try #require(quick.file("points.bin")), all = try #require(full.file("points.bin"))
         #expect(file.size > 1 << 20)
         #expect(

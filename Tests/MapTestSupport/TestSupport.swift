@@ -143,3 +143,20 @@ extension PatchOptions {
         return options
     }
 }
+
+extension PatchBuilder {
+    /// The patch from `old` to `new` at `level` built twice on a raw thread: as a publisher
+    /// does (into `dir/quick`) and trying every encoding (``PatchOptions/comparingEvery(level:segmentLength:)``,
+    /// into `dir/full`), so a test can check what the estimates skipped and that the bytes
+    /// are the same.
+    package static func buildWithAndWithoutEstimates(
+        from old: URL, to new: URL, in dir: TemporaryDirectory, level: Int = 19
+    ) async throws -> (quick: PatchStats, full: PatchStats) {
+        try await RawThread.value {
+            (
+                try build(from: old, to: new, output: dir.path("quick"), options: PatchOptions(level: level)),
+                try build(from: old, to: new, output: dir.path("full"), options: .comparingEvery(level: level))
+            )
+        }
+    }
+}

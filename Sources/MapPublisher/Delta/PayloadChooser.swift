@@ -215,13 +215,14 @@ package struct PayloadChooser {
                 if let note = delta!.note { choice.note = [choice.note, note].compactMap { $0 }.joined(separator: "; ") }
             }
         }
-        let worthZstd = delta.map { $0.length * Self.plainZstdSkipRatio > newSize } ?? true
         // Beside a small pair's delta plain zstd is not tried: without the old file it found
         // no more than the delta on the sample world's 146 small files. (A rule of size, not
         // an estimate: the publish log does not repeat it for every small file.)
-        if worthZstd, delta != nil, isSmallPair(newSize: newSize, oldSize: base?.bytes.count ?? 0) {
-            // skipped
-        } else if worthZstd, let delta, let estimate = plainZstdRulesOut(delta.length, path: newPath, newSize: newSize) {
+        let worthZstd =
+            delta.map {
+                $0.length * Self.plainZstdSkipRatio > newSize && !isSmallPair(newSize: newSize, oldSize: base?.bytes.count ?? 0)
+            } ?? true
+        if worthZstd, let delta, let estimate = plainZstdRulesOut(delta.length, path: newPath, newSize: newSize) {
             choice.note = [choice.note, estimate].compactMap { $0 }.joined(separator: "; ")
         } else if worthZstd {
             let zstdPath = workDirectory + "/zstd.payload"
