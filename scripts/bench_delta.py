@@ -9,7 +9,9 @@ with `maploader update --delta` against `maploader serve`, and prints:
     and `bsdiff` patch sizes (a file new at its path counts as `zstd -19` of it for all three);
   - the full archives' size for the changed groups;
   - wall time (the median of three runs from the same state) and peak memory of
-    `update --delta` against `zstd -d --patch-from` on the pairs.
+    `update --delta` against `zstd -d --patch-from` on the pairs;
+  - the time of the publish's patches per patch edge against `zstd -19` encodes of the
+    pairs (each the median of three runs where it takes under 10 s).
 """
 import argparse, gzip, io, json, os, random, re, shutil, socket, struct, subprocess, sys, tarfile, tempfile, time, zipfile, zlib
 
@@ -22,6 +24,10 @@ TZF_VERSIONS = ["6.2.0", "6.4.0", "6.5.0"]
 
 # Apply (update --delta, zstd -d) is timed this many times; the median counts.
 APPLY_RUNS = 3
+# A publish (and a zstd encode) that takes less than this many seconds is timed
+# APPLY_RUNS times too, from the same state, and the median counts: this VM's timing of
+# runs of a second or two varies by ±15-50%, more than the publish target's margin.
+REPEAT_UNDER = 10.0
 
 
 def median(values):
@@ -449,9 +455,12 @@ def peers(old_release, new_release, work, use_bsdiff):
             if os.path.exists(patch):
                 os.remove(patch)
             if tool == "zstd":
-                start = time.monotonic()
-                sh(["zstd", "-q", "-f", "-19", "--long=31", f"--patch-from={old}", new, "-o", patch])
-                encode_wall += time.monotonic() - start
+                encodes = []
+                while len(encodes) < (APPLY_RUNS if sum(encodes) < REPEAT_UNDER else 1):
+                    start = time.monotonic()
+                    sh(["zstd", "-q", "-f", "-19", "--long=31", f"--patch-from={old}", new, "-o", patch])
+                    encodes.append(time.monotonic() - start)
+                encode_wall += median(encodes)
             elif tool == "xdelta3":
                 sh(["xdelta3", "-e", "-9", "-S", "none", "-f", "-s", old, new, patch])
             else:
@@ -548,12 +557,31 @@ def bench(name, releases, binary, use_bsdiff, rows, patch_level=None, peer_sizes
         sh([binary, "install", "world"], env=env)
         for index in range(1, len(releases)):
             label = f"r{index + 1}"
-            publish_wall, publish_rss, published = timed([binary, "publish", releases[index], "--site", site, "--version", label,
-                                                          "--key", key] + (["--patch-level", str(patch_level)] if patch_level else []))
+
+            def publish(into):
+                subprocess.run(["sync"], check=True)
+                wall, rss, out = timed([binary, "publish", releases[index], "--site", into, "--version", label,
+                                        "--key", key] + (["--patch-level", str(patch_level)] if patch_level else []))
+                # The patches' own time (the publish runs the archives first, then the
+                # patches, and says how long each took): what a patch edge costs, against
+                # zstd's encode.
+                return wall, rss, out, float((re.search(r"patches ([\d.]+) s\)", out) or [0, wall])[1])
+
+            # A short publish is timed again from copies of the site as it was before.
+            again = site + ".again"
+            shutil.copytree(site, again + ".0", symlinks=True)
+            publish_wall, publish_rss, published, patch_wall = publish(site)
+            if publish_wall < REPEAT_UNDER:
+                runs = [(publish_wall, patch_wall)]
+                for run in range(1, APPLY_RUNS):
+                    shutil.copytree(again + ".0", again, symlinks=True)
+                    wall, rss, _, patches_wall = publish(again)
+                    runs.append((wall, patches_wall))
+                    publish_rss = max(publish_rss, rss)
+                    shutil.rmtree(again)
+                publish_wall, patch_wall = median(wall for wall, _ in runs), median(p for _, p in runs)
+            shutil.rmtree(again + ".0")
             patches = int((re.search(r"(\d+) patches", published) or [0, 1])[1])
-            # The patches' own time (the publish runs the archives first, then the patches,
-            # and says how long each took): what a patch edge costs, against zstd's encode.
-            patch_wall = float((re.search(r"patches ([\d.]+) s\)", published) or [0, publish_wall])[1])
             mark = server.mark()
             # The publisher runs on another machine in real life: flush its writes here so the
             # client's commit (which flushes the file system) is not charged for them.

@@ -12,12 +12,21 @@ import CPlatform
 /// own reason (`Read-only file system`, `No space left on device`) rather than Foundation's
 /// generic wrapper. Linux and Darwin differences stay in this folder.
 package enum FileSystem {
-    /// `mkdir -p`: creates `path` and its missing parents.
+    /// `mkdir -p`: creates `path` and its missing parents. The folder itself is tried
+    /// first and a parent only where it is missing, so a folder that exists costs one call,
+    /// not one per part of its path.
     package static func makeDirectories(_ path: String) throws(SystemError) {
-        var prefix = ""
-        for component in path.split(separator: "/") {
-            prefix += "/" + component
-            try makeDirectory(prefix)
+        var path = Substring(path)
+        while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
+        if mkdir(String(path), 0o755) == 0 { return }
+        let code = Errno.current
+        if code == .noSuchFileOrDirectory, let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+            try makeDirectories(String(path[..<slash]))
+            try makeDirectory(String(path))
+            return
+        }
+        guard FileStatus.of(String(path))?.kind == .directory else {
+            throw SystemError("mkdir", String(path), code == .fileExists ? .notDirectory : code)
         }
     }
 
@@ -112,6 +121,14 @@ package enum FileSystem {
     /// `unlink(2)`; a missing file is not an error.
     package static func remove(_ path: String) {
         _ = unlink(path)
+    }
+
+    /// `truncate(2)` to no bytes, for a scratch file used again and again: its space is
+    /// freed but its inode kept, since creating a file anew is what costs on a file system
+    /// that has just deleted many (journal-less ext4 walks its recently freed inodes). A
+    /// missing file is not an error.
+    package static func empty(_ path: String) {
+        _ = truncate(path, 0)
     }
 
     /// Removes `url`, a file, a link or a folder with everything in it, for cleanup: what is

@@ -44,6 +44,29 @@ package enum ArchiveExtractor {
         _ archive: URL, into destination: URL, limits: Limits,
         progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
     ) throws -> [FileEntry] {
+        try extract(archive, into: destination, limits: limits, leavingOut: [:], progress: progress, isCancelled: isCancelled).files
+    }
+
+    /// What ``extract(_:into:limits:leavingOut:progress:isCancelled:)`` unpacked.
+    package struct Extraction: Sendable {
+        /// Every file of the archive with its hash, sorted by path, written or left out.
+        package var files: [FileEntry]
+        /// The files not written because `leavingOut` named the same bytes at their path.
+        package var leftOut: Set<PathKey>
+    }
+
+    /// The largest file held in memory to learn whether it matches a file of `leavingOut`;
+    /// a larger one is written whatever it holds.
+    package static let leaveOutLimit = 4 << 20
+
+    /// Extracts `archive` as ``extract(_:into:limits:progress:isCancelled:)`` does, except
+    /// that a file whose path, size and SHA-256 equal an entry of `same` is hashed and not
+    /// written (up to ``leaveOutLimit`` bytes): a publisher diffing against an old version
+    /// needs only the files that changed on disk, and creating a file is what costs there.
+    package static func extract(
+        _ archive: URL, into destination: URL, limits: Limits, leavingOut same: [PathKey: FileEntry],
+        progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
+    ) throws -> Extraction {
         guard let reader = archive_read_new() else { throw Refusal(description: "libarchive is out of memory") }
         defer { archive_read_free(reader) }
         archive_read_support_format_tar(reader)
@@ -54,6 +77,8 @@ package enum ArchiveExtractor {
         }
 
         var files: [FileEntry] = []
+        var leftOut = Set<PathKey>()
+        var folders = Folders(root: destination.path)
         var seen = Set<PathKey>()
         var written: Int64 = 0
         var entry: OpaquePointer?
@@ -78,7 +103,7 @@ package enum ArchiveExtractor {
             }
             let type = UInt32(archive_entry_filetype(entry))
             if type == 0o040000 {
-                try makeDirectories(name, in: destination)
+                try folders.make(name)
                 continue
             }
             guard type == 0o100000 else {
@@ -87,23 +112,26 @@ package enum ArchiveExtractor {
             guard files.count < limits.files else {
                 throw Refusal(description: "more than the \(limits.files) files the manifest declares")
             }
-            if let slash = name.lastIndex(of: "/") {
-                try makeDirectories(String(name[..<slash]), in: destination)
-            }
+            let key = PathKey(name)
+            let known = same[key].flatMap { $0.size <= leaveOutLimit ? $0 : nil }
             let file = try writeFile(
-                reader, name: name, in: destination, written: &written, limits: limits,
+                reader, name: name, in: &folders, written: &written, limits: limits, unlessSameAs: known,
                 progress: progress, isCancelled: isCancelled)
-            files.append(file)
+            if file.leftOut { leftOut.insert(key) }
+            files.append(file.entry)
         }
-        return TreeHash.sorted(files)
+        return Extraction(files: TreeHash.sorted(files), leftOut: leftOut)
     }
 
+    /// Writes the entry being read to `name` under `folders`' root; one the same as `known`
+    /// (read into memory first, up to ``leaveOutLimit`` bytes) is hashed and left out.
     private static func writeFile(
-        _ reader: OpaquePointer, name: String, in destination: URL, written: inout Int64, limits: Limits,
-        progress: (Int64) -> Void, isCancelled: () -> Bool
-    ) throws -> FileEntry {
-        let path = destination.path + "/" + name
-        let file = try create(path, name: name)
+        _ reader: OpaquePointer, name: String, in folders: inout Folders, written: inout Int64, limits: Limits,
+        unlessSameAs known: FileEntry?, progress: (Int64) -> Void, isCancelled: () -> Bool
+    ) throws -> (entry: FileEntry, leftOut: Bool) {
+        let path = folders.root + "/" + name
+        var held: [UInt8]? = known == nil ? nil : []
+        var file = held == nil ? try folders.create(path, name: name) : nil
         var hasher = SHA256()
         var size: Int64 = 0
         var buffer: UnsafeRawPointer?
@@ -125,37 +153,79 @@ package enum ArchiveExtractor {
             }
             let chunk = UnsafeRawBufferPointer(start: buffer, count: length)
             hasher.update(bufferPointer: chunk)
-            try file.writeAll(chunk)
+            if let count = held?.count, count + length <= leaveOutLimit {
+                held?.append(contentsOf: chunk)
+            } else {
+                if file == nil {
+                    file = try folders.create(path, name: name)
+                    if let kept = held { try kept.withUnsafeBytes { try file?.writeAll($0) } }
+                    held = nil
+                }
+                try file?.writeAll(chunk)
+            }
             size += Int64(length)
             progress(written)
             if isCancelled() { throw CancellationError() }
         }
-        return FileEntry(path: name, size: size, sha256: hasher.finalize().hexString)
-    }
-
-    /// Creates the file for entry `name`. A name the archive should not hold is a refusal;
-    /// anything else (a full disk or inode table, a quota, a read-only file system) is the
-    /// store's failure.
-    private static func create(_ path: String, name: String) throws -> SystemFile {
-        let refused: [Errno] = [.fileExists, .tooManySymbolicLinkLevels, .isDirectory, .notDirectory, .fileNameTooLong]
-        switch Result(catching: { () throws(SystemError) in try SystemFile.create(path) }) {
-        case .success(let file): return file
-        case .failure(let error) where refused.contains(error.errno):
-            throw Refusal(description: "cannot create '\(name)': \(error.reason)")
-        case .failure(let error): throw error
-        }
-    }
-
-    private static func makeDirectories(_ relative: String, in destination: URL) throws {
-        var path = destination.path
-        for component in relative.split(separator: "/") {
-            path += "/" + component
-            if case .failure(let error) = Result(catching: { () throws(SystemError) in try FileSystem.makeDirectory(path) }) {
-                guard error.errno == .notDirectory else { throw error }
-                throw Refusal(description: "'\(relative)' is both a file and a folder in the archive")
+        let entry = FileEntry(path: name, size: size, sha256: hasher.finalize().hexString)
+        if let kept = held {
+            if let known, known.size == entry.size, known.sha256 == entry.sha256 {
+                try folders.leftOut(name)
+                return (entry, true)
             }
-            guard FileStatus.of(path)?.kind == .directory else {
-                throw Refusal(description: "'\(relative)' is both a file and a folder in the archive")
+            try kept.withUnsafeBytes { try folders.create(path, name: name).writeAll($0) }
+        }
+        return (entry, false)
+    }
+
+    /// The folders made under the destination, each once: an archive of many files in few
+    /// folders costs no `mkdir` and `stat` per file.
+    private struct Folders {
+        let root: String
+        private var made: Set<PathKey> = []  // by bytes: NFC and NFD names are two folders
+        /// Files not written: a folder of the same name is still a conflict.
+        private var unwritten: Set<PathKey> = []
+
+        init(root: String) { self.root = root }
+
+        /// Creates the file at `path` for entry `name`, with its folders. A name the archive
+        /// should not hold is a refusal; anything else (a full disk or inode table, a quota,
+        /// a read-only file system) is the store's failure.
+        mutating func create(_ path: String, name: String) throws -> SystemFile {
+            if let slash = name.lastIndex(of: "/") { try make(String(name[..<slash])) }
+            let refused: [Errno] = [.fileExists, .tooManySymbolicLinkLevels, .isDirectory, .notDirectory, .fileNameTooLong]
+            switch Result(catching: { () throws(SystemError) in try SystemFile.create(path) }) {
+            case .success(let file): return file
+            case .failure(let error) where refused.contains(error.errno):
+                throw Refusal(description: "cannot create '\(name)': \(error.reason)")
+            case .failure(let error): throw error
+            }
+        }
+
+        /// Records that file `name` was left out, refusing it where a folder has its name.
+        mutating func leftOut(_ name: String) throws {
+            guard !made.contains(PathKey(name)) else { throw Refusal(description: "'\(name)' is both a file and a folder in the archive") }
+            unwritten.insert(PathKey(name))
+        }
+
+        /// Makes folder `relative` and its parents, refusing a part that is a file.
+        mutating func make(_ relative: String) throws {
+            var path = root, part = ""
+            for component in relative.split(separator: "/") {
+                path += "/" + component
+                part += (part.isEmpty ? "" : "/") + component
+                guard !made.contains(PathKey(part)) else { continue }
+                guard !unwritten.contains(PathKey(part)) else {
+                    throw Refusal(description: "'\(relative)' is both a file and a folder in the archive")
+                }
+                if case .failure(let error) = Result(catching: { () throws(SystemError) in try FileSystem.makeDirectory(path) }) {
+                    guard error.errno == .notDirectory else { throw error }
+                    throw Refusal(description: "'\(relative)' is both a file and a folder in the archive")
+                }
+                guard FileStatus.of(path)?.kind == .directory else {
+                    throw Refusal(description: "'\(relative)' is both a file and a folder in the archive")
+                }
+                made.insert(PathKey(part))
             }
         }
     }

@@ -65,6 +65,45 @@ import MapTestSupport
         #expect(!FileManager.default.fileExists(atPath: dir.url.deletingLastPathComponent().appendingPathComponent("evil").path))
     }
 
+    /// A publisher diffing against an old version unpacks only what differs from the
+    /// release: a file with the same path and bytes is hashed, listed and not written.
+    @Test func leavesOutFilesTheCallerHolds() throws {
+        let dir = TemporaryDirectory()
+        let archive = try Self.makeArchive(
+            "add('tiles/1.mvt', b'same')\nadd('tiles/2.mvt', b'old bytes')\nadd('roads.bin', b'new')\nadd('more/x', b'x')", in: dir)
+        let destination = dir.path("dest")
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+        let held = [
+            FileEntry(path: "tiles/1.mvt", size: 4, sha256: FileHashing.sha256(of: Data("same".utf8))),
+            FileEntry(path: "tiles/2.mvt", size: 9, sha256: FileHashing.sha256(of: Data("new bytes".utf8))),
+            FileEntry(path: "more/x", size: 1, sha256: FileHashing.sha256(of: Data("x".utf8))),
+        ]
+        let extraction = try ArchiveExtractor.extract(
+            archive, into: destination, limits: .init(files: 10, bytes: 1 << 20),
+            leavingOut: Dictionary(uniqueKeysWithValues: held.map { (PathKey($0.path), $0) }))
+        #expect(extraction.files.map(\.path) == ["more/x", "roads.bin", "tiles/1.mvt", "tiles/2.mvt"])
+        #expect(extraction.leftOut == [PathKey("tiles/1.mvt"), PathKey("more/x")])
+        #expect(extraction.files[2].sha256 == FileHashing.sha256(of: Data("same".utf8)))
+        #expect(!FileManager.default.fileExists(atPath: dir.path("dest/tiles/1.mvt").path))
+        #expect(!FileManager.default.fileExists(atPath: dir.path("dest/more").path), "a folder only left-out files need is not made")
+        #expect(try String(contentsOf: dir.path("dest/tiles/2.mvt"), encoding: .utf8) == "old bytes")
+        #expect(try String(contentsOf: dir.path("dest/roads.bin"), encoding: .utf8) == "new")
+    }
+
+    /// A file left out still counts as a file: a folder of its name is refused, as it is
+    /// when the file is written.
+    @Test(arguments: ["add('a', b'same')\nadd('a/b', b'x')", "add('a/b', b'x')\nadd('a', b'same')"])
+    func refusesAFolderNamedAsALeftOutFile(body: String) throws {
+        let dir = TemporaryDirectory()
+        let archive = try Self.makeArchive(body, in: dir)
+        try FileManager.default.createDirectory(at: dir.path("dest"), withIntermediateDirectories: true)
+        let held = FileEntry(path: "a", size: 4, sha256: FileHashing.sha256(of: Data("same".utf8)))
+        #expect(throws: ArchiveExtractor.Refusal.self) {
+            try ArchiveExtractor.extract(
+                archive, into: dir.path("dest"), limits: .init(files: 10, bytes: 1 << 20), leavingOut: [PathKey("a"): held])
+        }
+    }
+
     @Test func refusesGarbage() throws {
         let dir = TemporaryDirectory()
         try Data("this is not an archive".utf8).write(to: dir.path("junk.tar.gz"))

@@ -81,4 +81,39 @@ import MapPublisher
         #expect(file.note?.contains("byte-level trials skipped") != true, "\(file.note ?? "no note")")
         #expect(file.tried[.delta] != nil, "\(file.tried)")
     }
+
+    /// A file below 16 kB (a tile's or a small table's size) gets the estimate too (it had
+    /// a gate of 16 kB): fails if the gate comes back.
+    @Test func aTileSizedGzipFileWithShiftedPointsSkipsTheByteLevelTrials() async throws {
+        let dir = TemporaryDirectory("byte-level-estimate")
+        try Self.write(dir.path("r1/points.bin.gz"), revision: 1, records: 800)
+        try Self.write(dir.path("r2/points.bin.gz"), revision: 2, records: 800)
+        #expect(try #require(FileStatus.of(dir.path("r2/points.bin.gz").path)?.size) < 16 << 10)
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: dir.path("p"), options: PatchOptions(level: 19))
+        }
+        let file = try #require(stats.file("points.bin.gz"))
+        #expect(file.encoding?.seeThrough != nil, "\(file.encoding) \(file.tried)")
+        #expect(file.note?.contains("anchors of the file are not in its old version") == true, "\(file.note ?? "no note")")
+        #expect(file.tried[.delta] == nil && file.tried[.lzmaDelta] == nil, "\(file.tried)")
+    }
+
+    /// A file whose see-through payload won gets no cross-file trial of its compressed
+    /// bytes, where no estimate ruled out its byte-level trials (records appended: a
+    /// see-through delta below 1/64 of the file, which left the cross-file trial to run);
+    /// the exhaustive search runs it, and the patch is no larger.
+    @Test func aSeeThroughFileGetsNoCrossFileTrial() async throws {
+        let dir = TemporaryDirectory("byte-level-estimate")
+        for (release, revision) in [("r1", 1), ("r2", 3)] {
+            try Self.write(dir.path("\(release)/points.bin.gz"), revision: revision, records: 40_000)
+            try Self.write(dir.path("\(release)/more.bin.gz"), revision: revision, records: 2_000)
+        }
+        let (quick, full) = try await PatchBuilder.buildWithAndWithoutEstimates(from: dir.path("r1"), to: dir.path("r2"), in: dir)
+        let file = try #require(quick.file("points.bin.gz")), every = try #require(full.file("points.bin.gz"))
+        #expect(file.encoding?.seeThrough != nil, "\(file.encoding) \(file.tried)")
+        #expect(file.note?.contains("anchors of the file") != true, "\(file.note ?? "no note")")
+        #expect(file.tried[.crossDelta] == nil && file.tried[.lzmaCrossDelta] == nil, "\(file.tried)")
+        #expect(every.tried[.crossDelta] != nil || every.tried[.lzmaCrossDelta] != nil, "\(every.tried)")
+        #expect(quick.patchBytes <= full.patchBytes, "\(quick.patchBytes) B against \(full.patchBytes) B")
+    }
 }

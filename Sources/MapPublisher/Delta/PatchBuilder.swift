@@ -18,8 +18,11 @@ package enum PatchBuilder {
         from oldDir: URL, to newDir: URL, output: URL,
         options: PatchOptions = .init()
     ) throws -> PatchStats {
-        let old = try TreeScan(root: oldDir)
-        let new = try TreeScan(root: newDir)
+        try build(from: try TreeScan(root: oldDir), to: try TreeScan(root: newDir), output: output, options: options)
+    }
+
+    /// Writes a patch from tree `old` to tree `new` (both hashed already) into `output`.
+    static func build(from old: TreeScan, to new: TreeScan, output: URL, options: PatchOptions) throws -> PatchStats {
         let work = (options.workDirectory ?? FileManager.default.temporaryDirectory)
             .appendingPathComponent("patchbuild-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)

@@ -14,7 +14,7 @@ extension PayloadChooser {
         let oldMap = SQLiteOverflow.map(of: basePath)
         let oldGathered = workDirectory + "/old.gathered", newGathered = workDirectory + "/new.gathered"
         defer {
-            for path in [oldGathered, newGathered] { FileSystem.remove(path) }
+            for path in [oldGathered, newGathered] { FileSystem.empty(path) }
         }
         for (map, path, gathered) in [(oldMap, basePath, oldGathered), (newMap, newPath, newGathered)] {
             let input = try SystemFile.openForReading(path)

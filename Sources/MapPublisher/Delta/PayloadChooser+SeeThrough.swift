@@ -75,9 +75,9 @@ extension PayloadChooser {
         -> Result<SeeThroughPayload, NoSeeThrough>
     {
         let oldExpansion = workDirectory + "/old.expanded", newExpansion = workDirectory + "/new.expanded"
-        defer {
-            FileSystem.remove(oldExpansion)
-            FileSystem.remove(newExpansion)
+        defer {  // emptied, not removed: the next file's expansions reuse them
+            FileSystem.empty(oldExpansion)
+            FileSystem.empty(newExpansion)
         }
         let lengths: [Int64]
         var layout: [UInt8] = []
@@ -217,8 +217,8 @@ extension PayloadChooser {
     func columnFrame(_ columns: [UInt8], prefix: [UInt8]) throws -> [UInt8] {
         let plain = workDirectory + "/columns.plain", frame = workDirectory + "/columns.frame"
         defer {
-            FileSystem.remove(plain)
-            FileSystem.remove(frame)
+            FileSystem.empty(plain)
+            FileSystem.empty(frame)
         }
         try columns.withUnsafeBytes { try SystemFile.createOrTruncate(plain).writeAll($0) }
         let length = try prefix.withUnsafeBytes { try encode(plain, prefix: prefix.isEmpty ? nil : $0, into: frame) }

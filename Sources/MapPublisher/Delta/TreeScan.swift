@@ -13,6 +13,8 @@ struct TreeScan {
         var size: Int64
         /// SHA-256 of the content.
         var sha256: SHA256Hash
+        /// Where the bytes are when not at the tree's root: the same bytes another tree holds.
+        var location: String? = nil
     }
 
     /// The tree's root directory.
@@ -43,6 +45,22 @@ struct TreeScan {
         byPath = Dictionary(uniqueKeysWithValues: files.map { (PathKey($0.path), $0) })
     }
 
+    /// A tree whose files are hashed already (as they were listed or unpacked), sorted by
+    /// path; each is at `root`, or where `elsewhere` says (the same bytes in another tree).
+    init(root: URL, files entries: [FileEntry], elsewhere: [PathKey: String] = [:]) throws {
+        self.root = root
+        var files: [File] = []
+        for entry in entries {
+            guard PatchPath.isSafe(entry.path) else { throw PatchBuildError.unsupportedPath(path: entry.path) }
+            guard let hash = SHA256Hash(hex: entry.sha256) else {
+                throw PatchBuildError.unsupportedFile(detail: "\(entry.path): '\(entry.sha256)' is no SHA-256 digest")
+            }
+            files.append(File(path: entry.path, size: entry.size, sha256: hash, location: elsewhere[PathKey(entry.path)]))
+        }
+        self.files = files
+        byPath = Dictionary(files.map { (PathKey($0.path), $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// The absolute path of `file`.
-    func fullPath(_ file: File) -> String { root.path + "/" + file.path }
+    func fullPath(_ file: File) -> String { file.location ?? root.path + "/" + file.path }
 }

@@ -71,14 +71,15 @@ package enum PublishTaskRunner {
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: work) }
             let oldTree = try unpack(
-                from, from: site, into: work.appendingPathComponent("old"),
+                from, from: site, into: work.appendingPathComponent("old"), sameAs: entries, in: folder,
                 what: "\(task.package)/\(task.group) of \(version)")
             let temporary = site.temporaryFile(".patch")
             let stats: PatchStats
             do {
                 var options = PatchOptions(level: plan.patchLevel, workDirectory: work, segmentLength: plan.segmentLength)
                 options.embedsTreeHash = false  // the manifest's patch edge names it
-                stats = try PatchBuilder.build(from: oldTree, to: folder, output: temporary, options: options)
+                stats = try PatchBuilder.build(
+                    from: oldTree, to: try TreeScan(root: folder, files: entries), output: temporary, options: options)
             } catch {
                 throw PublishError("cannot build the patch \(task.package)/\(task.group) \(version)→\(plan.version): \(error)")
             }
@@ -134,20 +135,31 @@ package enum PublishTaskRunner {
         return hash.hex == result.sha256
     }
 
-    /// Unpacks an earlier version's archive from the site and checks it against its tree hash.
-    private static func unpack(_ artifact: Artifact, from site: SiteWriter, into folder: URL, what: String) throws -> URL {
+    /// Unpacks an earlier version's archive from the site and checks it against its tree
+    /// hash. A file with the same path and bytes as one of `current` (the release's files
+    /// in `release`) is not written: the tree names the release's copy (most of a group is
+    /// unchanged between versions, and each file created costs more than its diff).
+    private static func unpack(
+        _ artifact: Artifact, from site: SiteWriter, into folder: URL, sameAs current: [FileEntry], in release: URL,
+        what: String
+    ) throws -> TreeScan {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let files: [FileEntry]
+        let extraction: ArchiveExtractor.Extraction
         do {
-            files = try ArchiveExtractor.extract(
+            extraction = try ArchiveExtractor.extract(
                 site.blob(artifact.sha256), into: folder,
-                limits: .init(files: artifact.files, bytes: artifact.unpackedSize))
+                limits: .init(files: artifact.files, bytes: artifact.unpackedSize),
+                leavingOut: Dictionary(current.map { (PathKey($0.path), $0) }, uniquingKeysWith: { first, _ in first }))
         } catch {
             throw PublishError("cannot unpack the published archive of \(what) to diff against: \(error)")
         }
-        guard TreeHash.of(files) == artifact.treeHash else {
+        guard TreeHash.of(extraction.files) == artifact.treeHash else {
             throw PublishError("the published archive of \(what) does not match its manifest; the site is damaged")
         }
-        return folder
+        var elsewhere: [PathKey: String] = [:]
+        for file in extraction.files where extraction.leftOut.contains(PathKey(file.path)) {
+            elsewhere[PathKey(file.path)] = release.path + "/" + file.path
+        }
+        return try TreeScan(root: folder, files: extraction.files, elsewhere: elsewhere)
     }
 }
