@@ -455,11 +455,14 @@ def peers(old_release, new_release, work, use_bsdiff):
             if os.path.exists(patch):
                 os.remove(patch)
             if tool == "zstd":
-                encodes = []
-                while len(encodes) < (APPLY_RUNS if sum(encodes) < REPEAT_UNDER else 1):
+                def encode():
                     start = time.monotonic()
                     sh(["zstd", "-q", "-f", "-19", "--long=31", f"--patch-from={old}", new, "-o", patch])
-                    encodes.append(time.monotonic() - start)
+                    return time.monotonic() - start
+
+                encodes = [encode()]
+                if encodes[0] < REPEAT_UNDER:
+                    encodes += [encode() for _ in range(APPLY_RUNS - 1)]
                 encode_wall += median(encodes)
             elif tool == "xdelta3":
                 sh(["xdelta3", "-e", "-9", "-S", "none", "-f", "-s", old, new, patch])
@@ -567,7 +570,8 @@ def bench(name, releases, binary, use_bsdiff, rows, patch_level=None, peer_sizes
                 # zstd's encode.
                 return wall, rss, out, float((re.search(r"patches ([\d.]+) s\)", out) or [0, wall])[1])
 
-            # A short publish is timed again from copies of the site as it was before.
+            # A short publish is timed again from copies of the site as it was before (a copy
+            # is taken whatever the publish's length: it is known only afterwards).
             again = site + ".again"
             shutil.copytree(site, again + ".0", symlinks=True)
             publish_wall, publish_rss, published, patch_wall = publish(site)

@@ -14,8 +14,11 @@ import CPlatform
 package enum FileSystem {
     /// `mkdir -p`: creates `path` and its missing parents. The folder itself is tried
     /// first and a parent only where it is missing, so a folder that exists costs one call,
-    /// not one per part of its path.
+    /// not one per part of its path. As with `mkdir -p`, a link among the parents that
+    /// exist is followed (macOS's `/var` is one); `path` itself must be a folder, not a
+    /// link to one.
     package static func makeDirectories(_ path: String) throws(SystemError) {
+        guard !path.isEmpty else { return }
         var path = Substring(path)
         while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
         if mkdir(String(path), 0o755) == 0 { return }

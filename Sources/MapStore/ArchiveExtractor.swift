@@ -185,6 +185,10 @@ package enum ArchiveExtractor {
         private var made: Set<PathKey> = []  // by bytes: NFC and NFD names are two folders
         /// Files not written: a folder of the same name is still a conflict.
         private var unwritten: Set<PathKey> = []
+        /// Folders that files not written lie in (not made): a file of the same name is a conflict.
+        private var implied: Set<PathKey> = []
+        /// Files written: a file not written may not lie in one.
+        private var files: Set<PathKey> = []
 
         init(root: String) { self.root = root }
 
@@ -193,6 +197,10 @@ package enum ArchiveExtractor {
         /// a read-only file system) is the store's failure.
         mutating func create(_ path: String, name: String) throws -> SystemFile {
             if let slash = name.lastIndex(of: "/") { try make(String(name[..<slash])) }
+            guard !implied.contains(PathKey(name)) else {
+                throw Refusal(description: "'\(name)' is both a file and a folder in the archive")
+            }
+            files.insert(PathKey(name))
             let refused: [Errno] = [.fileExists, .tooManySymbolicLinkLevels, .isDirectory, .notDirectory, .fileNameTooLong]
             switch Result(catching: { () throws(SystemError) in try SystemFile.create(path) }) {
             case .success(let file): return file
@@ -202,9 +210,19 @@ package enum ArchiveExtractor {
             }
         }
 
-        /// Records that file `name` was left out, refusing it where a folder has its name.
+        /// Records that file `name` was left out, refusing it where a folder has its name
+        /// or a file has the name of a folder it lies in, as ``create(_:name:)`` would.
         mutating func leftOut(_ name: String) throws {
-            guard !made.contains(PathKey(name)) else { throw Refusal(description: "'\(name)' is both a file and a folder in the archive") }
+            let clash = Refusal(description: "'\(name)' is both a file and a folder in the archive")
+            guard !made.contains(PathKey(name)), !implied.contains(PathKey(name)) else { throw clash }
+            var parts: [PathKey] = []
+            var part = ""
+            for component in name.split(separator: "/").dropLast() {
+                part += (part.isEmpty ? "" : "/") + component
+                guard !unwritten.contains(PathKey(part)), !files.contains(PathKey(part)) else { throw clash }
+                parts.append(PathKey(part))
+            }
+            implied.formUnion(parts)
             unwritten.insert(PathKey(name))
         }
 

@@ -160,7 +160,8 @@ package enum PatchBuilder {
         for (index, target) in produced.enumerated().reversed() where references.count < 2 {
             guard DeltaBaseFinder.pathExtension(of: target.path) == kind, target.size <= budget else { continue }
             if case .unchanged = target.origin { continue }  // the same bytes as the old file
-            references.append((.new(index), new.root.path + "/" + target.path, target.size))
+            guard let produced = new.byPath[PathKey(target.path)] else { continue }
+            references.append((.new(index), new.fullPath(produced), target.size))
             budget -= target.size
         }
         for candidate in old.files.sorted(by: { $0.size > $1.size }) where references.count < 3 {

@@ -400,6 +400,10 @@ package struct PayloadChooser {
         return true
     }
 
+    /// The fewest anchors of a file the byte-level estimate decides on (about 2 kB of
+    /// content): with fewer, one anchor more or less swings it, and the trials are cheap.
+    static let byteLevelEstimateAnchors = 16
+
     /// Whether the byte-level trials (the cross-file one too) of a file with a see-through
     /// delta are skipped because
     /// content-defined anchors (``CrossFileEstimate``) say its compressed bytes hold over
@@ -410,13 +414,15 @@ package struct PayloadChooser {
     /// (whole-file encodes of 49 MB of compressed bytes) with the see-through suffix delta
     /// took its publish from 176 s to 45–52 s. Says so in the note when it decides.
     ///
-    /// Files of any size get it. On the gzip sample world's v1→v3 and v2→v3 patches it left
-    /// out the trials of 29 files of 16-150 kB and, once the gate of 16 kB went, of 89 of
-    /// 216 tiles and tables below it, for not one byte more: the byte-level delta won on one
-    /// file (by 31 B), which the estimate kept. The patches' trials took 3.0 s instead of 4.2 s.
+    /// Files of any size with ``byteLevelEstimateAnchors`` anchors get it. On the gzip
+    /// sample world's v1→v3 and v2→v3 patches it left out the trials of 29 files of
+    /// 16-150 kB and, once a gate of 16 kB went, of 89 of 216 tiles and tables below it,
+    /// for not one byte more: the byte-level delta won on one file (by 31 B), which the
+    /// estimate kept. The patches' trials took 3.0 s instead of 4.2 s.
     private func byteLevelRulesOut(_ choice: inout Choice, newPath: String, newSize: Int64, basePath: String) -> Bool {
         guard skipByEstimate, choice.encoding.seeThrough != nil,
-            let (novel, anchors) = CrossFileEstimate.novelAnchors(of: newPath, against: basePath), anchors > 0
+            let (novel, anchors) = CrossFileEstimate.novelAnchors(of: newPath, against: basePath),
+            anchors >= Self.byteLevelEstimateAnchors
         else { return false }
         let lacking = newSize * Int64(novel) / Int64(anchors)
         guard lacking > 4 * choice.length else { return false }

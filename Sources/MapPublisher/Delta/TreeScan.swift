@@ -58,7 +58,13 @@ struct TreeScan {
             files.append(File(path: entry.path, size: entry.size, sha256: hash, location: elsewhere[PathKey(entry.path)]))
         }
         self.files = files
-        byPath = Dictionary(files.map { (PathKey($0.path), $0) }, uniquingKeysWith: { first, _ in first })
+        var byPath: [PathKey: File] = [:]
+        for file in files {
+            guard byPath.updateValue(file, forKey: PathKey(file.path)) == nil else {
+                throw PatchBuildError.unsupportedFile(detail: "\(file.path) is listed twice")
+            }
+        }
+        self.byPath = byPath
     }
 
     /// The absolute path of `file`.
