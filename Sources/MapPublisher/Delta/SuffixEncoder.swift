@@ -1,20 +1,19 @@
-import CDivSufSort
 import Foundation
 import MapDelta
 import MapModel
 import MapPlatform
 
 /// Writes a ``SuffixDelta`` (bsdiff's matching, Colin Percival's algorithm): a suffix array
-/// of the old file (libdivsufsort) finds, for each position of the new file, the longest
+/// of the old file (``SuffixIndex``) finds, for each position of the new file, the longest
 /// old match; runs that match approximately become "add" steps whose byte differences are
-/// mostly zero, the rest "copy" steps. Memory: the suffix array (4 bytes per old byte),
+/// mostly zero, the rest "copy" steps. Memory: the suffix index (8 bytes per old byte),
 /// both files mapped, and the three streams (at most the new file's size).
 ///
 /// The extra bytes are also tried filtered (each byte's difference from the new byte a
 /// stride before, ``PatchEncoding/filteredSuffixDelta``): new coordinates, ids and
 /// offsets in fixed-width fields compress a third smaller that way.
 package enum SuffixEncoder {
-    /// Files beyond this (old or new) are not tried: the suffix array alone is 4× the old file.
+    /// Files beyond this (old or new) are not tried: the suffix index alone is 8× the old file.
     package static let maxFileSize: Int64 = 64 << 20
 
     /// The strides tried for the extra bytes (0: unfiltered): byte, 16-, 32- and 64-bit fields.
@@ -43,15 +42,9 @@ package enum SuffixEncoder {
             new.bytes.count <= Int(maxFileSize)
         else { return nil }
         let oldBytes = old.bytes.bindMemory(to: UInt8.self), newBytes = new.bytes.bindMemory(to: UInt8.self)
-        var suffixes = [Int32](repeating: 0, count: oldBytes.count)
-        let status = suffixes.withUnsafeMutableBufferPointer {
-            divsufsort(oldBytes.baseAddress, $0.baseAddress, Int32(oldBytes.count))
+        var (controls, differences, extraRanges) = try SuffixIndex.with(oldBytes, path: oldPath) {
+            steps(new: newBytes, index: $0)
         }
-        guard status == 0 else { throw PatchBuildError.codec(path: oldPath, message: "libdivsufsort failed (\(status))") }
-        var (controls, differences, extraRanges) = suffixes.withUnsafeBufferPointer {
-            steps(old: oldBytes, new: newBytes, suffixes: $0)
-        }
-        suffixes = []
         // At most level 19: its window (8 MiB) stays within what every client's decoder accepts.
         let level = min(level, 19)
         let extraCount = extraRanges.reduce(0) { $0 + $1.count }
@@ -96,9 +89,9 @@ package enum SuffixEncoder {
     /// bsdiff's scan: the control and difference streams, and where in the new file the
     /// extra bytes are.
     private static func steps(
-        old: UnsafeBufferPointer<UInt8>, new: UnsafeBufferPointer<UInt8>,
-        suffixes: UnsafeBufferPointer<Int32>
+        new: UnsafeBufferPointer<UInt8>, index: SuffixIndex
     ) -> ([UInt8], [UInt8], [Range<Int>]) {
+        let old = index.old
         let oldSize = old.count, newSize = new.count
         var controls: [UInt8] = [], differences: [UInt8] = [], extra: [Range<Int>] = []
         differences.reserveCapacity(newSize)
@@ -108,8 +101,10 @@ package enum SuffixEncoder {
             var oldScore = 0
             scan += length
             var scoreScan = scan
+            var previous: SuffixIndex.Match?  // the match one byte before, while the scan moves by one
             while scan < newSize {
-                (length, position) = search(suffixes, old, new, from: scan, 0, oldSize - 1)
+                let match = index.longestMatch(new, from: scan, previous: previous)
+                (length, position, previous) = (match.length, match.position, match)
                 while scoreScan < scan + length {
                     if scoreScan + lastOffset < oldSize, old[scoreScan + lastOffset] == new[scoreScan] { oldScore += 1 }
                     scoreScan += 1
@@ -161,30 +156,5 @@ package enum SuffixEncoder {
         }
         // The decoder reads each stream as one zstd frame: an empty one is still a frame.
         return (controls, differences, extra)
-    }
-
-    /// The longest match of `new[from...]` among the old suffixes `low...high` (binary search).
-    private static func search(
-        _ suffixes: UnsafeBufferPointer<Int32>, _ old: UnsafeBufferPointer<UInt8>,
-        _ new: UnsafeBufferPointer<UInt8>, from: Int, _ low: Int, _ high: Int
-    ) -> (Int, Int) {
-        var low = low, high = high
-        while high - low >= 2 {
-            let middle = low + (high - low) / 2
-            let start = Int(suffixes[middle])
-            let count = min(old.count - start, new.count - from)
-            if memcmp(old.baseAddress! + start, new.baseAddress! + from, count) < 0 { low = middle } else { high = middle }
-        }
-        let a = matchLength(old, Int(suffixes[low]), new, from), b = matchLength(old, Int(suffixes[high]), new, from)
-        return a > b ? (a, Int(suffixes[low])) : (b, Int(suffixes[high]))
-    }
-
-    private static func matchLength(
-        _ old: UnsafeBufferPointer<UInt8>, _ start: Int, _ new: UnsafeBufferPointer<UInt8>,
-        _ from: Int
-    ) -> Int {
-        var length = 0
-        while start + length < old.count, from + length < new.count, old[start + length] == new[from + length] { length += 1 }
-        return length
     }
 }
