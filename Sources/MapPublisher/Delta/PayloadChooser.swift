@@ -552,8 +552,8 @@ package struct PayloadChooser {
 
     /// The suffix-array delta of `path` against `basePath` (nil where either is over
     /// ``SuffixEncoder/maxFileSize``), in `suffix.payload` of the work folder; above 16 MiB
-    /// one at a time in the process (its suffix index is 8 bytes per old byte, up to
-    /// 512 MB). `strideByteAlways` is for a see-through expansion.
+    /// one at a time in the process (its suffix index is 4 bytes per old byte, up to
+    /// 256 MB). `strideByteAlways` is for a see-through expansion.
     func suffixDelta(
         _ path: String, newSize: Int64, basePath: String, strideByteAlways: Bool = false
     ) throws -> (path: String, length: Int64, encoding: PatchEncoding)? {

@@ -6,14 +6,14 @@ import MapPlatform
 /// Writes a ``SuffixDelta`` (bsdiff's matching, Colin Percival's algorithm): a suffix array
 /// of the old file (``SuffixIndex``) finds, for each position of the new file, the longest
 /// old match; runs that match approximately become "add" steps whose byte differences are
-/// mostly zero, the rest "copy" steps. Memory: the suffix index (8 bytes per old byte),
+/// mostly zero, the rest "copy" steps. Memory: the suffix index (4 bytes per old byte),
 /// both files mapped, and the three streams (at most the new file's size).
 ///
 /// The extra bytes are also tried filtered (each byte's difference from the new byte a
 /// stride before, ``PatchEncoding/filteredSuffixDelta``): new coordinates, ids and
 /// offsets in fixed-width fields compress a third smaller that way.
 package enum SuffixEncoder {
-    /// Files beyond this (old or new) are not tried: the suffix index alone is 8× the old file.
+    /// Files beyond this (old or new) are not tried: the suffix index alone is 4× the old file.
     package static let maxFileSize: Int64 = 64 << 20
 
     /// The strides tried for the extra bytes (0: unfiltered): byte, 16-, 32- and 64-bit fields.
@@ -101,10 +101,9 @@ package enum SuffixEncoder {
             var oldScore = 0
             scan += length
             var scoreScan = scan
-            var previous: SuffixIndex.Match?  // the match one byte before, while the scan moves by one
             while scan < newSize {
-                let match = index.longestMatch(new, from: scan, previous: previous)
-                (length, position, previous) = (match.length, match.position, match)
+                let match = index.longestMatch(new, from: scan)
+                (length, position) = (match.length, match.position)
                 while scoreScan < scan + length {
                     if scoreScan + lastOffset < oldSize, old[scoreScan + lastOffset] == new[scoreScan] { oldScore += 1 }
                     scoreScan += 1
