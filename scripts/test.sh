@@ -19,7 +19,8 @@ for target in MapCodecTests MapLoaderTests MapCLITests ManifestServerTests; do
   started=$(date +%s)
   status=0
   timeout 1800 swift test --skip-build --disable-xctest --filter "^$target\." > "$log" 2>&1 || status=$?
-  grep -E "✘|recorded an issue|Test run with" "$log" | head -n 80 || true
+  # A failed expectation's comment (its ↳ line: the command's stderr, the round) too.
+  grep -E "✘|recorded an issue|Test run with|↳" "$log" | grep -vE "↳ (Testing Library Version|Target Platform)" | head -n 80 || true
   count=$(grep -oE "Test run with [0-9]+ tests" "$log" | grep -oE "[0-9]+" || echo 0)
   rm -f "$log"
   echo "    $target: $count tests, $(( $(date +%s) - started )) s"

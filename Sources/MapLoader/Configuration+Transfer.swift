@@ -20,6 +20,10 @@ extension MapLoader.Configuration {
 
     /// How long a transfer may take before it counts as failed: a server that stops
     /// sending, dribbles bytes, or never answers ends in a clear error instead of a hang.
+    ///
+    /// Time the app's process did not run (the device asleep, the process stopped or
+    /// starved for more than 5 seconds) does not count as the server's silence or slowness:
+    /// a download goes on after the device wakes. ``total`` is wall-clock time.
     public struct Deadlines: Sendable, Hashable {
         /// Seconds without a byte (no response head, or no body bytes) before the attempt is given up.
         public var stall: Double
@@ -52,6 +56,8 @@ extension RetryPolicy {
 extension TransferDeadlines {
     /// The transfer layer's copy of `deadlines`.
     package init(_ deadlines: MapLoader.Configuration.Deadlines) {
-        self.init(stall: deadlines.stall, minimumRate: deadlines.minimumRate, rateWindow: deadlines.rateWindow, total: deadlines.total)
+        self.init(
+            stall: deadlines.stall, minimumRate: deadlines.minimumRate, rateWindow: deadlines.rateWindow, total: deadlines.total,
+            suspension: TransferDeadlines.clientSuspension)
     }
 }

@@ -60,6 +60,8 @@ package struct DownloadAttempt: Sendable {
     private var lastActivity: ContinuousClock.Instant
     private var windowStart: ContinuousClock.Instant
     private var windowBytes: Int64 = 0
+    /// The driver's last call (see ``TransferDeadlines/suspension``).
+    private var lastCall: ContinuousClock.Instant
     /// The server ignored a windowed `Range` and sends the whole file.
     private var windowIgnored = false
 
@@ -79,6 +81,19 @@ package struct DownloadAttempt: Sendable {
         started = now
         lastActivity = now
         windowStart = now
+        lastCall = now
+    }
+
+    /// Moves the silence, rate and answer clocks past a gap in the driver's calls longer
+    /// than ``TransferDeadlines/suspension``: the client did not run then, and a download
+    /// resumed after a laptop's sleep or a `SIGSTOP` is not a slow server.
+    private mutating func skipSuspension(now: ContinuousClock.Instant) {
+        defer { lastCall = max(lastCall, now) }
+        guard let suspension = deadlines.suspension, now - lastCall > .seconds(suspension) else { return }
+        let gap = now - lastCall
+        started += gap
+        lastActivity += gap
+        windowStart += gap
     }
 
     /// What to ask for before any byte moves: `nil` when the partial file already holds
@@ -120,6 +135,7 @@ package struct DownloadAttempt: Sendable {
         now: ContinuousClock.Instant
     ) -> HeadAction {
         guard outcome == nil else { return .stop(outcome!) }
+        skipSuspension(now: now)
         validator = etag
         responded = true
         lastActivity = now
@@ -200,6 +216,7 @@ package struct DownloadAttempt: Sendable {
             outcome = integrity(detail)
             return outcome
         }
+        skipSuspension(now: now)
         offset += Int64(count)
         lastActivity = now
         windowBytes += Int64(count)
@@ -216,6 +233,7 @@ package struct DownloadAttempt: Sendable {
     /// silence, too slow, the whole file's time), else `nil`.
     package mutating func tick(now: ContinuousClock.Instant) -> DownloadOutcome? {
         if let outcome { return outcome }
+        skipSuspension(now: now)
         outcome = deadlineBroken(now: now)
         return outcome
     }

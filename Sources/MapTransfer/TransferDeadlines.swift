@@ -14,12 +14,21 @@ package struct TransferDeadlines: Sendable, Hashable {
     package var rateWindow: Double
     /// Seconds one file may take in all, retries included; `nil` for no limit.
     package var total: Double?
+    /// A gap of more than this many seconds between two of the driver's calls (libcurl
+    /// calls at least once a second) is time the client did not run: stopped (`SIGSTOP`,
+    /// Ctrl-Z), asleep with its machine, or starved of CPU. It does not count against the
+    /// server's silence or rate. `nil`: every second counts.
+    package var suspension: Double?
+
+    /// Seconds of a gap in the driver's calls that count as the client not running.
+    package static let clientSuspension: Double = 5
 
     /// Deadlines of these values.
-    package init(stall: Double, minimumRate: Int64, rateWindow: Double, total: Double?) {
+    package init(stall: Double, minimumRate: Int64, rateWindow: Double, total: Double?, suspension: Double? = nil) {
         self.stall = stall
         self.minimumRate = minimumRate
         self.rateWindow = rateWindow
         self.total = total
+        self.suspension = suspension
     }
 }

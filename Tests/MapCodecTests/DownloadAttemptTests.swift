@@ -186,6 +186,38 @@ import MapTransfer
                     validator: "\"v1\"", worked: false))
     }
 
+    /// A client stopped for 50 s in the middle of a steady 2 kB/s download (SIGSTOP, a
+    /// laptop asleep; the instants are chosen, a fake clock) is not a slow or silent server
+    /// when it runs again: the gap in the driver's calls does not count. Without the rule
+    /// the same calls fail the download as too slow. Silence after the gap still counts.
+    @Test(arguments: [TransferDeadlines.clientSuspension, nil])
+    func aClientThatDidNotRunIsNotASlowServer(_ suspension: Double?) {
+        let t0 = Self.t0
+        let deadlines = TransferDeadlines(stall: 30, minimumRate: 1_000, rateWindow: 60, total: nil, suspension: suspension)
+        var attempt = Self.attempt(.atMost(1 << 30), deadlines: deadlines)
+        _ = attempt.head(status: 200, contentLength: nil, contentRange: nil, etag: nil, now: t0)
+        for second in 1...20 {
+            #expect(attempt.body(2_000, now: t0 + .seconds(second)) == nil)
+            #expect(attempt.tick(now: t0 + .seconds(second)) == nil)
+        }
+        // Stopped from second 20 to second 70; then 2 kB/s again.
+        var after: DownloadOutcome?
+        for second in 70...100 where after == nil {
+            after = attempt.body(2_000, now: t0 + .seconds(second)) ?? attempt.tick(now: t0 + .seconds(second))
+        }
+        guard suspension != nil else {
+            guard case .failed(.connectionFailed(_, let reason))? = after else { Issue.record("not too slow: \(String(describing: after))"); return }
+            #expect(reason.contains("is too slow"))
+            return
+        }
+        #expect(after == nil, "the suspension counted against the server: \(String(describing: after))")
+        // Silence while the client runs (a call each second) is still the server's.
+        var silent: DownloadOutcome?
+        for second in 101...140 where silent == nil { silent = attempt.tick(now: t0 + .seconds(second)) }
+        guard case .retryable(let reason, _, true)? = silent else { Issue.record("no stall: \(String(describing: silent))"); return }
+        #expect(reason.hasPrefix("maps.example:8080 stopped sending for 30 s"))
+    }
+
     @Test func deadlinesAtChosenInstants() {
         let t0 = Self.t0
         let deadlines = TransferDeadlines(stall: 30, minimumRate: 1_000, rateWindow: 60, total: 600)
