@@ -13,11 +13,7 @@ import MapPublisher
     static func plainSearch(
         _ suffixes: [Int32], _ old: UnsafeBufferPointer<UInt8>, _ new: UnsafeBufferPointer<UInt8>, from: Int
     ) -> SuffixIndex.Match {
-        func length(_ start: Int) -> Int {
-            var count = 0
-            while start + count < old.count, from + count < new.count, old[start + count] == new[from + count] { count += 1 }
-            return count
-        }
+        func length(_ start: Int) -> Int { shared(old, start, new, from) }
         if suffixes.count == 1 { return .init(length: length(Int(suffixes[0])), position: Int(suffixes[0])) }
         var low = 0, high = suffixes.count
         while low < high {
@@ -97,13 +93,14 @@ import MapPublisher
 
     /// The longest match of `new[from...]` anywhere in `old`, by trying every position.
     static func longestLength(_ old: UnsafeBufferPointer<UInt8>, _ new: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
-        var best = 0
-        for start in 0..<old.count {
-            var count = 0
-            while start + count < old.count, from + count < new.count, old[start + count] == new[from + count] { count += 1 }
-            best = max(best, count)
-        }
-        return best
+        (0..<old.count).map { shared(old, $0, new, from) }.max() ?? 0
+    }
+
+    /// How many bytes of `old[start...]` and `new[from...]` are equal, byte by byte.
+    static func shared(_ old: UnsafeBufferPointer<UInt8>, _ start: Int, _ new: UnsafeBufferPointer<UInt8>, _ from: Int) -> Int {
+        var count = 0
+        while start + count < old.count, from + count < new.count, old[start + count] == new[from + count] { count += 1 }
+        return count
     }
 
     /// The suffixes of `bytes` in sorted order, sorted here by comparison (the reference

@@ -1,7 +1,8 @@
 import CDivSufSort
 
 /// The sorted suffixes of an old file (libdivsufsort) and the longest old match of new
-/// bytes among them, found as bsdiff's binary search finds it, in fewer steps:
+/// bytes among them, found by bsdiff's binary search in the suffixes' own order, in fewer
+/// steps:
 /// - the search starts in the bucket of suffixes that begin with the new bytes' first
 ///   two, found in a table of where each bucket starts (257 slots per first byte);
 /// - every suffix between two others shares at least the shorter of their common
@@ -108,21 +109,15 @@ package struct SuffixIndex {
     }
 
     /// Whether the suffix at `rank` sorts before `new[from...]`, and the bytes they share,
-    /// the first `known` of which are equal.
+    /// the first `known` of which are equal. It sorts before when it differs first by a
+    /// smaller byte, or ends first. (bsdiff's memcmp over the shorter of the two counts an
+    /// old suffix that ends first as not before: that order is not the suffixes' own, and
+    /// a search by it can miss the longest match near the old file's end.)
     private func sortsBefore(_ rank: Int, _ new: UnsafeBufferPointer<UInt8>, _ from: Int, known: Int) -> (before: Bool, length: Int) {
         let start = Int(suffixes[rank])
         let length = matchLength(start, new, from, known: known)
-        return (sortsBefore(start, new, from, sharing: length), length)
-    }
-
-    /// Whether `old[start...]`, which shares `length` bytes with `new[from...]`, sorts
-    /// before them: it differs first by a smaller byte, or ends first. (bsdiff's memcmp
-    /// over the shorter of the two counts an old suffix that ends first as not before:
-    /// that order is not the suffixes' own, and a search by it can miss the longest match
-    /// near the old file's end.)
-    private func sortsBefore(_ start: Int, _ new: UnsafeBufferPointer<UInt8>, _ from: Int, sharing length: Int) -> Bool {
-        guard from + length < new.count else { return false }
-        return start + length == old.count || old[start + length] < new[from + length]
+        guard from + length < new.count else { return (false, length) }
+        return (start + length == old.count || old[start + length] < new[from + length], length)
     }
 
     /// How many bytes of `old[start...]` and `new[from...]` are equal, given that the first
