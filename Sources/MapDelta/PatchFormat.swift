@@ -6,7 +6,7 @@ import MapPlatform
 /// offset 0   8 bytes  magic "MLPATCH3" (or "MLPATCH1", "MLPATCH2": earlier manifest forms, still read)
 /// offset 8   u32 LE   length of the compressed manifest (M)
 /// offset 12  u32 LE   length of the manifest once decompressed
-/// offset 16  M bytes  manifest: one zstd frame (with checksum) of the binary form below
+/// offset 16  M bytes  manifest: one zstd frame of the binary form below
 /// then                payloads, concatenated in target order, nothing after the last
 /// ```
 /// Manifest, binary (varint = unsigned LEB128, string = varint length + UTF-8,

@@ -1,8 +1,9 @@
 @preconcurrency import CZstd
 import Foundation
 
-/// One whole zstd frame in memory, with its content size and checksum: for small
-/// metadata (patch-container manifests, site manifests), never for map files.
+/// One whole zstd frame in memory, with its content size (and a checksum unless the
+/// caller pins the bytes another way): for small metadata (patch-container manifests,
+/// site manifests) and a suffix delta's streams, never for whole map files.
 package enum ZstdFrame {
     /// Why a frame could not be made or read.
     package struct Failure: Error, CustomStringConvertible {
@@ -13,11 +14,16 @@ package enum ZstdFrame {
     /// `bytes` as one frame at `level`; with a `prefix` (an earlier version of the same
     /// small file), a delta that only ``decompress(_:limit:exactly:prefix:)`` with the same
     /// prefix reads.
-    package static func compress(_ bytes: [UInt8], level: Int, prefix: [UInt8] = []) throws -> [UInt8] {
+    ///
+    /// `checksum: false` leaves out the frame's 4-byte checksum, for bytes whose result a
+    /// SHA-256 pin checks anyway (a patch blob, a file a patch rebuilds, a catalog or
+    /// manifest delta): there the checksum catches nothing the pin does not, and a small
+    /// update pays its 4 bytes per frame. Decoders read frames with and without it.
+    package static func compress(_ bytes: [UInt8], level: Int, prefix: [UInt8] = [], checksum: Bool = true) throws -> [UInt8] {
         guard let cctx = ZSTD_createCCtx() else { throw Failure(description: "zstd is out of memory") }
         defer { ZSTD_freeCCtx(cctx) }
         ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, Int32(level))
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, checksum ? 1 : 0)
         var out = [UInt8](repeating: 0, count: ZSTD_compressBound(bytes.count))
         let n = out.withUnsafeMutableBytes { dst in
             bytes.withUnsafeBytes { src in

@@ -15,7 +15,8 @@ enum ManifestDeltas {
                 let packed = try? Data(contentsOf: site.root.appendingPathComponent(older.manifest)),
                 let oldJSON = base.unpack(packed)
             else { continue }
-            let delta = try ZstdFrame.compress(Array(json), level: 19, prefix: Array(oldJSON))
+            // No checksum: the device checks what it rebuilds against the manifest's pin.
+            let delta = try ZstdFrame.compress(Array(json), level: 19, prefix: Array(oldJSON), checksum: false)
             guard delta.count < packedSize else { continue }
             try site.write(Data(delta), at: SiteLayout.manifestDelta(to: target, from: base.sha256))
         }

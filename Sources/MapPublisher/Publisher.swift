@@ -135,7 +135,8 @@ package enum Publisher {
         try site.write(try CatalogSignature.sign(data, with: key).jsonData(), at: SiteLayout.catalogSignature)
         // A device that kept the previous catalog fetches the new one as a delta from it.
         if let previous = try? Data(contentsOf: site.root.appendingPathComponent(SiteLayout.catalog)), previous != data {
-            let delta = try ZstdFrame.compress(Array(data), level: 19, prefix: Array(previous))
+            // No checksum: the device checks what it rebuilds against the signed timestamp's pin.
+            let delta = try ZstdFrame.compress(Array(data), level: 19, prefix: Array(previous), checksum: false)
             try site.write(Data(delta), at: SiteLayout.catalogDelta(to: FileHashing.sha256(of: data), from: FileHashing.sha256(of: previous)))
         }
         let timestamp = try SignedTimestamp.file(of: CatalogTimestamp(of: catalog, bytes: data)) { try CatalogSignature.sign($0, with: key) }

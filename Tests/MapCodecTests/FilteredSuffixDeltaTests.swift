@@ -112,6 +112,32 @@ import MapPublisher
         #expect(throws: PatchError.self) { try decode(dir.path("p4").path, filtered: false) }
     }
 
+    /// Frames whose result a SHA-256 pin checks carry no zstd checksum (4 bytes each that
+    /// a small update would pay for nothing): a suffix delta's three streams and a patch
+    /// container's manifest. They still decode, as the round trips above show.
+    @Test func framesThatAPinChecksCarryNoChecksum() throws {
+        let dir = TemporaryDirectory("unchecked")
+        try Self.writeBoundary(dir.path("old.bin"), revision: 1)
+        try Self.writeBoundary(dir.path("new.bin"), revision: 2)
+        let payload = dir.path("p").path
+        _ = try #require(
+            try SuffixEncoder.encode(newPath: dir.path("new.bin").path, oldPath: dir.path("old.bin").path, level: 3, strides: [4], into: payload))
+        let bytes = [UInt8](try Data(contentsOf: dir.path("p")))
+        // A stride byte, three frame lengths (u64 LE), then the frames.
+        var offset = 1 + 24
+        for index in 0..<3 {
+            let length = (0..<8).reduce(0) { $0 | Int(bytes[1 + index * 8 + $1]) << (8 * $1) }
+            // Frame_Header_Descriptor (after the 4-byte magic): bit 2 is Content_Checksum_flag.
+            #expect(bytes[offset + 4] & 0x04 == 0, "stream \(index)")
+            offset += length
+        }
+        #expect(offset == bytes.count)
+        let manifest = try PatchContainerWriter.compressManifest(Array(repeating: 7, count: 300), level: 3)
+        #expect(manifest[4] & 0x04 == 0)
+        // Other frames keep it.
+        #expect(try ZstdFrame.compress(Array(repeating: 7, count: 300), level: 3)[4] & 0x04 != 0)
+    }
+
     /// A target size from a hostile patch (a see-through recipe's expanded size may be any
     /// number) is an error, not an overflow trap, in every form.
     @Test func theLargestTargetSizeIsRefusedNotATrap() throws {

@@ -6,10 +6,11 @@ import MapPlatform
 
 /// Writes a container: header, zstd-compressed manifest, then the payloads.
 package enum PatchContainerWriter {
-    /// Compresses `manifest` (one frame with checksum and content size) at `level`.
+    /// Compresses `manifest` (one frame with its content size) at `level`. No checksum: the
+    /// signed catalog pins the whole container's SHA-256.
     package static func compressManifest(_ manifest: [UInt8], level: Int) throws -> [UInt8] {
         do {
-            return try ZstdFrame.compress(manifest, level: level)
+            return try ZstdFrame.compress(manifest, level: level, checksum: false)
         } catch {
             throw PatchBuildError.codec(path: "manifest", message: "\(error)")
         }

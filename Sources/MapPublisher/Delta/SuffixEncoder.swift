@@ -52,15 +52,19 @@ package enum SuffixEncoder {
         let candidates = strides.filter { $0 == 0 || SuffixDelta.strides.contains($0) }
         for stride in candidates.isEmpty ? [0] : candidates {
             let extra = filtered(newBytes, extraRanges, stride: stride)
-            let trial = try ZstdFrame.compress(extra, level: extraCount > rankAtFastLevelAbove ? 3 : level)
+            let trial = try ZstdFrame.compress(extra, level: extraCount > rankAtFastLevelAbove ? 3 : level, checksum: false)
             if best.map({ trial.count < $0.frame.count }) ?? true { best = (stride, trial) }
         }
         let stride = best!.stride
         let extraFrame =
             extraCount > rankAtFastLevelAbove
-            ? try ZstdFrame.compress(filtered(newBytes, extraRanges, stride: stride), level: level) : best!.frame
+            ? try ZstdFrame.compress(filtered(newBytes, extraRanges, stride: stride), level: level, checksum: false) : best!.frame
         extraRanges = []
-        let frames = [try ZstdFrame.compress(controls, level: level), try ZstdFrame.compress(differences, level: level), extraFrame]
+        // No frame checksums: the client checks the file it rebuilds against its SHA-256.
+        let frames = [
+            try ZstdFrame.compress(controls, level: level, checksum: false),
+            try ZstdFrame.compress(differences, level: level, checksum: false), extraFrame,
+        ]
         controls = []
         differences = []
         let out = try SystemFile.createOrTruncate(output)
