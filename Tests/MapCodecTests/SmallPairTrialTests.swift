@@ -4,11 +4,11 @@ import MapTestSupport
 import MapDelta
 import MapPublisher
 
-/// Small pairs (file and old version up to 1 MiB) skip the trials that did not win on
-/// them: plain zstd beside a delta, zstd's worker variant (its long-distance one where
-/// another codec's delta is ahead, its deep one where another is well ahead), and the
-/// cross-file trial in the codec that lost the single-file trial. The bytes stay those of the exhaustive search
-/// (``PatchOptions/skipByEstimate`` off).
+/// Small pairs (file and old version up to 1 MiB) skip the trials that won nothing or a
+/// few bytes on them: plain zstd beside a delta, zstd's worker and deep variants (its
+/// long-distance one where another codec's delta is ahead), and the cross-file trial in
+/// the codec that lost the single-file trial. On these tiles the bytes stay those of the
+/// exhaustive search (``PatchOptions/skipByEstimate`` off).
 @Suite struct SmallPairTrialTests {
     /// A tile-like file of 16-byte records (an id, a point, an attribute); `revision` 2
     /// draws three runs of 40 records anew (new features where old ones were), or with
@@ -94,8 +94,8 @@ import MapPublisher
 
     /// A small pair's long-distance zstd variant runs where the CLI's delta leads the other
     /// codecs' (a table, where a byte can decide: skipping it grew a published patch by
-    /// 1 B), and not where one of them is ahead (tiles, LZMA2); the worker variant never
-    /// runs on a small pair.
+    /// 1 B), and not where one of them is ahead (tiles, LZMA2); the worker variant and the
+    /// deep search never run on a small pair.
     @Test func theLongDistanceVariantRunsWhereTheZstdDeltaLeads() throws {
         let dir = TemporaryDirectory("small-pair-variants")
         let pairs: [(String, Data, Data)] = [
@@ -116,7 +116,9 @@ import MapPublisher
             reach[name] = leads
             let ran = FileManager.default.fileExists(atPath: work.appendingPathComponent("delta-ldm.payload").path)
             #expect(ran == leads, "\(name): long-distance variant ran: \(ran), \(choice.tried)")
-            #expect(!FileManager.default.fileExists(atPath: work.appendingPathComponent("delta-worker.payload").path), "\(name)")
+            for variant in ["delta-worker", "delta-deep"] {
+                #expect(!FileManager.default.fileExists(atPath: work.appendingPathComponent("\(variant).payload").path), "\(name): \(variant)")
+            }
         }
         #expect(reach == ["table": true, "tile": false], "the pairs no longer show both cases (the CLI's delta leads): \(reach)")
     }

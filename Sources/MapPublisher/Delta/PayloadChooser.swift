@@ -336,16 +336,13 @@ package struct PayloadChooser {
     static let deepOnlyNote = "delta: the deep search alone (the file or its old version is over 16 MiB)"
 
     /// How far below the CLI's delta of `length` bytes its long-distance, worker and deep
-    /// variants can end: a fiftieth and 8 B on a small pair (the sample world's small
-    /// files: at most 6 B), a fifth on a larger one (timezone polygons: the deep search
-    /// 14% below at 58 MB, 2 B of 17,437 at 2 MB).
-    static func variantReach(_ length: Int64, small: Bool) -> Int64 {
-        small ? length / 50 + 8 : length / 5
-    }
+    /// variants can end on a pair larger than a small one: a fifth (timezone polygons: the
+    /// deep search 14% below at 58 MB, 2 B of 17,437 at 2 MB).
+    static func variantReach(_ length: Int64) -> Int64 { length / 5 }
 
     /// A file and old version both up to this size are a small pair: the delta trials
-    /// skip the worker variant, and the long-distance one where another codec's delta is
-    /// ahead of the CLI's (``encodeDelta(_:newSize:base:rival:lzma:)``), and plain zstd is
+    /// skip the worker and deep variants, and the long-distance one where another codec's
+    /// delta is ahead of the CLI's (``encodeDelta(_:newSize:base:rival:lzma:)``), and plain zstd is
     /// not tried beside a delta.
     static let smallPair: Int64 = 1 << 20
 
@@ -519,31 +516,35 @@ package struct PayloadChooser {
             try trial("delta-deep", search: .deep, optional: true)
             if let best { return (best.path, best.length, Self.deepOnlyNote) }
         }
-        // The long-distance, worker and deep variants run only where the CLI's delta is
-        // within their reach (``variantReach(_:small:)``) of the best payload of another
+        // The long-distance, worker and deep variants of a larger pair run only where the
+        // CLI's delta is within a fifth (``variantReach(_:)``) of the best payload of another
         // codec (the suffix-array and LZMA2 ones, `rival` and `lzma`): beyond it they cannot
-        // win. A small pair gets no worker variant (it fits one worker job; the variant gave
-        // no byte less than the others on any of the sample world's 476 small files), and
-        // its long-distance one only where the CLI's delta is ahead of the other codecs':
+        // win. A small pair gets neither the worker variant (it fits one worker job; the
+        // variant gave no byte less than the others on any of the sample world's 476 small
+        // files) nor the deep search (4x the CLI's time per file, a third of the sample
+        // world's patch time, for 1-5 B on 10 of its 146 changed files: 19 B of 181.7 kB),
+        // and its long-distance one only where the CLI's delta is ahead of the other codecs':
         // the 3 files of 318 within reach where it saved bytes (1-6 B) were all such.
-        let small = isSmallPair(newSize: newSize, oldSize: base.count)
         try trial("delta", search: .cli, optional: false)
         let cli = best!
         let other = skipByEstimate ? [rival, lzma].compactMap({ $0 }).min() : nil
-        if let other, cli.length > other + Self.variantReach(cli.length, small: small) {
-            let note =
-                small
-                ? nil
-                : "delta: the deep search skipped with the long-distance and worker ones: another codec's delta (\(other) B) is over a fifth below the CLI's (\(cli.length) B)"
-            return (cli.path, cli.length, note)
+        // Where the CLI's rule leaves long-distance matching off, the delta with it on.
+        let longDistanceVariant = !ZstdCompressor.needsLongDistanceMatching(
+            windowLog: ZstdDelta.windowLog(forContentSize: newSize)!, level: level, newSize: newSize, prefixSize: base.count)
+        if isSmallPair(newSize: newSize, oldSize: base.count) {
+            if longDistanceVariant, other.map({ cli.length <= $0 }) ?? true {
+                try trial("delta-ldm", search: .cli, longDistanceMatching: true, optional: false)
+            }
+            return (best!.path, best!.length, nil)
         }
-        let windowLog = ZstdDelta.windowLog(forContentSize: newSize)!
-        if !(small && other.map { cli.length > $0 } ?? false),
-            !ZstdCompressor.needsLongDistanceMatching(windowLog: windowLog, level: level, newSize: newSize, prefixSize: base.count)
-        {
-            try trial("delta-ldm", search: .cli, longDistanceMatching: true, optional: false)
+        if let other, cli.length > other + Self.variantReach(cli.length) {
+            return (
+                cli.path, cli.length,
+                "delta: the deep search skipped with the long-distance and worker ones: another codec's delta (\(other) B) is over a fifth below the CLI's (\(cli.length) B)"
+            )
         }
-        if !small { try trial("delta-worker", search: .cliWorker, optional: true) }
+        if longDistanceVariant { try trial("delta-ldm", search: .cli, longDistanceMatching: true, optional: false) }
+        try trial("delta-worker", search: .cliWorker, optional: true)
         if ZstdCompressor.deepSearchApplies(level: level, newSize: newSize, prefixSize: base.count) {
             try trial("delta-deep", search: .deep, optional: true)
         }
