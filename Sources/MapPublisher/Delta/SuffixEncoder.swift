@@ -48,23 +48,20 @@ package enum SuffixEncoder {
         // At most level 19: its window (8 MiB) stays within what every client's decoder accepts.
         let level = min(level, 19)
         let extraCount = extraRanges.reduce(0) { $0 + $1.count }
+        // Each stream is one frame without a checksum: the client checks the file it
+        // rebuilds against its SHA-256.
+        func frame(_ bytes: [UInt8], level: Int) throws -> [UInt8] { try ZstdFrame.compress(bytes, level: level, checksum: false) }
         var best: (stride: Int, frame: [UInt8])?
         let candidates = strides.filter { $0 == 0 || SuffixDelta.strides.contains($0) }
         for stride in candidates.isEmpty ? [0] : candidates {
-            let extra = filtered(newBytes, extraRanges, stride: stride)
-            let trial = try ZstdFrame.compress(extra, level: extraCount > rankAtFastLevelAbove ? 3 : level, checksum: false)
+            let trial = try frame(filtered(newBytes, extraRanges, stride: stride), level: extraCount > rankAtFastLevelAbove ? 3 : level)
             if best.map({ trial.count < $0.frame.count }) ?? true { best = (stride, trial) }
         }
         let stride = best!.stride
         let extraFrame =
-            extraCount > rankAtFastLevelAbove
-            ? try ZstdFrame.compress(filtered(newBytes, extraRanges, stride: stride), level: level, checksum: false) : best!.frame
+            extraCount > rankAtFastLevelAbove ? try frame(filtered(newBytes, extraRanges, stride: stride), level: level) : best!.frame
         extraRanges = []
-        // No frame checksums: the client checks the file it rebuilds against its SHA-256.
-        let frames = [
-            try ZstdFrame.compress(controls, level: level, checksum: false),
-            try ZstdFrame.compress(differences, level: level, checksum: false), extraFrame,
-        ]
+        let frames = [try frame(controls, level: level), try frame(differences, level: level), extraFrame]
         controls = []
         differences = []
         let out = try SystemFile.createOrTruncate(output)
