@@ -15,6 +15,7 @@ struct Connection: Sendable {
     }
 
     func run() {
+        Socket.setSendTimeout(fd, .milliseconds(Int64(server.sendTimeout * 1000)))
         var summary = Summary()
         switch HTTPRequest.read(from: fd, within: .milliseconds(Int64(server.headTimeout * 1000))) {
         case .failure(.connectionClosed):
@@ -50,8 +51,13 @@ struct Connection: Sendable {
             return sendSimple(404, head: isHead, summary: &summary)
         case .segments(let segments):
             summary.path = path.displayPath ?? request.target
-            guard let file = ServedFile.open(segments: segments, root: root) else {
-                return sendSimple(404, head: isHead, summary: &summary)
+            let file: ServedFile
+            switch ServedFile.open(segments: segments, root: root) {
+            case .file(let opened): file = opened
+            case .missing: return sendSimple(404, head: isHead, summary: &summary)
+            case .unavailable:
+                summary.note = "out-of-descriptors"
+                return sendSimple(503, head: isHead, extra: [("Retry-After", "1")], summary: &summary)
             }
             defer { file.close() }
             serve(file, request: request, isHead: isHead, summary: &summary)

@@ -30,6 +30,9 @@ package final class ManifestServer: Sendable {
     package let faults: FaultPlan
     /// Seconds a client has to send its whole request head; slower ones get 408 and are closed.
     package let headTimeout: Double
+    /// Seconds one send may wait for a client that does not read; past it the connection
+    /// is closed (a client that never reads holds no thread or descriptor for longer).
+    package let sendTimeout: Double
 
     /// Creates a server for the files under `root`; nothing is bound until `start()`.
     /// - Parameters:
@@ -37,15 +40,19 @@ package final class ManifestServer: Sendable {
     ///   - host: Numeric address to bind, `127.0.0.1` by default.
     ///   - port: Port to bind; 0 picks a free ephemeral port.
     ///   - faults: Faults to inject into GET responses; none by default.
+    ///   - headTimeout: Seconds a client has to send its request head.
+    ///   - sendTimeout: Seconds a send waits for a client that reads nothing.
     ///   - log: Called once per answered request with a line like `GET /a.pmtiles 206 1234B`,
-    ///     plus ` dropped`, ` injected-error`, ` client-gone` or ` file-shrunk` when that happened.
+    ///     plus ` dropped`, ` injected-error`, ` client-gone`, ` file-shrunk` or
+    ///     ` out-of-descriptors` when that happened.
     ///     Called on connection threads; it must not call `stop()`.
     package init(
         root: URL, host: String = "127.0.0.1", port: Int = 0, faults: FaultPlan = .init(),
-        headTimeout: Double = 10, log: (@Sendable (String) -> Void)? = nil
+        headTimeout: Double = 10, sendTimeout: Double = 30, log: (@Sendable (String) -> Void)? = nil
     ) {
         self.root = root
         self.headTimeout = headTimeout
+        self.sendTimeout = sendTimeout
         self.host = host
         self.requestedPort = port
         self.faults = faults

@@ -20,9 +20,33 @@ struct ServedFile: Sendable {
         return real
     }
 
-    /// Opens `segments` under `root` (a canonical path), or returns `nil` when the path
-    /// does not exist, is not a regular file, or resolves (through symlinks) outside root.
-    static func open(segments: [String], root: String) -> ServedFile? {
+    /// What opening a requested path gave.
+    enum Opening {
+        case file(ServedFile)
+        /// No such file to serve: missing, not a regular file, or outside the root (404).
+        case missing
+        /// The file may be there, but the process is out of descriptors or memory (503:
+        /// a client must not take it for missing, and retries).
+        case unavailable
+    }
+
+    /// Opens `segments` under `root` (a canonical path), telling a path that does not
+    /// exist, is not a regular file, or resolves (through symlinks) outside root from one
+    /// the process cannot open now.
+    static func open(segments: [String], root: String) -> Opening {
+        switch Result(catching: { () throws(Errno) in try openFile(segments: segments, root: root) }) {
+        case .success(let file?): return .file(file)
+        case .success(nil): return .missing
+        case .failure(let error): return [EMFILE, ENFILE, ENOMEM].contains(error.code) ? .unavailable : .missing
+        }
+    }
+
+    /// An `errno` value as an error.
+    struct Errno: Error { let code: Int32 }
+
+    /// ``open(segments:root:)``: `nil` for a path there is nothing to serve at, the
+    /// `errno` of a failed open.
+    private static func openFile(segments: [String], root: String) throws(Errno) -> ServedFile? {
         guard !segments.isEmpty, let path = canonicalPath(root + "/" + segments.joined(separator: "/")) else {
             return nil
         }
@@ -33,7 +57,7 @@ struct ServedFile: Sendable {
         // Check before opening: opening a FIFO would block.
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         let fd = Posix.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { throw Errno(code: errno) }
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             Posix.close(fd)
             return nil

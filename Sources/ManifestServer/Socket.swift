@@ -84,10 +84,15 @@ enum Socket {
 
     /// Makes blocking receives on `fd` give up after `duration` (at least a millisecond).
     static func setReceiveTimeout(_ fd: Int32, _ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        let microseconds = max(seconds == 0 ? 1_000 : 0, attoseconds / 1_000_000_000_000)
-        var timeout = timeval(tv_sec: Int(max(0, seconds)), tv_usec: Int(microseconds))
+        var timeout = timeval(duration)
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Makes blocking sends on `fd` give up after `duration` without progress (at least a
+    /// millisecond): ``sendAll(_:_:)-(_,UnsafeRawBufferPointer)`` then stops short.
+    static func setSendTimeout(_ fd: Int32, _ duration: Duration) {
+        var timeout = timeval(duration)
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     /// Stops further sends (the peer sees end of stream) but keeps reading possible.
@@ -124,5 +129,14 @@ enum Socket {
         let code = errno
         Posix.close(fd)
         return .socket(operation: operation, errno: code)
+    }
+}
+
+extension timeval {
+    /// `duration` as a socket timeout: at least a millisecond (zero would mean none).
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        let microseconds = max(seconds == 0 ? 1_000 : 0, attoseconds / 1_000_000_000_000)
+        self.init(tv_sec: Int(max(0, seconds)), tv_usec: Int(microseconds))
     }
 }

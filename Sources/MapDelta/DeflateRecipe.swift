@@ -133,26 +133,48 @@ package struct DeflateRecipe: Sendable, Equatable {
 
     // MARK: - Making a recipe (publisher) and expansions (both sides)
 
+    /// The most bytes the expansion of a file of `size` bytes may have, for the publisher
+    /// (which keeps a byte-level delta for a file past it) and the client (which refuses a
+    /// patch that needs more): 128 times the file, at least 64 MiB, at most 16 GiB. Map data
+    /// inflates 3–10 times, a map image's pixels up to about 70; a deflate bomb (a 1 MB file
+    /// of zeros that inflates to 1 GB) stops at 128 MB instead of filling the disk.
+    package static func expansionLimit(ofFileOfSize size: Int64) -> Int64 {
+        min(16 << 30, max(64 << 20, size.multipliedSaturating(by: 128)))
+    }
+
     /// Writes the expansion of the file at `path` into `output`: its bytes with `streams`
-    /// (in file order) inflated in place. Returns each stream's inflated length.
+    /// (in file order) inflated in place. Returns each stream's inflated length. An
+    /// expansion past ``expansionLimit(ofFileOfSize:)`` stops with
+    /// ``PatchError/beyondLimits(detail:)`` before its bytes past the limit are written.
     package static func expand(_ path: String, streams: [DeflateStreams.Stream], into output: String) throws -> [Int64] {
         let input = try SystemFile.openForReading(path)
         let size = try input.size()
         let out = try SystemFile.createOrTruncate(output)
+        let limit = expansionLimit(ofFileOfSize: size)
+        var total: Int64 = 0
+        func write(_ chunk: UnsafeRawBufferPointer) throws {
+            total += Int64(chunk.count)
+            guard total <= limit else {
+                throw PatchError.beyondLimits(
+                    detail: "the deflate streams of a \(ByteFormat.string(size)) file expand past \(ByteFormat.string(limit)), "
+                        + "the most a file of its size may")
+            }
+            try out.writeAll(chunk)
+        }
         var position: Int64 = 0
         var lengths: [Int64] = []
         for stream in streams {
-            try copy(input, from: position, length: stream.offset - position) { try out.writeAll($0) }
+            try copy(input, from: position, length: stream.offset - position, to: write)
             var inflated: Int64 = 0
             if stream.png != nil {
                 try DeflateStreams.inflatePNG(input, stream) {
-                    try out.writeAll($0)
+                    try write($0)
                     inflated += Int64($0.count)
                 }
             } else {
                 var consumed: Int64 = 0
                 try DeflateStreams.inflate(input, at: stream.offset, limit: stream.offset + stream.length, consumed: &consumed) {
-                    try out.writeAll($0)
+                    try write($0)
                     inflated += Int64($0.count)
                 }
                 guard consumed == stream.length else { throw PatchError.corrupt(detail: "\(path): a deflate stream changed length") }
@@ -160,7 +182,7 @@ package struct DeflateRecipe: Sendable, Equatable {
             lengths.append(inflated)
             position = stream.offset + stream.length
         }
-        try copy(input, from: position, length: size - position) { try out.writeAll($0) }
+        try copy(input, from: position, length: size - position, to: write)
         return lengths
     }
 

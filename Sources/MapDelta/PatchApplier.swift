@@ -44,12 +44,20 @@ package enum PatchApplier {
     /// leaves it out (a site's patch) and must agree with one that carries it. With
     /// `durable` false no file or directory of `newTree` is fsync'ed: for a caller that
     /// flushes the file system before the tree is used (one `syncfs`, as a generation's
-    /// commit does, instead of one `fsync` per file), or whose tree is scratch.
+    /// commit does, instead of one `fsync` per file), or whose tree is scratch. `limits`,
+    /// what the signed manifest declares for the result, bounds everything the patch asks
+    /// for before it is written (files, bytes, folders, the manifest itself): a patch past
+    /// them throws ``PatchError/beyondLimits(detail:)`` having written nothing.
     package static func apply(
         patch: URL, oldTree: URL, into newTree: URL, resumeIn: URL?, threads: Int = 1,
-        oldFiles: [FileEntry] = [], treeHash given: String? = nil, durable: Bool = true, progress: ((Int64) -> Void)? = nil
+        oldFiles: [FileEntry] = [], treeHash given: String? = nil, limits: TreeLimits = .siteMaximum, durable: Bool = true,
+        progress: ((Int64) -> Void)? = nil
     ) throws -> (files: [FileEntry], resumedBytes: Int64) {
-        let opened = try OpenedPatch(url: patch)
+        // The old tree's files bound the manifest's sources and deletions, and form 3 keeps
+        // those it does not name (a tree that cannot be listed fails the patch below, or at
+        // the first old file it reads, whatever the manifest says).
+        let listing = Result { try FileTree.files(in: oldTree.path) }
+        let opened = try OpenedPatch(url: patch, limits: limits, oldFiles: (try? listing.get())?.count ?? SiteLimits.files)
         let expectedTree = opened.manifest.treeHash?.hex ?? given
         if let given, given != expectedTree {
             throw PatchError.corrupt(detail: "its tree hash is not the one the manifest's patch edge names")
@@ -57,7 +65,13 @@ package enum PatchApplier {
         if opened.manifest.keepsUnlisted, expectedTree == nil {
             throw PatchError.corrupt(detail: "the patch leaves the result's tree hash to the manifest's patch edge, and none was given")
         }
-        try opened.keepUnlisted(of: oldTree.path)
+        if opened.manifest.keepsUnlisted {
+            do {
+                try opened.keepUnlisted(try listing.get())
+            } catch let problem as FileTree.Problem {
+                throw PatchError.unexpectedFiles([problem.description])
+            }
+        }
         try prepareEmptyDirectory(newTree)
         if let resumeIn { try FileSystem.makeDirectories(resumeIn) }
         var run = PatchRun(

@@ -1,6 +1,6 @@
 import CZstd
 package import Foundation
-import MapModel
+package import MapModel
 package import MapPlatform
 /// Reading patch containers (layout in ``PatchFormat``).
 package enum PatchContainer {
@@ -21,8 +21,10 @@ package final class OpenedPatch {
     package private(set) var manifest: PatchManifest
 
     /// Opens `url` and reads the header and manifest. Every length is checked against the
-    /// file size before anything is allocated for it.
-    package init(url: URL) throws {
+    /// file size, and the manifest against what a patch from a tree of `oldFiles` files to
+    /// one within `limits` can need (``TreeLimits/patchManifestBytes(oldFiles:cap:)``),
+    /// before anything is allocated for it.
+    package init(url: URL, limits: TreeLimits = .siteMaximum, oldFiles: Int = SiteLimits.files) throws {
         let file = try SystemFile.openForReading(url.path)
         self.file = file
         let size = try file.size()
@@ -43,6 +45,10 @@ package final class OpenedPatch {
         else {
             throw PatchError.corrupt(detail: "manifest lengths \(compressedLength)/\(rawLength) out of range")
         }
+        let manifestLimit = limits.patchManifestBytes(oldFiles: oldFiles, cap: PatchFormat.maxManifestSize)
+        guard rawLength <= manifestLimit else {
+            throw PatchError.beyondLimits(detail: "a manifest of \(rawLength) bytes, at most \(manifestLimit) for its trees")
+        }
         let payloadStart = Int64(PatchFormat.headerSize + compressedLength)
         guard payloadStart <= size else {
             throw PatchError.truncated(detail: "manifest needs \(compressedLength) bytes, container has \(size - Int64(PatchFormat.headerSize))")
@@ -52,21 +58,19 @@ package final class OpenedPatch {
             try file.readChunk(into: $0, at: Int64(PatchFormat.headerSize))
         }
         let raw = try Self.decompressManifest(compressed, rawLength: rawLength)
-        manifest = try PatchManifestDecoder.decode(raw, form: form, payloadStart: payloadStart, containerSize: size)
+        manifest = try PatchManifestDecoder.decode(
+            raw, form: form, payloadStart: payloadStart, containerSize: size, limits: limits, oldFiles: oldFiles)
+        self.limits = limits
     }
 
-    /// Adds the files of the old tree at `oldTree` that a form-3 manifest does not name to
-    /// its targets, as kept (``PatchManifestDecoder/keepingUnlisted(_:oldFiles:)``); any
-    /// other manifest stays as it is.
-    package func keepUnlisted(of oldTree: String) throws {
-        guard manifest.keepsUnlisted else { return }
-        let files: [(path: String, size: Int64)]
-        do {
-            files = try FileTree.files(in: oldTree)
-        } catch let problem as FileTree.Problem {
-            throw PatchError.unexpectedFiles([problem.description])
-        }
-        manifest = try PatchManifestDecoder.keepingUnlisted(manifest, oldFiles: files)
+    /// What the signed manifest lets the result hold.
+    package let limits: TreeLimits
+
+    /// Adds the files of the old tree (`oldFiles`, as listed) that a form-3 manifest does
+    /// not name to its targets, as kept (``PatchManifestDecoder/keepingUnlisted(_:oldFiles:limits:)``);
+    /// any other manifest stays as it is.
+    package func keepUnlisted(_ oldFiles: [(path: String, size: Int64)]) throws {
+        manifest = try PatchManifestDecoder.keepingUnlisted(manifest, oldFiles: oldFiles, limits: limits)
     }
 
     /// Decompresses the manifest frame, whose header must declare exactly `rawLength`.

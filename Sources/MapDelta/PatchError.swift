@@ -13,6 +13,9 @@ package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
     case truncated(detail: String)
     /// A section of the container does not decode or contradicts itself.
     case corrupt(detail: String)
+    /// The patch asks for more than the signed manifest declares for the group's tree
+    /// (files, bytes, folders, or a manifest larger than such a tree's).
+    case beyondLimits(detail: String)
     /// A path in the container is absolute, contains `..`, `.` or empty segments, or a NUL.
     case unsafePath(String)
     /// An old file the patch reads is missing (or not a regular file) in the installed tree.
@@ -43,6 +46,8 @@ package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
             return "patch is truncated (\(detail)): download it again or fall back to a full download"
         case .corrupt(let detail):
             return "patch is corrupt (\(detail)): download it again or fall back to a full download"
+        case .beyondLimits(let detail):
+            return "patch asks for more than the signed manifest declares (\(detail)): refusing it; fall back to a full download"
         case .unsafePath(let path):
             return
                 "patch names an unsafe path \(Self.quoted(path)) (absolute, '..', '.', empty segment or NUL): refusing it; fall back to a full download"

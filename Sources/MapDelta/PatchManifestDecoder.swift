@@ -1,4 +1,4 @@
-import MapModel
+package import MapModel
 import MapPlatform
 /// Parses the binary manifest (see ``PatchFormat``) and checks that it is self-consistent:
 /// safe and unique paths, indices in range, encodings that fit their operations, and
@@ -6,8 +6,12 @@ import MapPlatform
 package enum PatchManifestDecoder {
     /// The manifest in `bytes` (manifest form `form`, see ``PatchFormat``), with payload
     /// offsets laid out from `payloadStart`; the payloads must end exactly at `containerSize`.
+    /// Every count is held to the trees it joins before anything is allocated for it: at
+    /// most `oldFiles` sources and deletions, targets within `limits` (their number, and
+    /// their sizes summed as they are read), else ``PatchError/beyondLimits(detail:)``.
     package static func decode(
-        _ bytes: [UInt8], form: Int = PatchFormat.currentForm, payloadStart: Int64, containerSize: Int64
+        _ bytes: [UInt8], form: Int = PatchFormat.currentForm, payloadStart: Int64, containerSize: Int64,
+        limits: TreeLimits = .siteMaximum, oldFiles: Int = SiteLimits.files
     ) throws -> PatchManifest {
         var reader = ByteReader(bytes)
         let lean = form >= 2
@@ -21,7 +25,7 @@ package enum PatchManifestDecoder {
         }
         let treeHash = listsChangesOnly ? try digest(of: "the tree") : lean ? try reader.sha256() : nil
         var sources: [PatchManifest.Source] = []
-        let sourceCount = try reader.count(minimumEntrySize: lean ? 2 : 34)
+        let sourceCount = try within(oldFiles, try reader.count(minimumEntrySize: lean ? 2 : 34), "old files read")
         sources.reserveCapacity(sourceCount)
         for _ in 0..<sourceCount {
             let path = try reader.string()
@@ -34,13 +38,18 @@ package enum PatchManifestDecoder {
         }
 
         var targets: [PatchManifest.Target] = []
-        let targetCount = try reader.count(minimumEntrySize: 4)
+        let targetCount = try within(limits.files, try reader.count(minimumEntrySize: 4), "files")
         targets.reserveCapacity(targetCount)
         var cursor = payloadStart
+        var targetBytes: Int64 = 0
         for _ in 0..<targetCount {
             let path = try reader.string()
             try PatchPath.validate(path)
             let size = try reader.varint()
+            targetBytes = targetBytes.plusSaturating(size)
+            guard targetBytes <= limits.bytes else {
+                throw PatchError.beyondLimits(detail: "its files reach past the \(limits.bytes) bytes declared, at \(path)")
+            }
             let sha: SHA256Hash?
             let origin: PatchManifest.Origin
             switch try reader.byte() {
@@ -78,7 +87,7 @@ package enum PatchManifestDecoder {
         }
 
         var deletions: [String] = []
-        let deletionCount = try reader.count(minimumEntrySize: 2)
+        let deletionCount = try within(oldFiles, try reader.count(minimumEntrySize: 2), "old files deleted")
         deletions.reserveCapacity(deletionCount)
         for _ in 0..<deletionCount {
             let path = try reader.string()
@@ -96,6 +105,14 @@ package enum PatchManifestDecoder {
         return PatchManifest(sources: sources, targets: targets, deletions: deletions, treeHash: treeHash, keepsUnlisted: listsChangesOnly)
     }
 
+    /// `count`, when it is at most `limit` (`what` names the count in the refusal).
+    private static func within(_ limit: Int, _ count: Int, _ what: String) throws -> Int {
+        guard count <= limit else {
+            throw PatchError.beyondLimits(detail: "\(count) \(what), at most \(limit) declared")
+        }
+        return count
+    }
+
     /// A produced file may lack its digest (form 3) only when it is small and its payload is
     /// decoded as one stream (``PatchEncoding/streamsWhole``): the digest names the other
     /// files' resume checkpoints.
@@ -109,14 +126,22 @@ package enum PatchManifestDecoder {
     /// The manifest of a form-3 patch (``PatchManifest/keepsUnlisted``) with the files of
     /// the old tree it does not name (`oldFiles`, relative paths and sizes) added as
     /// unchanged targets, every target in path-byte order (the order cross-file references
-    /// count in); any other manifest as it is. The paths are checked again as a whole.
-    package static func keepingUnlisted(_ manifest: PatchManifest, oldFiles: [(path: String, size: Int64)]) throws -> PatchManifest {
+    /// count in); any other manifest as it is. The paths are checked again as a whole, and
+    /// the whole tree against `limits`.
+    package static func keepingUnlisted(
+        _ manifest: PatchManifest, oldFiles: [(path: String, size: Int64)], limits: TreeLimits = .siteMaximum
+    ) throws -> PatchManifest {
         guard manifest.keepsUnlisted else { return manifest }
         let named = Set(manifest.targets.map { PathKey($0.path) } + manifest.deletions.map { PathKey($0) })
         var expanded = manifest
         expanded.keepsUnlisted = false
         expanded.targets += oldFiles.filter { !named.contains(PathKey($0.path)) }.map {
             PatchManifest.Target(path: $0.path, size: $0.size, sha256: nil, origin: .unchanged)
+        }
+        _ = try within(limits.files, expanded.targets.count, "files")
+        let bytes = expanded.targets.saturatingSum(\.size)
+        guard bytes <= limits.bytes else {
+            throw PatchError.beyondLimits(detail: "its files and the ones it keeps make \(bytes) bytes, at most \(limits.bytes) declared")
         }
         expanded.targets.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
         try checkPaths(targets: expanded.targets, deletions: expanded.deletions)

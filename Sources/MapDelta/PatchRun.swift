@@ -456,11 +456,16 @@ package struct PatchRun {
         return true
     }
 
-    /// Creates the missing directories above `path` in the new tree.
+    /// Creates the missing directories above `path` in the new tree, at most
+    /// ``TreeLimits/folders`` of the patch's limits.
     private mutating func makeParentDirectories(of path: String) throws {
         for dir in PatchPath.ancestors(of: path) {
             let relative = String(dir)
             if directories.contains(PathKey(relative)) { continue }
+            // The root is one of `directories`, not a folder of the tree.
+            guard directories.count <= patch.limits.folders else {
+                throw PatchError.beyondLimits(detail: "more than the \(patch.limits.folders) folders a tree of its files can hold")
+            }
             let full = newRoot + "/" + relative
             try FileSystem.makeDirectory(full)
             directories.insert(PathKey(relative))

@@ -10,7 +10,8 @@ import MapPlatform
 /// Read from the file format (sqlite.org/fileformat2.html), not through SQLite: every page
 /// whose type is a table leaf is read, each cell's payload size gives its local part, and
 /// its chain is followed. Anything out of range drops that cell's chain (it stays in place,
-/// byte-level); pages are claimed once. Deterministic, so the client finds in its old file
+/// byte-level); pages are claimed once, by a walk that failed too, so the work is linear in
+/// the file's size. Deterministic, so the client finds in its old file
 /// the map the publisher found.
 package enum SQLiteOverflow {
     /// The gather map of the database at `path`; the identity for a file that is not one.
@@ -21,6 +22,13 @@ package enum SQLiteOverflow {
 
     /// ``map(of:)`` over bytes in memory.
     package static func map(of bytes: UnsafeRawBufferPointer) -> GatherMap {
+        var steps = 0
+        return map(of: bytes, steps: &steps)
+    }
+
+    /// ``map(of:)`` over bytes in memory, counting in `steps` the overflow pages its chain
+    /// walks entered: at most the file's pages, whatever the file holds.
+    package static func map(of bytes: UnsafeRawBufferPointer, steps: inout Int) -> GatherMap {
         guard let database = Database(bytes) else { return .identity }
         var claimed = [Bool](repeating: false, count: database.pageCount + 1)
         // A page that is a b-tree page is never taken as part of a chain.
@@ -28,7 +36,7 @@ package enum SQLiteOverflow {
         var moves: [(move: GatherMap.Move, order: Int)] = []
         for page in 1...database.pageCount where database.type(of: page) == 0x0D {
             for cell in database.cells(of: page) {
-                guard let chain = database.chain(of: cell, claimed: &claimed) else { continue }
+                guard let chain = database.chain(of: cell, claimed: &claimed, steps: &steps) else { continue }
                 for range in chain {
                     moves.append((GatherMap.Move(insertAt: cell.overflowPointer, from: range.from, length: range.length), moves.count))
                 }
@@ -103,20 +111,19 @@ package enum SQLiteOverflow {
         }
 
         /// The content ranges of `cell`'s overflow chain, in order, each page claimed; `nil`
-        /// (nothing claimed) when the chain leaves the file, loops, meets a claimed page or
-        /// ends early.
-        func chain(of cell: Cell, claimed: inout [Bool]) -> [(from: Int64, length: Int64)]? {
+        /// when the chain leaves the file, loops, meets a claimed page or ends early. The
+        /// pages a refused walk passed stay claimed, so no page is walked twice and the map
+        /// of any file costs a walk of its pages and cells once, however its chains are built
+        /// to fail (SQLite never shares a page between chains, so real files map as before).
+        func chain(of cell: Cell, claimed: inout [Bool], steps: inout Int) -> [(from: Int64, length: Int64)]? {
+            guard cell.remaining <= (pageCount - 1) * (usable - 4) else { return nil }
             var ranges: [(from: Int64, length: Int64)] = []
-            var pages: [Int] = []
             var remaining = cell.remaining
             var page = u32(Int(cell.overflowPointer))
             while remaining > 0 {
-                guard page >= 2, page <= pageCount, !claimed[page] else {
-                    for taken in pages { claimed[taken] = false }
-                    return nil
-                }
+                guard page >= 2, page <= pageCount, !claimed[page] else { return nil }
                 claimed[page] = true
-                pages.append(page)
+                steps += 1
                 let length = min(remaining, usable - 4)
                 ranges.append((Int64(offset(of: page) + 4), Int64(length)))
                 remaining -= length

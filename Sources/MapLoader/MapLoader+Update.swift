@@ -25,10 +25,11 @@ extension MapLoader {
     /// Moves every installed package to the newest version and applies selection changes,
     /// all in one generation switch. `.delta` takes the cheapest verified patch chain per
     /// group and falls back to the full archive where a chain is missing, dearer, or fails.
-    /// With `dryRun`, returns the plan's report without changing anything.
+    /// With `dryRun`, returns the plan's report without changing anything, as a reader
+    /// (it works on a read-only data directory, as ``checkForUpdate(strategy:)`` does).
     @discardableResult
     public func performUpdate(strategy: Plan.Strategy = .delta, dryRun: Bool = false) async throws(MapLoaderError) -> UpdateReport {
-        try await enqueue(.update) { loader, operation in
+        try await enqueue(.update, reading: dryRun) { loader, operation in
             let (check, context) = try await loader.updateCheck(strategy: strategy, in: operation)
             guard check.updateAvailable, !dryRun else {
                 return UpdateReport.unchanged(at: context.state.version, steps: check.plan.steps)

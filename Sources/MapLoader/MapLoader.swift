@@ -132,9 +132,11 @@ public actor MapLoader {
     }
 
     /// Queues `body` behind every earlier operation and runs it with the operation's
-    /// context, reporting start, finish or failure.
+    /// context, reporting start, finish or failure. With `reading`, an operation that
+    /// changes the data directory runs as a reader this time (a dry run): a pinned
+    /// generation instead of the write lock, so it works on a read-only data directory.
     func enqueue<T: Sendable>(
-        _ kind: MapLoaderOperation,
+        _ kind: MapLoaderOperation, reading: Bool = false,
         _ body: @escaping @Sendable (isolated MapLoader, OperationContext) async throws -> T
     ) async throws(MapLoaderError) -> T {
         let id = UUID()
@@ -142,7 +144,7 @@ public actor MapLoader {
         let task = Task<any Sendable, any Error> {
             await previous?.value
             try Task.checkCancellation()
-            return try await self.perform(id, kind, body)
+            return try await self.perform(id, kind, writes: kind.changesDataDirectory && !reading, body)
         }
         tasks[id] = task
         queueTail = Task { _ = await task.result }
@@ -160,9 +162,10 @@ public actor MapLoader {
         }
     }
 
-    /// Takes the lock or lease `kind` needs, makes its context and runs `body` with it.
+    /// Takes the write lock (`writes`) or a lease, makes the context of `kind` and runs
+    /// `body` with it.
     private func perform<T: Sendable>(
-        _ id: UUID, _ kind: MapLoaderOperation,
+        _ id: UUID, _ kind: MapLoaderOperation, writes: Bool,
         _ body: @Sendable (isolated MapLoader, OperationContext) async throws -> T
     ) async throws -> T {
         runningID = id
@@ -175,7 +178,7 @@ public actor MapLoader {
             // pin the live generation so that a writer committing meanwhile removes nothing
             // they read (a copied `current` folder is first turned back into a link).
             var writeLock: FileLock?
-            if kind.changesDataDirectory || directory.needsRecovery {
+            if writes || directory.needsRecovery {
                 let hub = self.hub
                 writeLock = try await directory.lockForWriting(wait: configuration.waitForLock) { pid in
                     hub.emit(.waitingForLock(pid: pid.map(Int.init)))
@@ -183,7 +186,7 @@ public actor MapLoader {
                 try await offActor { try directory.recover() }
             }
             var lease: GenerationLease?
-            if !kind.changesDataDirectory {
+            if !writes {
                 writeLock = nil
                 lease = try directory.pinCurrent()
             }

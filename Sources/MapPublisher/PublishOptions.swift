@@ -41,6 +41,12 @@ package struct PublishOptions: Sendable {
     /// `cp -al` or `rsync --link-dest` from an earlier one). Off: such a file is refused,
     /// so a release folder never leaks the publisher's other files.
     package var allowHardLinks = false
+    /// Where tasks unpack old trees and build patches (a see-through file's expansions
+    /// among them, each at most ``DeflateRecipe/expansionLimit(ofFileOfSize:)``); `nil`: a
+    /// folder of its own in the system's temporary directory (`TMPDIR`), removed at the
+    /// end. Never the site: a site folder is what gets synced to a host, and its disk
+    /// may be small.
+    package var scratch: URL?
 
     /// Options for publishing `version`.
     package init(

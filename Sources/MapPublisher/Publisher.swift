@@ -24,7 +24,12 @@ package enum Publisher {
             site: SiteWriter(root: siteURL), keyFile: options.keyFile, rekey: options.rekey,
             unsigned: options.unsigned)
         let plan = try PublishPlanner.plan(release: release, site: siteURL, options: options)
-        let places = PublishTaskRunner.Places(plan: plan, release: release, site: siteURL)
+        let scratch =
+            options.scratch
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("maploader-publish-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { if options.scratch == nil { try? FileManager.default.removeItem(at: scratch) } }
+        let places = PublishTaskRunner.Places(plan: plan, release: release, site: siteURL, scratch: scratch)
         // The archives first, then the patches, each phase on all jobs: the report gives
         // each phase's time, the patches' being what a patch edge costs the publisher.
         let archives = plan.tasks.filter { $0.kind == .archive }.map(\.id)

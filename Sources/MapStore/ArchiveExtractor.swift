@@ -10,7 +10,7 @@ import SystemPackage
 /// Entries are read with libarchive and written by this type itself (never through
 /// `archive_write_disk`), so the checks are ours and strict: only regular files and
 /// folders; no absolute paths, `..`, links, devices or FIFOs; no duplicates; at most the
-/// manifest's `files` entries and `unpackedSize` bytes. Files are created with
+/// manifest's `files` entries and `unpackedSize` bytes, and its ``TreeLimits/folders``. Files are created with
 /// `O_EXCL | O_NOFOLLOW` and hashed while written, so the result is verified against
 /// the manifest's tree hash without reading it twice. Memory stays bounded: data moves in
 /// libarchive's blocks.
@@ -21,27 +21,13 @@ package enum ArchiveExtractor {
         package let description: String
     }
 
-    /// Limits taken from the signed manifest.
-    package struct Limits: Sendable {
-        /// Most file entries allowed.
-        package var files: Int
-        /// Most unpacked bytes allowed.
-        package var bytes: Int64
-
-        /// Limits of at most `files` entries and `bytes` unpacked bytes.
-        package init(files: Int, bytes: Int64) {
-            self.files = files
-            self.bytes = bytes
-        }
-    }
-
     /// Extracts `archive` into `destination` (which must exist and be empty) and returns
     /// every file written with its hash, sorted by path.
     /// - Parameters:
     ///   - progress: called with unpacked bytes written so far.
     ///   - isCancelled: polled between blocks; `true` stops with `CancellationError`.
     package static func extract(
-        _ archive: URL, into destination: URL, limits: Limits,
+        _ archive: URL, into destination: URL, limits: TreeLimits,
         progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
     ) throws -> [FileEntry] {
         try extract(archive, into: destination, limits: limits, leavingOut: [:], progress: progress, isCancelled: isCancelled).files
@@ -64,7 +50,7 @@ package enum ArchiveExtractor {
     /// written (up to ``leaveOutLimit`` bytes): a publisher diffing against an old version
     /// needs only the files that changed on disk, and creating a file is what costs there.
     package static func extract(
-        _ archive: URL, into destination: URL, limits: Limits, leavingOut same: [PathKey: FileEntry],
+        _ archive: URL, into destination: URL, limits: TreeLimits, leavingOut same: [PathKey: FileEntry],
         progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
     ) throws -> Extraction {
         guard let reader = archive_read_new() else { throw Refusal(description: "libarchive is out of memory") }
@@ -78,7 +64,7 @@ package enum ArchiveExtractor {
 
         var files: [FileEntry] = []
         var leftOut = Set<PathKey>()
-        var folders = Folders(root: destination.path)
+        var folders = Folders(root: destination.path, limit: limits.folders)
         var seen = Set<PathKey>()
         var written: Int64 = 0
         var entry: OpaquePointer?
@@ -126,7 +112,7 @@ package enum ArchiveExtractor {
     /// Writes the entry being read to `name` under `folders`' root; one the same as `known`
     /// (read into memory first, up to ``leaveOutLimit`` bytes) is hashed and left out.
     private static func writeFile(
-        _ reader: OpaquePointer, name: String, in folders: inout Folders, written: inout Int64, limits: Limits,
+        _ reader: OpaquePointer, name: String, in folders: inout Folders, written: inout Int64, limits: TreeLimits,
         unlessSameAs known: FileEntry?, progress: (Int64) -> Void, isCancelled: () -> Bool
     ) throws -> (entry: FileEntry, leftOut: Bool) {
         let path = folders.root + "/" + name
@@ -190,7 +176,13 @@ package enum ArchiveExtractor {
         /// Files written: a file not written may not lie in one.
         private var files: Set<PathKey> = []
 
-        init(root: String) { self.root = root }
+        /// Most folders made (``TreeLimits/folders``).
+        let limit: Int
+
+        init(root: String, limit: Int) {
+            self.root = root
+            self.limit = limit
+        }
 
         /// Creates the file at `path` for entry `name`, with its folders. A name the archive
         /// should not hold is a refusal; anything else (a full disk or inode table, a quota,
@@ -235,6 +227,9 @@ package enum ArchiveExtractor {
                 guard !made.contains(PathKey(part)) else { continue }
                 guard !unwritten.contains(PathKey(part)) else {
                     throw Refusal(description: "'\(relative)' is both a file and a folder in the archive")
+                }
+                guard made.count < limit else {
+                    throw Refusal(description: "more than the \(limit) folders a tree of the files the manifest declares can hold")
                 }
                 if case .failure(let error) = Result(catching: { () throws(SystemError) in try FileSystem.makeDirectory(path) }) {
                     guard error.errno == .notDirectory else { throw error }

@@ -11,7 +11,7 @@ package enum TreeCopy {
     /// returns their entries, sorted by path. Links, devices and more than `limits` allow
     /// are refused with ``ArchiveExtractor/Refusal``.
     package static func copy(
-        from source: URL, into destination: URL, limits: ArchiveExtractor.Limits,
+        from source: URL, into destination: URL, limits: TreeLimits,
         progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
     ) throws -> [FileEntry] {
         let files: [(path: String, size: Int64)]

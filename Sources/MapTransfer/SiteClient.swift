@@ -65,7 +65,7 @@ package struct SiteClient: Sendable {
         keepRoots: @Sendable (RootWalk) async -> Void
     ) async throws(MapLoaderError) -> AcceptedCatalog {
         var root = trusted
-        var newRoots: [RootFile] = []
+        var newRoots = 0
         var serialFloor = lastSerial
         var serialReset = false
         var data: Data
@@ -73,11 +73,14 @@ package struct SiteClient: Sendable {
         var pinnedBy: SignedTimestamp?
         let signed = trusted != nil || !trust.keys.isEmpty
         func walk(hint: Int?) async throws(MapLoaderError) {
-            let walk = try await walkRoots(from: root, hint: hint, anchors: trust.keys, now: now)
-            root = walk.root
-            newRoots += walk.fetched
-            if walk.revoked { (serialFloor, serialReset) = (nil, true) }
-            if !walk.fetched.isEmpty { await keepRoots(walk) }
+            // Each batch of roots is trusted and kept as it is accepted: a walk that stops
+            // (at its step limit, or at a root it refuses) still moves the device forward.
+            _ = try await walkRoots(from: root, hint: hint, anchors: trust.keys, now: now) { batch in
+                root = batch.root
+                newRoots += batch.fetched.count
+                if batch.revoked { (serialFloor, serialReset) = (nil, true) }
+                await keepRoots(batch)
+            }
         }
         // The catalog and its signature are two files: a publish between the two reads
         // gives a torn pair. Read both again (twice at most) before refusing.

@@ -31,6 +31,11 @@ struct PublishCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Tasks (archives, patches) to run at once; default: one per core.")
     var jobs: Int?
 
+    @Option(
+        name: .long,
+        help: "A folder for unpacked old versions and patch scratch (default: a new folder in the system's temporary directory).")
+    var scratch: String?
+
     @Flag(name: .long, help: "Print the report as JSON.")
     var json = false
 
@@ -40,7 +45,8 @@ struct PublishCommand: ParsableCommand {
     }
 
     func run() throws {
-        let options = flags.options(version: version)
+        var options = flags.options(version: version)
+        options.scratch = scratch.map(URL.init(fileURLWithPath:))
         let quiet = json
         do {
             let report = try Publisher.publish(

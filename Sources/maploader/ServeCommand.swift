@@ -54,6 +54,13 @@ struct ServeCommand: AsyncParsableCommand {
             valueName: "seconds"))
     var headTimeout: Double = 10
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Seconds a send waits for a client that reads nothing before the connection is closed.",
+            valueName: "seconds"))
+    var sendTimeout: Double = 30
+
     @Flag(name: .long, help: "Print no request log.")
     var quiet = false
 
@@ -64,6 +71,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...1).contains(errorRate) else { throw ValidationError("--error-rate must be between 0 and 1") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard headTimeout > 0, headTimeout.isFinite else { throw ValidationError("--head-timeout must be a positive number of seconds") }
+        guard sendTimeout > 0, sendTimeout.isFinite else { throw ValidationError("--send-timeout must be a positive number of seconds") }
     }
 
     func run() async throws {
@@ -74,7 +82,7 @@ struct ServeCommand: AsyncParsableCommand {
         let log = quiet ? nil : printLine
         let server = ManifestServer(
             root: URL(fileURLWithPath: site), host: host, port: port, faults: faults,
-            headTimeout: headTimeout, log: log)
+            headTimeout: headTimeout, sendTimeout: sendTimeout, log: log)
         let bound: Int
         do {
             bound = try server.start()

@@ -229,7 +229,7 @@ extension FailureTests {
         }
         let readers = [
             ["list"], ["list", "--installed"], ["info", "de-berlin"], ["locate", "52.52", "13.40"], ["verify"],
-            ["check-update"], ["du"], ["groups"],
+            ["check-update"], ["du"], ["groups"], ["update", "--dry-run"],
         ]
         for command in readers {
             let result = try await CLI.run(command, site: site, data: data)

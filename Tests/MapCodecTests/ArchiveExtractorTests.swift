@@ -25,7 +25,7 @@ import MapTestSupport
         return dir.path("out.tar.gz")
     }
 
-    static func extract(_ body: String, limits: ArchiveExtractor.Limits = .init(files: 100, bytes: 1 << 20)) throws -> (
+    static func extract(_ body: String, limits: TreeLimits = .init(files: 100, bytes: 1 << 20)) throws -> (
         Result<[FileEntry], any Error>, TemporaryDirectory
     ) {
         let dir = TemporaryDirectory()
@@ -63,6 +63,27 @@ import MapTestSupport
         }
         #expect("\(error)".contains(expected), "\(error)")
         #expect(!FileManager.default.fileExists(atPath: dir.url.deletingLastPathComponent().appendingPathComponent("evil").path))
+    }
+
+    /// Attack 3 of issue "Hostile signed payloads": folder entries count toward neither the
+    /// files nor the bytes a manifest declares, so a 1.5 MB signed archive of a million
+    /// folders once left 786,000 of them in staging (and filled a small inode table). The
+    /// folders are held to ``TreeLimits/folders``: 10,000 folder entries for a group of 4
+    /// files stop at the 4,104th with a one-line refusal, whether listed flat or nested.
+    @Test(arguments: ["add('d%d/' % i, type=tarfile.DIRTYPE)", "add('/'.join(['n'] * 3 + [str(i)]) + '/', type=tarfile.DIRTYPE)"])
+    func anArchiveOfFoldersStopsAtWhatItsFilesCanHold(entry: String) throws {
+        let limits = TreeLimits(files: 4, bytes: 4096)
+        let (result, dir) = try Self.extract("add('a', b'x')\nfor i in range(10000): \(entry)", limits: limits)
+        guard case .failure(let error) = result else {
+            Issue.record("10,000 folders were accepted")
+            return
+        }
+        #expect("\(error)" == "more than the \(limits.folders) folders a tree of the files the manifest declares can hold", "\(error)")
+        let made = FileManager.default.enumerator(atPath: dir.path("dest").path)?.allObjects.count ?? 0
+        #expect(made <= limits.folders + 1, "\(made) entries made")
+        // Within the cap the same kind of archive unpacks: the refusal is the cap.
+        let (fits, _) = try Self.extract("add('a', b'x')\nfor i in range(4000): \(entry)", limits: limits)
+        #expect((try? fits.get())?.count == 1)
     }
 
     /// A publisher diffing against an old version unpacks only what differs from the

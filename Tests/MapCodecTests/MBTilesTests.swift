@@ -162,4 +162,50 @@ import MapPlatform
         #expect(throws: (any Error).self) { try GatherMap(columns: [0x05, 0x01], size: 1000) }
         #expect(throws: (any Error).self) { try GatherMap(columns: GatherMap(moves: [], size: 0)!.columns + [0], size: 0) }
     }
+
+    /// Attack 7 of issue "Hostile signed payloads": a database whose cells all lead into one
+    /// long overflow chain that ends a page early. Each cell's walk used to fail at the
+    /// chain's end, give its pages back and let the next cell walk them again (9.9 s, 39 s
+    /// and 146 s for 4, 8 and 16 MB files, on the publisher and on the client's old file).
+    /// Now a refused walk keeps its pages: the walks enter at most the file's pages, the
+    /// file maps as the identity, and a real chain elsewhere in the file is still gathered.
+    @Test func chainsBuiltToFailAreWalkedOnce() {
+        let page = 4096, pages = 1024
+        let minLocal = (page - 12) * 32 / 255 - 23
+        let leaves = 500, first = 2 + leaves + 1, chain = pages - first + 1
+        func varint(_ value: Int) -> [UInt8] {
+            var out = [UInt8(value & 0x7F)], rest = value >> 7
+            while rest > 0 { out.append(UInt8(0x80 | rest & 0x7F)); rest >>= 7 }
+            return out.reversed()
+        }
+        func u32(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
+        /// A table leaf whose `count` cell pointers all name one cell leading to page `next`,
+        /// whose payload needs `overflowPages` pages.
+        func leaf(pointers count: Int, overflowPages: Int, next: Int) -> [UInt8] {
+            let cell = varint(minLocal + (page - 4) * overflowPages) + varint(1) + [UInt8](repeating: 0, count: minLocal) + u32(next)
+            let at = page - cell.count
+            var bytes = [UInt8](repeating: 0, count: page)
+            bytes[0] = 0x0D
+            bytes[3] = UInt8(count >> 8)
+            bytes[4] = UInt8(count & 0xFF)
+            for index in 0..<count { (bytes[8 + 2 * index], bytes[9 + 2 * index]) = (UInt8(at >> 8), UInt8(at & 0xFF)) }
+            bytes.replaceSubrange(at..<page, with: cell)
+            return bytes
+        }
+        var file = [UInt8](repeating: 0, count: page)
+        file.replaceSubrange(0..<16, with: Array("SQLite format 3".utf8) + [0])
+        (file[16], file[17], file[100]) = (UInt8(page >> 8), 0, 0x0D)
+        let hostileCells = (page - 600) / 2
+        for _ in 0..<leaves { file += leaf(pointers: hostileCells, overflowPages: chain + 1, next: first) }
+        file += leaf(pointers: 1, overflowPages: 1, next: pages + 1)  // page 502: one real chain of one page
+        for number in first...pages {
+            file += u32(number < pages ? number + 1 : 0) + [UInt8](repeating: 0, count: page - 4)
+        }
+        // The real chain's page sits past the hostile one, at the end.
+        file += [0, 0, 0, 0] + [UInt8](repeating: 7, count: page - 4)
+        var steps = 0
+        let map = file.withUnsafeBytes { SQLiteOverflow.map(of: $0, steps: &steps) }
+        #expect(steps <= pages + 1, "\(steps) pages entered for a file of \(pages + 1), \(leaves * hostileCells) cells")
+        #expect(map.moves.count == 1 && map.moves.first?.from == Int64(pages * page + 4), "\(map.moves.count) moves")
+    }
 }

@@ -121,7 +121,7 @@ import MapStore
             configuration: .init(
                 server: configured.path, dataDirectory: data, trust: TrustPolicy(keys: [fleet.site.publicKey]),
                 mirrors: [mirror.path]))
-        await #expect(throws: MapLoaderError.self) { _ = try await device.checkForUpdate() }
+        await #expect(throws: MapLoaderError.self) { try await device.checkForUpdate() }
         let settings = try Self.settings(device)
         #expect(settings.trustedRoot?.version == 2)
         #expect(settings.lastSerial != 99, "the mirror's catalog was accepted under the revoked key")
@@ -173,7 +173,7 @@ import MapStore
 
         // A device refuses a site that drops its roots, and a catalog naming a root it lacks.
         try FileManager.default.removeItem(at: fleet.site.site.appendingPathComponent("root"))
-        await #expect(throws: MapLoaderError.self) { _ = try await device.checkForUpdate() }
+        await #expect(throws: MapLoaderError.self) { try await device.checkForUpdate() }
     }
 
     /// An export carries the root chain: a device that installs from the stick trusts the
@@ -218,6 +218,63 @@ import MapStore
         #expect(throws: PublishError.self, "a threshold above the number of root keys") {
             _ = try SiteRoots.draft(site: site.site, changes: tooHigh)
         }
+    }
+
+    /// Writes roots `versions` to the fleet's site as a root operator would, each signed by
+    /// key `a` alone (threshold 1) and delegating the first online key; `wrongSigner` signs
+    /// one of them with another key instead.
+    static func writeRoots(_ versions: ClosedRange<Int>, in fleet: Fleet, wrongSigner: (version: Int, key: String)? = nil) throws {
+        let folder = fleet.site.site.appendingPathComponent("root")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for version in versions {
+            let root = RootMetadata(
+                version: version, expires: Date().addingTimeInterval(3600), rootKeys: [fleet.keys["a"]!.base64], threshold: 1,
+                catalogKeys: [.init(key: fleet.keys["online-1"]!.base64)])
+            let data = try root.jsonData()
+            let signer = wrongSigner?.version == version ? wrongSigner!.key : "a"
+            try data.write(to: fleet.site.site.appendingPathComponent(RootMetadata.path(version)))
+            try SigningKeyFile.sign(data, keyFile: fleet.keyFile(signer)).jsonData()
+                .write(to: fleet.site.site.appendingPathComponent(RootMetadata.signaturePath(version)))
+        }
+    }
+
+    /// A device more than a walk's 1,024 roots behind (issue "Hostile signed payloads",
+    /// case 9) once never caught up: each check walked 1,024 roots, held them all in memory
+    /// and was refused before it kept any, so the next check began again at the same root.
+    /// Roots are kept a batch at a time now: the timestamp's walk stops at its limit with
+    /// its roots kept, the catalog's walk goes on from there, and the device reaches the
+    /// newest root, 1,101, in one check.
+    @Test func aDeviceMoreThanAWalkBehindCatchesUp() async throws {
+        let fleet = try Fleet(site: TestSite())
+        let device = fleet.site.loader()
+        try await device.install(["de-berlin"])
+        try fleet.root(Self.changes(rootKeys: [fleet.keys["a"]!], threshold: 1, add: [fleet.keys["online-1"]!]), signedBy: ["a"])
+        try fleet.publish(2, signedWith: "online-1")
+        _ = try await device.checkForUpdate()
+        #expect(try Self.settings(device).trustedRoot?.version == 1)
+        let newest = 1_024 + 77  // a walk takes at most 1,024 roots
+        try Self.writeRoots(2...newest, in: fleet)
+        _ = try Publisher.resign(site: fleet.site.site, keyFile: fleet.keyFile("online-1"), validity: 3600)
+        #expect(
+            try JSONCoding.decode(Catalog.self, from: Data(contentsOf: fleet.site.site.appendingPathComponent(SiteLayout.catalog))).rootVersion
+                == newest)
+        _ = try await device.checkForUpdate()
+        #expect(try Self.settings(device).trustedRoot?.version == newest)
+    }
+
+    /// A walk refused at a root keeps the roots it accepted before it (each is trusted as
+    /// it is accepted): the revocations they carry hold, and the next check starts there.
+    @Test func aRefusedRootKeepsTheRootsBeforeIt() async throws {
+        let fleet = try Fleet(site: TestSite())
+        let device = fleet.site.loader()
+        try await device.install(["de-berlin"])
+        try fleet.root(Self.changes(rootKeys: [fleet.keys["a"]!], threshold: 1, add: [fleet.keys["online-1"]!]), signedBy: ["a"])
+        try fleet.publish(2, signedWith: "online-1")
+        _ = try await device.checkForUpdate()
+        try Self.writeRoots(2...41, in: fleet, wrongSigner: (41, "b"))
+        _ = try Publisher.resign(site: fleet.site.site, keyFile: fleet.keyFile("online-1"), validity: 3600)
+        await #expect(throws: MapLoaderError.self) { try await device.checkForUpdate() }
+        #expect(try Self.settings(device).trustedRoot?.version == 40)
     }
 }
 
@@ -274,4 +331,5 @@ import MapStore
                 first, signatures: signatures, after: nil, anchors: [PublicKey(base64: String(repeating: "A", count: 43) + "=")!])
         }
     }
+
 }

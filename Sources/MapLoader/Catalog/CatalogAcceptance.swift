@@ -50,7 +50,7 @@ struct CatalogAcceptance {
         let allKeys = keys.map(\.base64).sorted()
         guard
             catalog.serial > settings.lastSerial ?? .min || allKeys != (settings.trustedKeys ?? []).sorted()
-                || !accepted.newRoots.isEmpty
+                || accepted.newRoots > 0
         else {
             return (catalog, settings)
         }

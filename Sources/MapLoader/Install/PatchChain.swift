@@ -50,6 +50,12 @@ extension PlanSession {
             let threads = self.threads
             let oldFiles = files
             let treeHash = step.patches[index].toTreeHash  // the signed manifest's name for the result
+            // Everything the patch asks for is held to what the manifest declares for the
+            // group; a tree between two patches, which it does not describe, to both ends.
+            let limits =
+                last
+                ? TreeLimits(artifact)
+                : TreeLimits(artifact).through(TreeLimits(files: files.count, bytes: files.saturatingSum(\.size)))
             // Large files are built in the resume folder with a checkpoint per segment: a run
             // killed in the middle continues there (gc removes what no run comes back for).
             // Files are not fsync'ed one by one: the generation's commit flushes the file
@@ -58,7 +64,7 @@ extension PlanSession {
             let applied = try await offActor {
                 try PatchApplier.apply(
                     patch: patch, oldTree: from, into: target, resumeIn: resume, threads: threads, oldFiles: oldFiles,
-                    treeHash: treeHash, durable: false
+                    treeHash: treeHash, limits: limits, durable: false
                 ) { done in
                     hub.progress(
                         operation, .patch, bytes: done, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)

@@ -20,11 +20,17 @@ package enum SiteLimits {
     package static func accepts(_ value: Int64, upTo limit: Int64) -> Bool { (0...limit).contains(value) }
 }
 
-extension Int64 {
+extension FixedWidthInteger {
     /// `self + other`, or the nearest bound where that overflows: sums of sizes never trap.
-    package func plusSaturating(_ other: Int64) -> Int64 {
+    package func plusSaturating(_ other: Self) -> Self {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? (other > 0 ? .max : .min) : sum
+    }
+
+    /// `self × other`, or the nearest bound where that overflows.
+    package func multipliedSaturating(by other: Self) -> Self {
+        let (product, overflow) = multipliedReportingOverflow(by: other)
+        return overflow ? ((self < 0) == (other < 0) ? .max : .min) : product
     }
 }
 

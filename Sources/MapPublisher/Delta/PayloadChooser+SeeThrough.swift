@@ -88,6 +88,8 @@ extension PayloadChooser {
                 if scanned { layout = DeflateRecipe.layout(of: old, lengths: oldLengths) }
             }
             lengths = try DeflateRecipe.expand(newPath, streams: streams, into: newExpansion)
+        } catch PatchError.beyondLimits(let detail) {  // a client would refuse it: byte-level
+            return .failure(NoSeeThrough(description: "\(detail); byte-level delta kept"))
         } catch {
             return .failure(NoSeeThrough(description: "its deflate streams do not inflate (\(error))"))
         }

@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+import MapTestSupport
+@testable import MapLoader
+import MapDelta
+import MapModel
+import MapPlatform
+import MapPublisher
+
+/// A signed patch is pinned by its bytes, not by what it then asks for: each attack of
+/// issue "Hostile signed payloads" made small, against the real applier and a real file
+/// system. Every case must be refused with ``PatchError/beyondLimits(detail:)`` before the
+/// new tree gets a file, within what the group's signed metadata (``TreeLimits``) declares.
+@Suite struct HostilePatchTests {
+    /// Applies `patch` to an old tree of one file with `limits`, expecting a refusal that
+    /// left the new tree without a file; returns the refusal's message.
+    static func refused(_ patch: URL, limits: TreeLimits, in dir: TemporaryDirectory) throws -> String {
+        let old = dir.path("old")
+        Trees.write(Array("old".utf8), "a.txt", in: old)
+        let new = dir.path("new-\(UUID().uuidString)")
+        let error = patchError {
+            _ = try PatchApplier.apply(
+                patch: patch, oldTree: old, into: new, resumeIn: nil, treeHash: String(repeating: "0", count: 64), limits: limits)
+        }
+        guard case .beyondLimits? = error else {
+            Issue.record("expected beyondLimits, got \(String(describing: error))")
+            return ""
+        }
+        #expect(((try? FileTree.files(in: new.path)) ?? []).isEmpty, "nothing written")
+        return error?.description ?? ""
+    }
+
+    /// Attack 1: a patch whose manifest lists far more files than the group declares (the
+    /// adversarial pass listed 22.3 million in a 9.66 MB patch) is refused from the count,
+    /// before the targets are read, let alone made.
+    @Test func aPatchListingMoreFilesThanTheGroupDeclaresIsRefused() throws {
+        let dir = TemporaryDirectory("hostile")
+        let patch = dir.path("many.mlpatch")
+        try HostilePatch.adding((0..<5000).map { "t/\($0)" }, to: patch)
+        let line = try Self.refused(patch, limits: TreeLimits(files: 10, bytes: 1 << 20), in: dir)
+        #expect(line.contains("5000 files, at most 10 declared") && line.contains("full download"), "\(line)")
+        // Within the limits the same patch applies: the refusal is the limit, not the patch.
+        let within = patchError {
+            _ = try PatchApplier.apply(
+                patch: patch, oldTree: dir.path("old"), into: dir.path("fits"), resumeIn: nil,
+                treeHash: String(repeating: "0", count: 64), limits: TreeLimits(files: 5001, bytes: 1 << 20))
+        }
+        guard case .treeMismatch? = within else { Issue.record("expected treeMismatch, got \(String(describing: within))"); return }
+    }
+
+    /// Attack 2: a 3 GiB target in a group declared at 1 MB is refused before a byte is
+    /// written (it once filled a 1 GB file system, and a retry filled it again), and so are
+    /// targets that only together pass the group's bytes.
+    @Test func aTargetLargerThanTheGroupIsRefusedBeforeWriting() throws {
+        let dir = TemporaryDirectory("hostile")
+        let patch = dir.path("huge.mlpatch")
+        try HostilePatch.hugeTarget(3 << 30, to: patch)
+        let line = try Self.refused(patch, limits: TreeLimits(files: 10, bytes: 1_000_000), in: dir)
+        #expect(line.contains("1000000 bytes declared") && line.contains("huge.bin"), "\(line)")
+        // Many files each within the group's bytes, together past them.
+        let together = dir.path("together.mlpatch")
+        try HostilePatch.adding((0..<64).map { "f\($0)" }, to: together)
+        let sum = try Self.refused(together, limits: TreeLimits(files: 100, bytes: 63), in: dir)
+        #expect(sum.contains("63 bytes declared"), "\(sum)")
+        // The old files a form-3 patch keeps count too: 63 new bytes and the kept a.txt.
+        let kept = dir.path("kept.mlpatch")
+        try HostilePatch.adding((0..<62).map { "f\($0)" }, to: kept)
+        let keptLine = try Self.refused(kept, limits: TreeLimits(files: 100, bytes: 64), in: dir)
+        #expect(keptLine.contains("the ones it keeps make 65 bytes"), "\(keptLine)")
+    }
+
+    /// Attack 4: a manifest that decompresses to 255 MiB of zeros (8 kB of patch) is refused
+    /// from its header's length, before a byte of it is decompressed, where the patch's
+    /// trees cannot need a manifest that large.
+    @Test func aManifestLargerThanItsTreesCanNeedIsRefusedFromItsHeader() throws {
+        let dir = TemporaryDirectory("hostile")
+        let raw = 255 << 20
+        let patch = dir.path("zeros.mlpatch")
+        try HostilePatch.manifestOfZeros(raw, to: patch)
+        #expect(try Data(contentsOf: patch).count < 64 << 10)
+        let limits = TreeLimits(files: 10, bytes: 1 << 20)
+        let line = try Self.refused(patch, limits: limits, in: dir)
+        let bound = limits.patchManifestBytes(oldFiles: 1, cap: PatchFormat.maxManifestSize)
+        #expect(line.contains("a manifest of \(raw) bytes, at most \(bound)"), "\(line)")
+        #expect(bound < 1 << 20)
+        // A tree of real size may need the format's whole cap, never more.
+        #expect(
+            TreeLimits(files: 1 << 20, bytes: 1 << 40).patchManifestBytes(oldFiles: 1 << 20, cap: PatchFormat.maxManifestSize)
+                == PatchFormat.maxManifestSize)
+    }
+
+    /// Attack 3, in a patch: files each at the end of its own chain of folders make far
+    /// more folders than files; refused at ``TreeLimits/folders`` before the inode table
+    /// fills, with no more folders made than that.
+    @Test func aPatchMakingMoreFoldersThanItsFilesCanHoldIsRefused() throws {
+        let dir = TemporaryDirectory("hostile")
+        // Paths of 4,001 bytes: 2,000 one-letter folders each.
+        let deep = ["a", "b", "c", "d"].map { first in ([first] + Array(repeating: "a", count: 1999)).joined(separator: "/") + "/f" }
+        let patch = dir.path("deep.mlpatch")
+        try HostilePatch.adding(deep, to: patch)
+        let old = dir.path("old")
+        Trees.write(Array("old".utf8), "a.txt", in: old)
+        let limits = TreeLimits(files: 10, bytes: 1 << 20)
+        let new = dir.path("new")
+        let error = patchError {
+            _ = try PatchApplier.apply(
+                patch: patch, oldTree: old, into: new, resumeIn: nil, treeHash: String(repeating: "0", count: 64), limits: limits)
+        }
+        guard case .beyondLimits(let detail)? = error else { Issue.record("expected beyondLimits, got \(String(describing: error))"); return }
+        #expect(detail.contains("\(limits.folders) folders"), "\(detail)")
+        var folders = 0
+        if let walker = FileManager.default.enumerator(atPath: new.path) {
+            for case let path as String in walker where FileStatus.of(new.path + "/" + path)?.kind == .directory { folders += 1 }
+        }
+        #expect(folders <= limits.folders && folders >= limits.folders - 1, "\(folders) folders made, \(limits.folders) allowed")
+    }
+}
