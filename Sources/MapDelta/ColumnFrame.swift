@@ -1,3 +1,4 @@
+import CZstd
 import Foundation
 import MapModel
 package import MapPlatform
@@ -19,15 +20,17 @@ package enum ColumnFrame {
         guard frameLength > 0, 8 + frameLength <= length, columnsLength <= maxLength else {
             throw PatchError.corrupt(detail: "see-through payload of \(displayPath) has an invalid \(what) frame")
         }
-        var columns: [UInt8] = []
-        columns.reserveCapacity(columnsLength)
-        try prefix.withUnsafeBytes { raw in
-            try ZstdDelta.decodeFrame(
-                from: file, offset: offset + 8, length: frameLength, prefix: prefix.isEmpty ? nil : raw,
-                expectedSize: Int64(columnsLength), displayPath: displayPath
-            ) { columns += $0 }
+        // Decoded in one call into the columns' own bytes: no decoder window beside them (the
+        // columns of a million streams are 17 MB, and a window would double them).
+        guard frameLength <= Int64(ZSTD_compressBound(maxLength)) else {
+            throw PatchError.corrupt(detail: "see-through payload of \(displayPath) has an invalid \(what) frame")
         }
-        return (columns, 8 + frameLength)
+        let frame = try DeflateStreams.read(file, at: offset + 8, count: Int(frameLength))
+        do {
+            return (try ZstdFrame.decompress(frame, limit: maxLength, exactly: columnsLength, prefix: prefix), 8 + frameLength)
+        } catch {
+            throw PatchError.codec(path: displayPath, message: "its \(what) does not decode (\(error))")
+        }
     }
 
     /// The head of a frame whose zstd frame is `frameLength` bytes and holds `columnsLength`.

@@ -61,25 +61,27 @@ extension DeflateRecipe {
         let tail = try integer(8)
         let expanded = try integer(8)
         let setCount = Int(try integer(1))
-        guard count > 0, count <= 1 << 20, setCount > 0, bytes.count == 21 + setCount * 3 + count * 17 else { throw fail() }
+        guard count > 0, count <= Self.maxSegments, setCount > 0, bytes.count == 21 + setCount * 3 + count * 17 else { throw fail() }
         var sets: [DeflateParameters] = []
         for _ in 0..<setCount {
             let set = DeflateParameters(level: Int32(try integer(1)), memLevel: Int32(try integer(1)), strategy: Int32(try integer(1)))
             guard (0...9).contains(set.level), (1...9).contains(set.memLevel), (0...4).contains(set.strategy) else { throw fail() }
             sets.append(set)
         }
-        let raw = try (0..<count).map { _ in try integer(8) }
-        let lengths = try (0..<count).map { _ in try integer(8) }
-        let choices = try (0..<count).map { _ in Int(try integer(1)) }
-        guard choices.allSatisfy({ $0 < sets.count }) else { throw fail() }
-        var total = tail
-        for (rawBefore, length) in zip(raw, lengths) {
-            total = total.plusSaturating(rawBefore).plusSaturating(length)
+        // The three columns are read in place into the segments (no column copies: a recipe
+        // of a million streams costs its segments and the column bytes, nothing more).
+        var segments: [Segment] = []
+        segments.reserveCapacity(count)
+        for _ in 0..<count { segments.append(Segment(rawBefore: try integer(8), expandedLength: 0, parameters: sets[0])) }
+        for position in 0..<count { segments[position].expandedLength = try integer(8) }
+        for position in 0..<count {
+            let choice = Int(try integer(1))
+            guard choice < sets.count else { throw fail() }
+            segments[position].parameters = sets[choice]
         }
+        let total = segments.reduce(tail) { $0.plusSaturating($1.rawBefore).plusSaturating($1.expandedLength) }
         guard total == expanded, total < Int64.max else { throw fail() }
-        self.init(
-            segments: (0..<count).map { Segment(rawBefore: raw[$0], expandedLength: lengths[$0], parameters: sets[choices[$0]]) },
-            tail: tail)
+        self.init(segments: segments, tail: tail)
     }
 
     /// Reads the recipe at the start of a ``PatchEncoding/scannedDeflateDelta`` payload,

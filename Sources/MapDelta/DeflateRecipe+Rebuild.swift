@@ -38,6 +38,9 @@ extension DeflateRecipe {
     package static let parallelSegmentLimit: Int64 = 4 << 20
     /// Content bytes deflated ahead at most (bounds the compressed bytes held).
     package static let batchLimit: Int64 = 32 << 20
+    /// Segments deflated ahead at most: a file of a million tiny streams holds a batch of
+    /// them at a time, not all of them (memory independent of the stream count).
+    package static let batchSegments = 4096
 
     /// Writes the rebuilt file from `position` on (``Position/start``: the whole file):
     /// raw runs of `expansion` as they are, segments deflated, on up to `threads` threads;
@@ -78,7 +81,7 @@ extension DeflateRecipe {
         while index < segments.count {
             var batch = index..<index
             var content: Int64 = 0
-            while threads > 1, batch.upperBound < segments.count,
+            while threads > 1, batch.upperBound < segments.count, batch.count < Self.batchSegments,
                 segments[batch.upperBound].expandedLength <= Self.parallelSegmentLimit,
                 content + segments[batch.upperBound].expandedLength <= Self.batchLimit
             {

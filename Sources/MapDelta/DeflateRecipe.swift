@@ -47,6 +47,9 @@ package struct DeflateRecipe: Sendable, Equatable {
 
     static let fixedLength = 20
     static let segmentLength = 20
+    /// The most segments a recipe may have: clients refuse more, and the publisher keeps a
+    /// byte-level delta for a file of more deflate streams (one definition for both).
+    package static let maxSegments = 1 << 20
 
     /// The encoded recipe.
     package var encoded: [UInt8] {
@@ -87,7 +90,7 @@ package struct DeflateRecipe: Sendable, Equatable {
         }
         let fixed = try bytes(fixedLength, at: offset)
         let count = integer(fixed[0..<4])
-        guard count > 0, count <= 1 << 20 else { throw PatchError.corrupt(detail: "see-through payload has an invalid recipe") }
+        guard count > 0, count <= maxSegments else { throw PatchError.corrupt(detail: "see-through payload has an invalid recipe") }
         var position = offset + Int64(fixedLength)
         var segments: [Segment] = []
         for _ in 0..<Int(count) {

@@ -288,18 +288,29 @@ package enum DeflateStreams {
 }
 
 /// zlib's `deflateInit2` parameters for a raw stream with a 32 kB window.
+///
+/// Held in three bytes (a recipe keeps one per stream, and a file may hold a million).
 package struct DeflateParameters: Sendable, Equatable, Hashable, CustomStringConvertible {
+    private var levelByte: Int8, memLevelByte: Int8, strategyByte: Int8
+
     /// Compression level, 0–9.
-    package var level: Int32
+    package var level: Int32 {
+        get { Int32(levelByte) }
+        set { levelByte = Int8(clamping: newValue) }
+    }
     /// Memory level, 1–9 (zlib's default is 8).
-    package var memLevel: Int32
+    package var memLevel: Int32 {
+        get { Int32(memLevelByte) }
+        set { memLevelByte = Int8(clamping: newValue) }
+    }
     /// Strategy (`Z_DEFAULT_STRATEGY`, `Z_FILTERED`, …).
-    package var strategy: Int32
+    package var strategy: Int32 {
+        get { Int32(strategyByte) }
+        set { strategyByte = Int8(clamping: newValue) }
+    }
 
     package init(level: Int32, memLevel: Int32 = 8, strategy: Int32 = Z_DEFAULT_STRATEGY) {
-        self.level = level
-        self.memLevel = memLevel
-        self.strategy = strategy
+        (levelByte, memLevelByte, strategyByte) = (Int8(clamping: level), Int8(clamping: memLevel), Int8(clamping: strategy))
     }
 
     package var description: String { "level \(level), memLevel \(memLevel), strategy \(strategy)" }

@@ -9,10 +9,14 @@ import MapPlatform
 /// client rebuilds the run: deflate with the recorded parameters, the zlib header and
 /// Adler-32, cut into chunks of the recorded size, each with its CRC.
 package struct PNGRun: Sendable, Equatable {
+    // Six bytes (a recipe segment holds an optional run): a chunk's size is a u32 in PNG.
+    private var chunkBytes: UInt32
+    private var headerBytes: UInt16
+
     /// Data bytes of every chunk but the last (which holds the rest, at most this many).
-    package var chunkSize: Int64
+    package var chunkSize: Int64 { Int64(chunkBytes) }
     /// The zlib stream's two header bytes (CMF, FLG).
-    package var header: [UInt8]
+    package var header: [UInt8] { [UInt8(headerBytes >> 8), UInt8(headerBytes & 0xFF)] }
 
     /// The deflate window the header declares (CINFO + 8).
     package var windowBits: Int32 { Int32(header[0] >> 4) + 8 }
@@ -21,10 +25,12 @@ package struct PNGRun: Sendable, Equatable {
     /// stay byte-level.
     package static let maxRunLength: Int64 = 64 << 20
 
-    /// A run with chunks of `chunkSize` data bytes and zlib header `header`.
+    /// A run with chunks of `chunkSize` data bytes and zlib header `header`; a size past a
+    /// u32 or a header of other than two bytes makes a run that ``isValidHeader(_:)`` and
+    /// the size checks refuse (size 0, header 0).
     package init(chunkSize: Int64, header: [UInt8]) {
-        self.chunkSize = chunkSize
-        self.header = header
+        chunkBytes = UInt32(exactly: chunkSize) ?? 0
+        headerBytes = header.count == 2 ? UInt16(header[0]) << 8 | UInt16(header[1]) : 0
     }
 
     /// Whether `header` is a zlib header PNG allows: deflate, a window of at most 32 kB,

@@ -79,6 +79,7 @@ extension PatchRun {
             ? try DeflateRecipe.decodeColumns(
                 from: patch.file, at: offset, within: remaining, layout: old?.layout ?? [], displayPath: target.path)
             : try DeflateRecipe.decode(from: patch.file, at: offset, within: remaining)
+        old?.layout = []  // read: a layout costs 16 bytes a stream
         let expansion = PatchManifest.Payload(
             encoding: kind.segmented ? .segmentedDelta : .delta, length: remaining - recipeLength,
             offset: offset + recipeLength)
@@ -105,6 +106,7 @@ extension PatchRun {
                     prefix: old?.expansion.bytes, expectedSize: recipe.expandedSize, displayPath: target.path
                 ) { try file.writeAll($0) }
             }
+            old = nil  // the old expansion is not read again: its mapping goes before the rebuild
             done = begin + Int64(Double(target.size) * Self.expansionShare)
             let rebuilt = kind.gathered ? scratch + ".rebuilt" : destination
             do {

@@ -114,4 +114,19 @@ import MapPublisher
         }
         #expect(folders <= limits.folders && folders >= limits.folders - 1, "\(folders) folders made, \(limits.folders) allowed")
     }
+
+    /// Attack 5: a client's memory for a see-through file grew with its deflate streams
+    /// (234 MB for a million). A recipe segment is held in 32 bytes (three of them for
+    /// zlib's parameters, an optional PNG framing in eight), the rebuild deflates at most
+    /// ``DeflateRecipe/batchSegments`` ahead, and a recipe has at most
+    /// ``DeflateRecipe/maxSegments``, the one limit the publisher and the client share.
+    @Test func aRecipeSegmentIsHeldInThirtyTwoBytes() {
+        #expect(MemoryLayout<DeflateRecipe.Segment>.stride <= 32)
+        #expect(MemoryLayout<DeflateParameters>.size == 3)
+        #expect(DeflateRecipe.batchSegments <= 4096 && DeflateRecipe.maxSegments == 1 << 20)
+        let run = PNGRun(chunkSize: 8192, header: [0x78, 0xDA])
+        #expect(run.chunkSize == 8192 && run.header == [0x78, 0xDA] && run.windowBits == 15)
+        #expect(PNGRun(chunkSize: 1 << 40, header: [0x78]) == PNGRun(chunkSize: 0, header: []))
+        #expect(DeflateParameters(level: 9, memLevel: 9, strategy: 1).description == "level 9, memLevel 9, strategy 1")
+    }
 }

@@ -74,6 +74,14 @@ extension PayloadChooser {
     func seeThrough(_ newPath: String, streams: [DeflateStreams.Stream], basePath: String?, scanned: Bool) throws
         -> Result<SeeThroughPayload, NoSeeThrough>
     {
+        // A client refuses a recipe of more segments: no work on a patch no device can use.
+        guard streams.count <= DeflateRecipe.maxSegments else {
+            return .failure(
+                NoSeeThrough(
+                    description:
+                        "\(streams.count) deflate streams, more than the \(DeflateRecipe.maxSegments) a client's recipe takes; byte-level delta kept"
+                ))
+        }
         let oldExpansion = workDirectory + "/old.expanded", newExpansion = workDirectory + "/new.expanded"
         defer {  // emptied, not removed: the next file's expansions reuse them
             FileSystem.empty(oldExpansion)
