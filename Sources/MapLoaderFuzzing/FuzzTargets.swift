@@ -16,6 +16,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case archive
     /// Patch containers: reading the manifest, then applying to a small fixed tree.
     case patch
+    /// A patch's manifest, decompressed, fed to its decoder in every form with the limits
+    /// of a small group: whatever it decodes must stay within them (a manifest past them
+    /// is a finding), and `scripts/fuzz.sh` runs it with a small allocation limit.
+    case patchManifest
     /// Deflate streams in gzip, zip, PBF and PNG files and found by scanning files of no
     /// known format (see-through deltas expand old files), and see-through recipes, in rows
     /// and in columns.
@@ -55,7 +59,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             let new = scratch.appendingPathComponent("new")
             try? FileManager.default.removeItem(at: new)
             guard (try? data.write(to: file)) != nil, (try? PatchContainer.manifest(at: file)) != nil else { return }
-            _ = try? PatchApplier.apply(patch: file, oldTree: old, into: new)
+            _ = try? PatchApplier.apply(patch: file, oldTree: old, into: new, resumeIn: nil, limits: Self.limits)
+        case .patchManifest:
+            Self.runPatchManifest(Array(data))
         case .gzip:
             let file = scratch.appendingPathComponent("input.gz")
             guard (try? data.write(to: file)) != nil else { return }
@@ -94,6 +100,27 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             }
         case .tiles:
             Self.runTiles(data, scratch: scratch)
+        }
+    }
+
+    /// What the patch targets' group declares: a small tree.
+    static let limits = TreeLimits(files: 64, bytes: 1 << 20)
+
+    /// Decodes `bytes` as a patch manifest of every form against ``limits`` and the fuzz
+    /// tree's old files; anything decoded past them traps (a finding).
+    static func runPatchManifest(_ bytes: [UInt8]) {
+        let old = oldFiles.map { (path: $0.0, size: Int64($0.1.utf8.count)) }
+        for form in PatchFormat.forms {
+            guard
+                let manifest = try? PatchManifestDecoder.decode(
+                    bytes, form: form, payloadStart: 0, containerSize: 1 << 20, limits: limits, oldFiles: old.count)
+            else { continue }
+            precondition(
+                manifest.targets.count <= limits.files && manifest.targetBytes <= limits.bytes && manifest.sources.count <= old.count
+                    && manifest.deletions.count <= old.count, "a manifest past its group's limits was decoded")
+            if let whole = try? PatchManifestDecoder.keepingUnlisted(manifest, oldFiles: old, limits: limits) {
+                precondition(whole.targets.count <= limits.files && whole.targetBytes <= limits.bytes, "kept files pass the limits")
+            }
         }
     }
 
