@@ -107,14 +107,25 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     static let limits = TreeLimits(files: 64, bytes: 1 << 20)
 
     /// Decodes `bytes` as a patch manifest of every form against ``limits`` and the fuzz
-    /// tree's old files; anything decoded past them traps (a finding).
+    /// tree's old files; anything decoded past them traps (a finding). The container is
+    /// taken to end where the manifest's payloads do (the decoder says by how much a
+    /// larger one is too long), so any manifest that parses is checked, not only those
+    /// whose payloads happen to fill a fixed size.
     static func runPatchManifest(_ bytes: [UInt8]) {
         let old = oldFiles.map { (path: $0.0, size: Int64($0.1.utf8.count)) }
+        func decode(form: Int, containerSize: Int64) throws -> PatchManifest {
+            try PatchManifestDecoder.decode(
+                bytes, form: form, payloadStart: 0, containerSize: containerSize, limits: limits, oldFiles: old.count)
+        }
         for form in PatchFormat.forms {
-            guard
-                let manifest = try? PatchManifestDecoder.decode(
-                    bytes, form: form, payloadStart: 0, containerSize: 1 << 20, limits: limits, oldFiles: old.count)
-            else { continue }
+            let whole: Int64 = 1 << 40
+            var decoded = try? decode(form: form, containerSize: whole)
+            if decoded == nil, case .corrupt(let detail)? = (Result { try decode(form: form, containerSize: whole) }.failure),
+                detail.hasSuffix(" bytes after the last payload"), let extra = Int64(detail.prefix { $0.isNumber })
+            {
+                decoded = try? decode(form: form, containerSize: whole - extra)
+            }
+            guard let manifest = decoded else { continue }
             precondition(
                 manifest.targets.count <= limits.files && manifest.targetBytes <= limits.bytes && manifest.sources.count <= old.count
                     && manifest.deletions.count <= old.count, "a manifest past its group's limits was decoded")
@@ -162,4 +173,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         ("tiles/1/3.mvt", String(repeating: "tile-1-2 ", count: 50)),
         ("meta.json", "{\"version\": 1}"),
     ]
+}
+
+extension Result {
+    /// The error of a failure, as a ``PatchError``; `nil` for a success or another error.
+    fileprivate var failure: PatchError? {
+        if case .failure(let error) = self { return error as? PatchError }
+        return nil
+    }
 }
