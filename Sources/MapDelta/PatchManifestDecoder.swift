@@ -176,7 +176,7 @@ package enum PatchManifestDecoder {
             }
         }
         for target in targets {
-            for dir in PatchPath.ancestors(of: target.path) where files.contains(PathKey(dir)) {
+            for dir in RelativePath.ancestors(of: target.path) where files.contains(PathKey(dir)) {
                 throw PatchError.corrupt(detail: "target \(target.path) lies below file \(dir)")
             }
         }

@@ -13,15 +13,4 @@ package enum PatchPath {
     package static func isSafe(_ path: String) -> Bool {
         RelativePath.normalized(path) == path
     }
-
-    /// The directory prefixes of `path`: `a/b/c` gives `a` and `a/b`.
-    package static func ancestors(of path: String) -> [Substring] {
-        var result: [Substring] = []
-        var index = path.startIndex
-        while let slash = path[index...].firstIndex(of: "/") {
-            result.append(path[path.startIndex..<slash])
-            index = path.index(after: slash)
-        }
-        return result
-    }
 }

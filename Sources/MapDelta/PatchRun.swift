@@ -459,7 +459,7 @@ package struct PatchRun {
     /// Creates the missing directories above `path` in the new tree, at most
     /// ``TreeLimits/folders`` of the patch's limits.
     private mutating func makeParentDirectories(of path: String) throws {
-        for dir in PatchPath.ancestors(of: path) {
+        for dir in RelativePath.ancestors(of: path) {
             let relative = String(dir)
             if directories.contains(PathKey(relative)) { continue }
             // The root is one of `directories`, not a folder of the tree.

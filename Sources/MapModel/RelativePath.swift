@@ -18,4 +18,15 @@ package enum RelativePath {
         else { return nil }
         return String(path)
     }
+
+    /// The folder prefixes of `path`: `a/b/c` gives `a` and `a/b`.
+    package static func ancestors(of path: String) -> [Substring] {
+        var result: [Substring] = []
+        var index = path.startIndex
+        while let slash = path[index...].firstIndex(of: "/") {
+            result.append(path[path.startIndex..<slash])
+            index = path.index(after: slash)
+        }
+        return result
+    }
 }

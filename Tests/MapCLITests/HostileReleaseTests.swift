@@ -100,4 +100,24 @@ import MapPublisher
         #expect(peak > 0 && peak < 150_000_000, "peak RSS \(peak) bytes")
         #expect(try snapshot(data.appendingPathComponent("current/de-berlin/base")) == snapshot(dir.path("r2/data/de-berlin/base")))
     }
+
+    /// The publisher never makes an archive its clients refuse: a group whose files sit at
+    /// the end of long chains of folders (three files under 2,000 folders each, past twice
+    /// the files and 4,096) is refused with one line naming the group, and no version is
+    /// published.
+    @Test func aGroupOfMoreFoldersThanClientsAcceptIsNotPublished() async throws {
+        let dir = TemporaryDirectory("hostile-release")
+        let release = try ReleaseBuilder.make(at: dir.path("r1"), revision: 1)
+        for top in ["x", "y", "z"] {
+            try release.write(Data("deep".utf8), "de-berlin/base/" + ([top] + Array(repeating: "d", count: 1999)).joined(separator: "/") + "/f")
+        }
+        let site = dir.path("site")
+        let result = try await CLI.run(["publish", dir.path("r1").path, "--site", site.path, "--version", "v1"])
+        #expect(result.status != 0)
+        let lines = result.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
+        #expect(
+            lines.count == 1 && lines[0].contains("data/de-berlin/base has 6006 folders for 10 files; clients accept at most 4116"),
+            "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: site.appendingPathComponent(SiteLayout.catalog).path))
+    }
 }

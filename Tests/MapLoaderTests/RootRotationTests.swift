@@ -220,9 +220,23 @@ import MapStore
         }
     }
 
+    /// A device that trusts root 1 of a fleet whose roots key `a` alone signs (threshold 1),
+    /// delegating the first online key.
+    static func deviceAtRootOne() async throws -> (Fleet, MapLoader) {
+        let fleet = try Fleet(site: TestSite())
+        let device = fleet.site.loader()
+        try await device.install(["de-berlin"])
+        try fleet.root(changes(rootKeys: [fleet.keys["a"]!], threshold: 1, add: [fleet.keys["online-1"]!]), signedBy: ["a"])
+        try fleet.publish(2, signedWith: "online-1")
+        _ = try await device.checkForUpdate()
+        #expect(try settings(device).trustedRoot?.version == 1)
+        return (fleet, device)
+    }
+
     /// Writes roots `versions` to the fleet's site as a root operator would, each signed by
-    /// key `a` alone (threshold 1) and delegating the first online key; `wrongSigner` signs
-    /// one of them with another key instead.
+    /// key `a` alone (threshold 1) and delegating the first online key (`wrongSigner` signs
+    /// one of them with another key instead), then signs the catalog again, naming the
+    /// newest root.
     static func writeRoots(_ versions: ClosedRange<Int>, in fleet: Fleet, wrongSigner: (version: Int, key: String)? = nil) throws {
         let folder = fleet.site.site.appendingPathComponent("root")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -236,6 +250,7 @@ import MapStore
             try SigningKeyFile.sign(data, keyFile: fleet.keyFile(signer)).jsonData()
                 .write(to: fleet.site.site.appendingPathComponent(RootMetadata.signaturePath(version)))
         }
+        _ = try Publisher.resign(site: fleet.site.site, keyFile: fleet.keyFile("online-1"), validity: 3600)
     }
 
     /// A device more than a walk's 1,024 roots behind (issue "Hostile signed payloads",
@@ -245,16 +260,9 @@ import MapStore
     /// its roots kept, the catalog's walk goes on from there, and the device reaches the
     /// newest root, 1,101, in one check.
     @Test func aDeviceMoreThanAWalkBehindCatchesUp() async throws {
-        let fleet = try Fleet(site: TestSite())
-        let device = fleet.site.loader()
-        try await device.install(["de-berlin"])
-        try fleet.root(Self.changes(rootKeys: [fleet.keys["a"]!], threshold: 1, add: [fleet.keys["online-1"]!]), signedBy: ["a"])
-        try fleet.publish(2, signedWith: "online-1")
-        _ = try await device.checkForUpdate()
-        #expect(try Self.settings(device).trustedRoot?.version == 1)
+        let (fleet, device) = try await Self.deviceAtRootOne()
         let newest = 1_024 + 77  // a walk takes at most 1,024 roots
         try Self.writeRoots(2...newest, in: fleet)
-        _ = try Publisher.resign(site: fleet.site.site, keyFile: fleet.keyFile("online-1"), validity: 3600)
         #expect(
             try JSONCoding.decode(Catalog.self, from: Data(contentsOf: fleet.site.site.appendingPathComponent(SiteLayout.catalog))).rootVersion
                 == newest)
@@ -265,14 +273,8 @@ import MapStore
     /// A walk refused at a root keeps the roots it accepted before it (each is trusted as
     /// it is accepted): the revocations they carry hold, and the next check starts there.
     @Test func aRefusedRootKeepsTheRootsBeforeIt() async throws {
-        let fleet = try Fleet(site: TestSite())
-        let device = fleet.site.loader()
-        try await device.install(["de-berlin"])
-        try fleet.root(Self.changes(rootKeys: [fleet.keys["a"]!], threshold: 1, add: [fleet.keys["online-1"]!]), signedBy: ["a"])
-        try fleet.publish(2, signedWith: "online-1")
-        _ = try await device.checkForUpdate()
+        let (fleet, device) = try await Self.deviceAtRootOne()
         try Self.writeRoots(2...41, in: fleet, wrongSigner: (41, "b"))
-        _ = try Publisher.resign(site: fleet.site.site, keyFile: fleet.keyFile("online-1"), validity: 3600)
         await #expect(throws: MapLoaderError.self) { try await device.checkForUpdate() }
         #expect(try Self.settings(device).trustedRoot?.version == 40)
     }

@@ -50,6 +50,8 @@ package struct TreeLimits: Sendable, Hashable {
         TreeLimits(files: files.plusSaturating(old.files), bytes: bytes.plusSaturating(old.bytes))
     }
 
-    /// Whether `count` files of `total` bytes fit.
-    package func admits(files count: Int, bytes total: Int64) -> Bool { count <= files && total <= bytes }
+    /// The folders a tree of files at `paths` (relative, `/`-separated) has.
+    package static func folders(of paths: some Sequence<String>) -> Int {
+        Set(paths.lazy.flatMap(RelativePath.ancestors(of:))).count
+    }
 }

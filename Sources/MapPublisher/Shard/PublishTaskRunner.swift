@@ -49,6 +49,14 @@ package enum PublishTaskRunner {
         let line: String
         switch task.kind {
         case .archive:
+            // A client refuses a tree of more folders than its files can need: never publish one.
+            let folders = TreeLimits.folders(of: entries.map(\.path))
+            let allowed = TreeLimits(files: entries.count, bytes: 0).folders
+            guard folders <= allowed else {
+                throw PublishError(
+                    "data/\(task.package)/\(task.group) has \(folders) folders for \(entries.count) files; clients accept at most \(allowed) (twice the files and 4,096): keep the files in fewer, shallower folders"
+                )
+            }
             let temporary = site.temporaryFile("." + plan.format.rawValue)
             do {
                 try ArchiveWriter.write(
