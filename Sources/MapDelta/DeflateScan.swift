@@ -14,7 +14,8 @@ extension DeflateStreams {
     /// with the header bytes zlib writes) is taken only when it inflates to its end and its
     /// check matches (CRC-32 and length, or Adler-32), so bytes that merely look like a
     /// header are never taken. Deterministic: the same file gives the same streams on the
-    /// publisher and on every client (a patch relies on it to expand the old file).
+    /// publisher and on every client (a patch relies on it to expand the old file). At most
+    /// ``maxStreams`` are listed.
     package static func scan(in path: String) -> [Stream] {
         guard let mapped = try? MappedFile(path: path) else { return [] }
         return scan(mapped.bytes)
@@ -27,7 +28,7 @@ extension DeflateStreams {
         var wasted: Int64 = 0
         let budget = Int64(size) * scanWasteFactor + (1 << 20)
         var index = 0
-        while index + 10 <= size, wasted < budget {
+        while index + 10 <= size, wasted < budget, streams.count < maxStreams {
             let b0 = bytes[index], b1 = bytes[index + 1]
             var found: (start: Int, deflate: Int, trailer: Int)?
             if b0 == 0x1F, b1 == 0x8B, bytes[index + 2] == 8, bytes[index + 3] & 0xE0 == 0 {

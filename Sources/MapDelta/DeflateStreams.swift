@@ -25,8 +25,15 @@ package enum DeflateStreams {
         }
     }
 
-    /// The deflate streams of the file at `path`, in file order; empty for a file of no
-    /// known format or one that does not parse (then it is diffed byte by byte).
+    /// The most streams a file's list holds: one more than a recipe may have
+    /// (``DeflateRecipe/maxSegments``), so that a file of more is known to be one, on the
+    /// publisher (which keeps a byte-level delta) and on the client (which refuses a patch
+    /// that would expand it), without a list of all of them in memory.
+    package static let maxStreams = DeflateRecipe.maxSegments + 1
+
+    /// The deflate streams of the file at `path`, in file order, at most ``maxStreams``;
+    /// empty for a file of no known format or one that does not parse (then it is diffed
+    /// byte by byte).
     package static func find(in path: String) -> [Stream] {
         guard let file = try? SystemFile.openForReading(path), let size = try? file.size(), size >= 18 else { return [] }
         var magic = [UInt8](repeating: 0, count: 16)
@@ -53,7 +60,7 @@ package enum DeflateStreams {
     private static func gzipStreams(_ file: SystemFile, size: Int64) -> [Stream]? {
         var streams: [Stream] = []
         var offset: Int64 = 0
-        while offset < size {
+        while offset < size, streams.count < maxStreams {
             guard let header = try? read(file, at: offset, count: Int(min(size - offset, 64 << 10))),
                 let headerLength = GzipMember.headerLength(header),
                 let length = try? deflateLength(file, at: offset + Int64(headerLength), limit: size)
@@ -70,7 +77,7 @@ package enum DeflateStreams {
     private static func zipStreams(_ file: SystemFile, size: Int64) -> [Stream]? {
         var streams: [Stream] = []
         var offset: Int64 = 0
-        while offset + 30 <= size, let header = try? read(file, at: offset, count: 30),
+        while offset + 30 <= size, streams.count < maxStreams, let header = try? read(file, at: offset, count: 30),
             Array(header[0..<4]) == [0x50, 0x4B, 0x03, 0x04]
         {
             let flags = UInt16(header[6]) | UInt16(header[7]) << 8
@@ -104,7 +111,7 @@ package enum DeflateStreams {
     private static func pbfStreams(_ file: SystemFile, size: Int64) -> [Stream]? {
         var streams: [Stream] = []
         var offset: Int64 = 0
-        while offset < size {
+        while offset < size, streams.count < maxStreams {
             guard let prefix = try? read(file, at: offset, count: 4) else { return nil }
             let headerLength = Int64(prefix[0]) << 24 | Int64(prefix[1]) << 16 | Int64(prefix[2]) << 8 | Int64(prefix[3])
             guard headerLength > 0, headerLength < 64 << 10, offset + 4 + headerLength <= size,

@@ -44,6 +44,10 @@ extension PatchRun {
             oldPath = scratch + ".gathered"
         }
         let streams = kind.scanned ? DeflateStreams.scan(in: oldPath) : DeflateStreams.find(in: oldPath)
+        guard streams.count <= DeflateRecipe.maxSegments else {
+            throw PatchError.beyondLimits(
+                detail: "\(source.path) holds more than the \(DeflateRecipe.maxSegments) deflate streams a patch may expand")
+        }
         let lengths = try DeflateRecipe.expand(oldPath, streams: streams, into: scratch + ".old")
         FileSystem.remove(scratch + ".gathered")  // expanded: the gathered copy is not read again
         return OldSide(

@@ -129,4 +129,35 @@ import MapPublisher
         #expect(PNGRun(chunkSize: 1 << 40, header: [0x78]) == PNGRun(chunkSize: 0, header: []))
         #expect(DeflateParameters(level: 9, memLevel: 9, strategy: 1).description == "level 9, memLevel 9, strategy 1")
     }
+
+    /// Case 5 on the old side: a patch may ask the client to expand an old file of any
+    /// number of streams (a scanned see-through payload lists none of them). The scan stops
+    /// past ``DeflateRecipe/maxSegments`` and the patch is refused before anything is
+    /// expanded, as the publisher, which keeps the same limit, never makes such a patch.
+    @Test func anOldFileOfMoreStreamsThanARecipeTakesIsNotExpanded() throws {
+        let dir = TemporaryDirectory("hostile")
+        let old = dir.path("old")
+        let stream: [UInt8] = [0x78, 0x9C, 0x2B, 0xC9, 0xCC, 0x49, 0x05, 0x00, 0x04, 0x4C, 0x01, 0xAF]  // zlib of "tile"
+        var bytes = Array("TILEARCH".utf8)
+        bytes.reserveCapacity(8 + stream.count * (DeflateRecipe.maxSegments + 1))
+        for _ in 0...DeflateRecipe.maxSegments { bytes += stream }
+        Trees.write(bytes, "tiles.bin", in: old)
+        let payload = [UInt8](repeating: 0, count: 16)
+        let manifest = PatchManifest(
+            sources: [.init(path: "tiles.bin", sha256: nil)],
+            targets: [
+                .init(
+                    path: "tiles.bin", size: 1 << 20, sha256: SHA256Hash(bytes: [UInt8](repeating: 7, count: 32)),
+                    origin: .patch(source: 0, .init(encoding: .scannedDeflateDelta, length: Int64(payload.count))))
+            ], deletions: [], treeHash: nil, keepsUnlisted: true)
+        let patch = dir.path("streams.mlpatch")
+        try HostilePatch.write(manifest, payloads: payload, to: patch)
+        let error = patchError {
+            _ = try PatchApplier.apply(
+                patch: patch, oldTree: old, into: dir.path("new"), resumeIn: nil, treeHash: String(repeating: "0", count: 64),
+                limits: TreeLimits(files: 10, bytes: 1 << 30))
+        }
+        guard case .beyondLimits(let detail)? = error else { Issue.record("expected beyondLimits, got \(String(describing: error))"); return }
+        #expect(detail.contains("more than the 1048576 deflate streams a patch may expand"), "\(detail)")
+    }
 }

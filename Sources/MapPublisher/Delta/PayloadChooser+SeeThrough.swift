@@ -92,6 +92,13 @@ extension PayloadChooser {
         do {
             if let basePath {
                 let old = scanned ? DeflateStreams.scan(in: basePath) : DeflateStreams.find(in: basePath)
+                guard old.count <= DeflateRecipe.maxSegments else {  // a client would refuse to expand it
+                    return .failure(
+                        NoSeeThrough(
+                            description:
+                                "its old version has more than the \(DeflateRecipe.maxSegments) deflate streams a client expands; byte-level delta kept"
+                        ))
+                }
                 let oldLengths = try DeflateRecipe.expand(basePath, streams: old, into: oldExpansion)
                 if scanned { layout = DeflateRecipe.layout(of: old, lengths: oldLengths) }
             }
