@@ -46,13 +46,12 @@ extension SiteClient {
     /// accepting each as ``RootChain`` says; with none trusted yet, from root 1, anchored by
     /// `anchors`, when the catalog `hint`s that the site has roots. The roots accepted go to
     /// `keep` every ``rootBatch`` of them and before the walk returns or throws, so a root
-    /// is trusted from then on even when a later one, or the catalog, is refused. Returns
-    /// the newest root.
+    /// is trusted from then on even when a later one, or the catalog, is refused.
     func walkRoots(
         from trusted: RootMetadata?, hint: Int?, anchors: [PublicKey],
         now: Date, keep: (RootWalk) async -> Void
-    ) async throws(MapLoaderError) -> RootMetadata? {
-        guard trusted != nil || hint != nil else { return nil }
+    ) async throws(MapLoaderError) {
+        guard trusted != nil || hint != nil else { return }
         let site = source.baseURL.absoluteString
         if trusted == nil, anchors.isEmpty {
             throw .signatureRefused("no publisher key is trusted for \(site): trust one of the site's root or catalog keys")
@@ -86,7 +85,6 @@ extension SiteClient {
                 "root \(current.version) of \(site) expired at \(expires.formatted(.iso8601)) and the site has no newer one: the publisher must sign a new root, or the server is withholding it; nothing was changed"
             )
         }
-        return current
     }
 
     /// Accepts the site's next roots into `batch` (its root the newest so far), calling

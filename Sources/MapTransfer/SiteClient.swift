@@ -75,7 +75,7 @@ package struct SiteClient: Sendable {
         func walk(hint: Int?) async throws(MapLoaderError) {
             // Each batch of roots is trusted and kept as it is accepted: a walk that stops
             // (at its step limit, or at a root it refuses) still moves the device forward.
-            _ = try await walkRoots(from: root, hint: hint, anchors: trust.keys, now: now) { batch in
+            try await walkRoots(from: root, hint: hint, anchors: trust.keys, now: now) { batch in
                 root = batch.root
                 newRoots += batch.fetched.count
                 if batch.revoked { (serialFloor, serialReset) = (nil, true) }
