@@ -82,7 +82,7 @@ package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
     }
 
     /// A path quoted for a message, with control characters (such as NUL) made visible.
-    private static func quoted(_ path: String) -> String {
+    static func quoted(_ path: String) -> String {
         "\""
             + path.unicodeScalars.map { $0.value < 0x20 ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
             .joined() + "\""

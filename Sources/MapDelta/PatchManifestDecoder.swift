@@ -48,7 +48,7 @@ package enum PatchManifestDecoder {
             let size = try reader.varint()
             targetBytes = targetBytes.plusSaturating(size)
             guard targetBytes <= limits.bytes else {
-                throw PatchError.beyondLimits(detail: "its files reach past the \(limits.bytes) bytes declared, at \(path)")
+                throw PatchError.beyondLimits(detail: "its files reach past the \(limits.bytes) bytes declared, at \(PatchError.quoted(path))")
             }
             let sha: SHA256Hash?
             let origin: PatchManifest.Origin

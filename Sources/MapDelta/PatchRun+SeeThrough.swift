@@ -84,6 +84,13 @@ extension PatchRun {
                 from: patch.file, at: offset, within: remaining, layout: old?.layout ?? [], displayPath: target.path)
             : try DeflateRecipe.decode(from: patch.file, at: offset, within: remaining)
         old?.layout = []  // read: a layout costs 16 bytes a stream
+        // The new expansion is held to the limit the publisher expanded the new file within,
+        // before a byte of it is decoded to disk.
+        let expansionLimit = DeflateRecipe.expansionLimit(ofFileOfSize: target.size)
+        guard recipe.expandedSize <= expansionLimit else {
+            throw PatchError.beyondLimits(
+                detail: "an expansion of \(recipe.expandedSize) bytes for a \(target.size)-byte file, at most \(expansionLimit)")
+        }
         let expansion = PatchManifest.Payload(
             encoding: kind.segmented ? .segmentedDelta : .delta, length: remaining - recipeLength,
             offset: offset + recipeLength)

@@ -31,10 +31,14 @@ package enum SQLiteOverflow {
     package static func map(of bytes: UnsafeRawBufferPointer, steps: inout Int) -> GatherMap {
         guard let database = Database(bytes) else { return .identity }
         var claimed = [Bool](repeating: false, count: database.pageCount + 1)
-        // A page that is a b-tree page is never taken as part of a chain.
+        // A page that is a b-tree page is never taken as part of a chain, nor is a free page:
+        // a freed leaf keeps its old cells (SQLite does not clear it), which point into pages
+        // live rows may use now, so it is not walked either.
         for page in 1...database.pageCount where database.isTreePage(page) { claimed[page] = true }
+        let free = database.freePages()
+        for page in free { claimed[page] = true }
         var moves: [(move: GatherMap.Move, order: Int)] = []
-        for page in 1...database.pageCount where database.type(of: page) == 0x0D {
+        for page in 1...database.pageCount where database.type(of: page) == 0x0D && !free.contains(page) {
             for cell in database.cells(of: page) {
                 guard let chain = database.chain(of: cell, claimed: &claimed, steps: &steps) else { continue }
                 for range in chain {
@@ -68,6 +72,25 @@ package enum SQLiteOverflow {
         }
 
         func offset(of page: Int) -> Int { (page - 1) * pageSize }
+
+        /// The pages on the freelist: trunk pages from the header's first one on, each
+        /// naming the next and its leaf pages. Each trunk is read once, so a looped or
+        /// corrupt list costs at most a walk of the file's pages.
+        func freePages() -> Set<Int> {
+            var free = Set<Int>()
+            var trunk = u32(32)
+            while trunk >= 2, trunk <= pageCount, free.insert(trunk).inserted {
+                let base = offset(of: trunk)
+                let count = u32(base + 4)
+                guard count <= usable / 4 - 2 else { break }
+                for index in 0..<count {
+                    let leaf = u32(base + 8 + 4 * index)
+                    if leaf >= 2, leaf <= pageCount { free.insert(leaf) }
+                }
+                trunk = u32(base)
+            }
+            return free
+        }
 
         /// Where the page's b-tree header starts (after the file header on page 1).
         func header(of page: Int) -> Int { offset(of: page) + (page == 1 ? 100 : 0) }
@@ -114,7 +137,8 @@ package enum SQLiteOverflow {
         /// when the chain leaves the file, loops, meets a claimed page or ends early. The
         /// pages a refused walk passed stay claimed, so no page is walked twice and the map
         /// of any file costs a walk of its pages and cells once, however its chains are built
-        /// to fail (SQLite never shares a page between chains, so real files map as before).
+        /// to fail (SQLite never shares a page between live chains, and free pages, whose old
+        /// cells may point into live ones, are never walked).
         func chain(of cell: Cell, claimed: inout [Bool], steps: inout Int) -> [(from: Int64, length: Int64)]? {
             guard cell.remaining <= (pageCount - 1) * (usable - 4) else { return nil }
             var ranges: [(from: Int64, length: Int64)] = []

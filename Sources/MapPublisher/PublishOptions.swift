@@ -43,10 +43,16 @@ package struct PublishOptions: Sendable {
     package var allowHardLinks = false
     /// Where tasks unpack old trees and build patches (a see-through file's expansions
     /// among them, each at most ``DeflateRecipe/expansionLimit(ofFileOfSize:)``); `nil`: a
-    /// folder of its own in the system's temporary directory (`TMPDIR`), removed at the
-    /// end. Never the site: a site folder is what gets synced to a host, and its disk
-    /// may be small.
+    /// folder of its own in ``defaultScratch``, removed at the end. Never the site: a site
+    /// folder is what gets synced to a host, and its disk may be small.
     package var scratch: URL?
+
+    /// `$TMPDIR`, else `/var/tmp`: a disk, where `/tmp` is often memory (tmpfs) and an old
+    /// version of a country is gigabytes.
+    package static var defaultScratch: URL {
+        let variable = ProcessInfo.processInfo.environment["TMPDIR"] ?? ""
+        return URL(fileURLWithPath: variable.isEmpty ? "/var/tmp" : variable)
+    }
 
     /// Options for publishing `version`.
     package init(

@@ -24,9 +24,7 @@ package enum Publisher {
             site: SiteWriter(root: siteURL), keyFile: options.keyFile, rekey: options.rekey,
             unsigned: options.unsigned)
         let plan = try PublishPlanner.plan(release: release, site: siteURL, options: options)
-        let scratch =
-            options.scratch
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("maploader-publish-\(UUID().uuidString)")
+        let scratch = options.scratch ?? PublishOptions.defaultScratch.appendingPathComponent("maploader-publish-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { if options.scratch == nil { try? FileManager.default.removeItem(at: scratch) } }
         let places = PublishTaskRunner.Places(plan: plan, release: release, site: siteURL, scratch: scratch)

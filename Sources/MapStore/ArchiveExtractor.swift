@@ -19,6 +19,11 @@ package enum ArchiveExtractor {
     package struct Refusal: Error, CustomStringConvertible {
         /// One line: which entry and why.
         package let description: String
+
+        /// A tree of more folders than `limit` (``TreeLimits/folders``).
+        static func folders(beyond limit: Int) -> Refusal {
+            Refusal(description: "more than the \(limit) folders a tree of the files the manifest declares can hold")
+        }
     }
 
     /// Extracts `archive` into `destination` (which must exist and be empty) and returns
@@ -228,9 +233,7 @@ package enum ArchiveExtractor {
                 guard !unwritten.contains(PathKey(part)) else {
                     throw Refusal(description: "'\(relative)' is both a file and a folder in the archive")
                 }
-                guard made.count < limit else {
-                    throw Refusal(description: "more than the \(limit) folders a tree of the files the manifest declares can hold")
-                }
+                guard made.count < limit else { throw Refusal.folders(beyond: limit) }
                 if case .failure(let error) = Result(catching: { () throws(SystemError) in try FileSystem.makeDirectory(path) }) {
                     guard error.errno == .notDirectory else { throw error }
                     throw Refusal(description: "'\(relative)' is both a file and a folder in the archive")

@@ -23,8 +23,11 @@ package enum TreeCopy {
         guard files.count <= limits.files else {
             throw ArchiveExtractor.Refusal(description: "more than the \(limits.files) files the manifest declares")
         }
-        guard files.reduce(0, { $0 + $1.size }) <= limits.bytes else {
+        guard files.saturatingSum(\.size) <= limits.bytes else {
             throw ArchiveExtractor.Refusal(description: "more than the \(limits.bytes) bytes the manifest declares")
+        }
+        guard TreeLimits.folders(of: files.map(\.path)) <= limits.folders else {
+            throw ArchiveExtractor.Refusal.folders(beyond: limits.folders)
         }
         var written: Int64 = 0
         var entries: [FileEntry] = []

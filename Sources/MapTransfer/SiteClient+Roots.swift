@@ -64,12 +64,20 @@ extension SiteClient {
         }
         do {
             try await walkRoots(into: &batch, anchors: anchors) { await flush(&$0) }
+            await flush(&batch)
+            try check(batch.root, from: trusted, hint: hint, now: now, site: site)
         } catch {
             await flush(&batch)
             throw error
         }
-        await flush(&batch)
-        guard let current = batch.root else {
+    }
+
+    /// The walk's end: the newest root `current` must be the one the catalog `hint`s at
+    /// (or newer) and must not have expired.
+    private func check(
+        _ current: RootMetadata?, from trusted: RootMetadata?, hint: Int?, now: Date, site: String
+    ) throws(MapLoaderError) {
+        guard let current else {
             throw .signatureRefused(
                 "catalog.json at \(site) names root \(hint ?? 0), but the site has no \(RootMetadata.path(1)); nothing was changed")
         }
@@ -127,6 +135,22 @@ extension SiteClient {
             }
             batch.fetched.append(RootFile(version: version, file: file, signature: signatureData))
             if batch.fetched.count >= Self.rootBatch { await full(&batch) }
+        }
+    }
+}
+
+extension MapLoaderError {
+    /// A refusal of a check that accepted and kept roots up to `version` before it, saying
+    /// so where it said that nothing was changed.
+    func keepingRoots(upTo version: Int) -> MapLoaderError {
+        func noted(_ message: String) -> String {
+            message.replacingOccurrences(
+                of: "; nothing was changed", with: "; roots up to \(version) were accepted and kept, nothing else was changed")
+        }
+        switch self {
+        case .signatureRefused(let message): return .signatureRefused(noted(message))
+        case .rollbackRefused(let message): return .rollbackRefused(noted(message))
+        default: return self
         }
     }
 }

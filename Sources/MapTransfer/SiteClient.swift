@@ -75,11 +75,16 @@ package struct SiteClient: Sendable {
         func walk(hint: Int?) async throws(MapLoaderError) {
             // Each batch of roots is trusted and kept as it is accepted: a walk that stops
             // (at its step limit, or at a root it refuses) still moves the device forward.
-            try await walkRoots(from: root, hint: hint, anchors: trust.keys, now: now) { batch in
-                root = batch.root
-                newRoots += batch.fetched.count
-                if batch.revoked { (serialFloor, serialReset) = (nil, true) }
-                await keepRoots(batch)
+            do {
+                try await walkRoots(from: root, hint: hint, anchors: trust.keys, now: now) { batch in
+                    root = batch.root
+                    newRoots += batch.fetched.count
+                    if batch.revoked { (serialFloor, serialReset) = (nil, true) }
+                    await keepRoots(batch)
+                }
+            } catch {
+                // Roots this check accepted before the refusal are kept: the message says so.
+                throw newRoots > 0 ? error.keepingRoots(upTo: root?.version ?? 0) : error
             }
         }
         // The catalog and its signature are two files: a publish between the two reads

@@ -33,7 +33,7 @@ struct PublishCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: "A folder for unpacked old versions and patch scratch (default: a new folder in the system's temporary directory).")
+        help: "A folder for unpacked old versions and patch scratch (default: a new folder in $TMPDIR, else /var/tmp).")
     var scratch: String?
 
     @Flag(name: .long, help: "Print the report as JSON.")

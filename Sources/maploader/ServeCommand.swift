@@ -70,8 +70,8 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...1).contains(errorRate) else { throw ValidationError("--error-rate must be between 0 and 1") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
-        guard headTimeout > 0, headTimeout.isFinite else { throw ValidationError("--head-timeout must be a positive number of seconds") }
-        guard sendTimeout > 0, sendTimeout.isFinite else { throw ValidationError("--send-timeout must be a positive number of seconds") }
+        guard (0.001...86_400).contains(headTimeout) else { throw ValidationError("--head-timeout must be between 0.001 and 86400 seconds") }
+        guard (0.001...86_400).contains(sendTimeout) else { throw ValidationError("--send-timeout must be between 0.001 and 86400 seconds") }
     }
 
     func run() async throws {

@@ -86,6 +86,21 @@ import MapTestSupport
         #expect((try? fits.get())?.count == 1)
     }
 
+    /// The same flood through an exported site's tree folder (a stick the manifest names
+    /// by tree hash): files at the ends of long chains of folders are refused before one
+    /// folder is made.
+    @Test func anExportedTreeOfFolderChainsIsRefusedBeforeCopying() throws {
+        let dir = TemporaryDirectory()
+        for top in ["x", "y", "z"] {
+            Trees.write(Array("deep".utf8), ([top] + Array(repeating: "d", count: 1999)).joined(separator: "/") + "/f", in: dir.path("tree"))
+        }
+        let destination = dir.path("dest")
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+        let limits = TreeLimits(files: 4, bytes: 4096)
+        #expect(throws: ArchiveExtractor.Refusal.self) { try TreeCopy.copy(from: dir.path("tree"), into: destination, limits: limits) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: destination.path).isEmpty)
+    }
+
     /// A publisher diffing against an old version unpacks only what differs from the
     /// release: a file with the same path and bytes is hashed, listed and not written.
     @Test func leavesOutFilesTheCallerHolds() throws {

@@ -117,7 +117,7 @@ import MapPublisher
 
     /// Attack 5: a client's memory for a see-through file grew with its deflate streams
     /// (234 MB for a million). A recipe segment is held in 32 bytes (three of them for
-    /// zlib's parameters, an optional PNG framing in eight), the rebuild deflates at most
+    /// zlib's parameters, an optional PNG framing in seven), the rebuild deflates at most
     /// ``DeflateRecipe/batchSegments`` ahead, and a recipe has at most
     /// ``DeflateRecipe/maxSegments``, the one limit the publisher and the client share.
     @Test func aRecipeSegmentIsHeldInThirtyTwoBytes() {
@@ -159,5 +159,34 @@ import MapPublisher
         }
         guard case .beyondLimits(let detail)? = error else { Issue.record("expected beyondLimits, got \(String(describing: error))"); return }
         #expect(detail.contains("more than the 1048576 deflate streams a patch may expand"), "\(detail)")
+    }
+
+    /// The new side of a see-through file: a recipe that claims a terabyte of expansion for
+    /// a 1 kB file is refused before a byte of the expansion is decoded to disk (the limit
+    /// the publisher expands the new file within: 128 times, at least 64 MiB).
+    @Test func aRecipeClaimingAHugeExpansionIsRefusedBeforeDecoding() throws {
+        let dir = TemporaryDirectory("hostile")
+        let recipe = DeflateRecipe(segments: [.init(rawBefore: 0, expandedLength: 1 << 40, parameters: DeflateParameters(level: 6))], tail: 0)
+        let frame = try ZstdFrame.compress([UInt8](repeating: 0, count: 1 << 16), level: 3)
+        let payload = recipe.encoded + frame
+        let manifest = PatchManifest(
+            sources: [],
+            targets: [
+                .init(
+                    path: "tile.gz", size: 1000, sha256: SHA256Hash(bytes: [UInt8](repeating: 7, count: 32)),
+                    origin: .add(.init(encoding: .deflateDelta, length: Int64(payload.count))))
+            ], deletions: [], treeHash: nil, keepsUnlisted: true)
+        let patch = dir.path("expansion.mlpatch")
+        try HostilePatch.write(manifest, payloads: payload, to: patch)
+        Trees.write(Array("old".utf8), "a.txt", in: dir.path("old"))
+        let error = patchError {
+            _ = try PatchApplier.apply(
+                patch: patch, oldTree: dir.path("old"), into: dir.path("new"), resumeIn: nil,
+                treeHash: String(repeating: "0", count: 64), limits: TreeLimits(files: 10, bytes: 1 << 20))
+        }
+        guard case .beyondLimits(let detail)? = error else { Issue.record("expected beyondLimits, got \(String(describing: error))"); return }
+        #expect(detail == "an expansion of \(1 << 40) bytes for a 1000-byte file, at most \(64 << 20)", "\(detail)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+        #expect(!left.contains { $0.contains(".expand-") } && !FileManager.default.fileExists(atPath: dir.path("new/tile.gz").path), "\(left)")
     }
 }

@@ -208,4 +208,37 @@ import MapPlatform
         #expect(steps <= pages + 1, "\(steps) pages entered for a file of \(pages + 1), \(leaves * hostileCells) cells")
         #expect(map.moves.count == 1 && map.moves.first?.from == Int64(pages * page + 4), "\(map.moves.count) moves")
     }
+
+    /// A freed leaf keeps its old cells (SQLite does not clear a page it frees), and they
+    /// may point into a chain a live row uses now. Free pages are never walked: the live
+    /// tile is gathered whatever the page order (here the freed leaf, page 2, comes first,
+    /// and its failed walk would otherwise keep the live chain's page).
+    @Test func aFreedLeafDoesNotTakeALiveChain() {
+        let page = 4096
+        let minLocal = (page - 12) * 32 / 255 - 23
+        func u32(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
+        func leaf(overflowPages: Int, next: Int) -> [UInt8] {
+            let cell =
+                [
+                    0x80 | UInt8((minLocal + (page - 4) * overflowPages) >> 14 & 0x7F),
+                    0x80 | UInt8((minLocal + (page - 4) * overflowPages) >> 7 & 0x7F),
+                    UInt8((minLocal + (page - 4) * overflowPages) & 0x7F), 1,
+                ] + [UInt8](repeating: 0, count: minLocal) + u32(next)
+            let at = page - cell.count
+            var bytes = [UInt8](repeating: 0, count: page)
+            (bytes[0], bytes[3], bytes[4], bytes[8], bytes[9]) = (0x0D, 0, 1, UInt8(at >> 8), UInt8(at & 0xFF))
+            bytes.replaceSubrange(at..<page, with: cell)
+            return bytes
+        }
+        var file = [UInt8](repeating: 0, count: page)
+        file.replaceSubrange(0..<16, with: Array("SQLite format 3".utf8) + [0])
+        (file[16], file[17], file[100]) = (UInt8(page >> 8), 0, 0x0D)
+        file.replaceSubrange(32..<40, with: u32(5) + u32(2))  // the freelist: trunk page 5, 2 pages
+        file += leaf(overflowPages: 2, next: 4)  // page 2: freed, its old row needed pages 4 and on
+        file += leaf(overflowPages: 1, next: 4)  // page 3: live, its row's chain is page 4
+        file += u32(0) + [UInt8](repeating: 9, count: page - 4)  // page 4: the live chain
+        file += u32(0) + u32(1) + u32(2) + [UInt8](repeating: 0, count: page - 12)  // page 5: trunk naming leaf 2
+        let map = file.withUnsafeBytes { SQLiteOverflow.map(of: $0) }
+        #expect(map.moves.count == 1 && map.moves.first?.from == Int64(3 * page + 4), "\(map.moves)")
+    }
 }

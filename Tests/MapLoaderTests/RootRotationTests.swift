@@ -275,7 +275,11 @@ import MapStore
     @Test func aRefusedRootKeepsTheRootsBeforeIt() async throws {
         let (fleet, device) = try await Self.deviceAtRootOne()
         try Self.writeRoots(2...41, in: fleet, wrongSigner: (41, "b"))
-        await #expect(throws: MapLoaderError.self) { try await device.checkForUpdate() }
+        let refusal = await #expect(throws: MapLoaderError.self) { try await device.checkForUpdate() }
+        #expect(refusal?.description.contains("root/41.json is refused") == true, "\(String(describing: refusal))")
+        #expect(
+            refusal?.description.contains("roots up to 40 were accepted and kept, nothing else was changed") == true, "\(String(describing: refusal))"
+        )
         #expect(try Self.settings(device).trustedRoot?.version == 40)
     }
 }

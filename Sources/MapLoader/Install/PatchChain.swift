@@ -34,6 +34,10 @@ extension PlanSession {
         // The installed index names an old file that changed where a patch gives no digest
         // for it (a small file kept as it is); without it the patch's tree hash still catches it.
         var files: [FileEntry] = (try? store.index(package: step.package, group: step.group)) ?? []
+        // Everything a patch asks for is held to what the manifest declares for the group; a
+        // tree between two patches, which it does not describe, to the installed tree and
+        // the result together (fixed for the whole chain: no step can grow the next one's).
+        let throughLimits = TreeLimits(artifact).through(TreeLimits(files: files.count, bytes: files.saturatingSum(\.size)))
         let hub = self.hub
         let name = step.name
         for (index, patch) in patchFiles.enumerated() {
@@ -50,12 +54,7 @@ extension PlanSession {
             let threads = self.threads
             let oldFiles = files
             let treeHash = step.patches[index].toTreeHash  // the signed manifest's name for the result
-            // Everything the patch asks for is held to what the manifest declares for the
-            // group; a tree between two patches, which it does not describe, to both ends.
-            let limits =
-                last
-                ? TreeLimits(artifact)
-                : TreeLimits(artifact).through(TreeLimits(files: files.count, bytes: files.saturatingSum(\.size)))
+            let limits = last ? TreeLimits(artifact) : throughLimits
             // Large files are built in the resume folder with a checkpoint per segment: a run
             // killed in the middle continues there (gc removes what no run comes back for).
             // Files are not fsync'ed one by one: the generation's commit flushes the file
@@ -72,6 +71,9 @@ extension PlanSession {
             }
             files = applied.files
             resumedBytes += applied.resumedBytes
+            // A tree between two patches is read by the next one only: it goes once that one
+            // is done, so a chain holds two trees at most.
+            if let used = intermediates.firstIndex(of: source) { FileSystem.removeTree(intermediates.remove(at: used)) }
             source = target
         }
         let treeHash = TreeHash.of(files)

@@ -105,6 +105,8 @@ extension PayloadChooser {
             lengths = try DeflateRecipe.expand(newPath, streams: streams, into: newExpansion)
         } catch PatchError.beyondLimits(let detail) {  // a client would refuse it: byte-level
             return .failure(NoSeeThrough(description: "\(detail); byte-level delta kept"))
+        } catch let failure as SystemError {  // the scratch's disk, not the file: the publish stops and says so
+            throw failure
         } catch {
             return .failure(NoSeeThrough(description: "its deflate streams do not inflate (\(error))"))
         }
