@@ -53,11 +53,19 @@ package enum PatchApplier {
         oldFiles: [FileEntry] = [], treeHash given: String? = nil, limits: TreeLimits = .siteMaximum, durable: Bool = true,
         progress: ((Int64) -> Void)? = nil
     ) throws -> (files: [FileEntry], resumedBytes: Int64) {
-        // The old tree's files bound the manifest's sources and deletions, and form 3 keeps
-        // those it does not name (a tree that cannot be listed fails the patch below, or at
-        // the first old file it reads, whatever the manifest says).
-        let listing = Result { try FileTree.files(in: oldTree.path) }
-        let opened = try OpenedPatch(url: patch, limits: limits, oldFiles: (try? listing.get())?.count ?? SiteLimits.files)
+        // The old tree's files bound the manifest's sources and deletions (the caller's record
+        // says how many, else a listing), and form 3 keeps those it does not name; the tree
+        // is listed once, and only where that is needed. A tree that cannot be listed fails
+        // the patch below, or at the first old file it reads, whatever the manifest says.
+        var listed: Result<[(path: String, size: Int64)], any Error>?
+        func listing() -> Result<[(path: String, size: Int64)], any Error> {
+            if let listed { return listed }
+            let result = Result { try FileTree.files(in: oldTree.path) }
+            listed = result
+            return result
+        }
+        let oldCount = oldFiles.isEmpty ? (try? listing().get())?.count ?? SiteLimits.files : oldFiles.count
+        let opened = try OpenedPatch(url: patch, limits: limits, oldFiles: oldCount)
         let expectedTree = opened.manifest.treeHash?.hex ?? given
         if let given, given != expectedTree {
             throw PatchError.corrupt(detail: "its tree hash is not the one the manifest's patch edge names")
@@ -67,7 +75,7 @@ package enum PatchApplier {
         }
         if opened.manifest.keepsUnlisted {
             do {
-                try opened.keepUnlisted(try listing.get())
+                try opened.keepUnlisted(try listing().get())
             } catch let problem as FileTree.Problem {
                 throw PatchError.unexpectedFiles([problem.description])
             }
