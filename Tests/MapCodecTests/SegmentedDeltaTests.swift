@@ -76,6 +76,29 @@ import MapPublisher
         #expect(found.offset > 3 << 19, "window at \(found.offset), B starts at \(2 << 20)")
     }
 
+    @Test func aSegmentGoesToItsOwnCutNotToALargerCutRepeatingItsRecordsInterleaved() throws {
+        // A gazetteer's population cuts one after another (as one file, or a folder seen
+        // as one sequence): every record of the middle cut is also in the first, in the same
+        // order but between others. The first holds every anchor of a segment of the middle
+        // cut, the middle cut only the anchors of records no later cut repeats; the window
+        // must still go to the middle cut, where the segment is one run.
+        var rng = SeededGenerator(seed: 40)
+        let records = (0..<16384).map { _ in (0..<256).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
+        let all = records.flatMap { $0 }
+        let middle = records.indices.filter { $0 % 4 != 0 }.flatMap { records[$0] }
+        let last = records.indices.filter { $0 % 4 == 2 }.flatMap { records[$0] }
+        let old = all + middle + last
+        let segment = Array(middle[(1 << 20)..<(2 << 20)])
+        let length: Int64 = (1 << 20) + (512 << 10)
+        let windows = old.withUnsafeBytes { SegmentWindows(old: [$0]) }
+        let found = try #require(segment.withUnsafeBytes { windows.window(for: $0, length: length) })
+        let source = Int64(all.count + (1 << 20))  // where the segment lies in the old file
+        #expect(found.file == 0)
+        #expect(
+            found.offset <= source && found.offset + length >= source + Int64(segment.count),
+            "window \(found.offset)..<\(found.offset + length), segment at \(source)..<\(source + Int64(segment.count))")
+    }
+
     @Test func anApplyThatFailedAtASegmentResumesThereWithoutRedoingTheFinishedOnes() async throws {
         let dir = TemporaryDirectory("segmented")
         try await Self.patchedPair(in: dir, size: 4 << 20, segment: 256 << 10)
