@@ -22,7 +22,7 @@ import MapPublisher
         return try await RawThread.value {
             try PatchBuilder.build(
                 from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
-                options: .comparingEvery(level: 3, segmentLength: segment))
+                options: .comparingEvery(level: 3, segmentLength: segment, wholeFileSuffix: false))
         }
     }
 

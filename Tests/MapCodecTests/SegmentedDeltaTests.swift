@@ -17,7 +17,7 @@ import MapPublisher
         return try await RawThread.value {
             try PatchBuilder.build(
                 from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
-                options: PatchOptions(level: 3, segmentLength: segment))
+                options: .segmentsOnly(level: 3, segmentLength: segment))
         }
     }
 
@@ -34,6 +34,45 @@ import MapPublisher
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path).isEmpty)
     }
 
+    @Test func aLargeFileWithScatteredEditsGetsTheWholeFileSuffixDeltaWhereSmaller() async throws {
+        // A gazetteer-like text above the segment threshold with scattered small edits: the
+        // whole-file suffix-array delta pays each edit's bytes and a step, where each
+        // segment's zstd frame pays its own tables and the bytes until its long-distance
+        // matcher finds the next match (a 187 MB gazetteer: 23.6 kB against 38.4 kB).
+        let dir = TemporaryDirectory("segmented-suffix")
+        var rng = SeededGenerator(seed: 41)
+        var old: [UInt8] = []
+        var id = 0
+        while old.count < 6 << 20 {
+            id += 1
+            let line = "\(id),place \(rng.next() % 100_000),\(rng.next() % 180_000),\(rng.next() % 90_000),\(rng.next() % 1_000_000)\n"
+            old += Array(line.utf8)
+        }
+        var new = old
+        for _ in 0..<60 {
+            let at = Int(rng.next() % UInt64(new.count - 20))
+            for offset in 0..<20 { new[at + offset] = UInt8(32 + rng.next() % 95) }
+        }
+        for _ in 0..<10 {
+            new.insert(contentsOf: (0..<200).map { _ in UInt8(32 + rng.next() % 95) }, at: Int(rng.next() % UInt64(new.count)))
+        }
+        for (folder, bytes) in [("old", old), ("new", new)] {
+            try FileManager.default.createDirectory(at: dir.path(folder), withIntermediateDirectories: true)
+            try Data(bytes).write(to: dir.path("\(folder)/places.csv"))
+        }
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(
+                from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
+                options: PatchOptions(level: 19, segmentLength: 512 << 10))
+        }
+        let file = try #require(stats.file("places.csv"))
+        let segmented = try #require(file.tried[.segmentedDelta])
+        #expect(file.encoding == .suffixDelta || file.encoding == .filteredSuffixDelta, "\(file.tried)")
+        #expect(file.payloadBytes < segmented, "\(file.tried)")
+        try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"))
+        #expect(try Data(contentsOf: dir.path("out/places.csv")) == Data(new))
+    }
+
     @Test func aSegmentFindsItsOldBytesFarFromItsRelativePosition() async throws {
         // 1 MB of new bytes before a 4 MB old file: most segments' old bytes lie further
         // from the same relative position than a window's margin.
@@ -48,7 +87,7 @@ import MapPublisher
         let stats = try await RawThread.value {
             try PatchBuilder.build(
                 from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
-                options: PatchOptions(level: 3, segmentLength: 512 << 10))
+                options: .segmentsOnly(level: 3, segmentLength: 512 << 10))
         }
         #expect(stats.file("planet.bin")?.encoding == .segmentedDelta)
         // The inserted megabyte is incompressible; the old 4 MB must cost next to nothing.

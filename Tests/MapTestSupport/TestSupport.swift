@@ -137,9 +137,18 @@ package func closedPort() -> Int {
 
 extension PatchOptions {
     /// Options that try every encoding (no estimate skips one), so a test can compare them.
-    package static func comparingEvery(level: Int, segmentLength: Int64? = nil) -> PatchOptions {
+    package static func comparingEvery(level: Int, segmentLength: Int64? = nil, wholeFileSuffix: Bool = true) -> PatchOptions {
         var options = PatchOptions(level: level, segmentLength: segmentLength)
         options.skipByEstimate = false
+        options.wholeFileSuffix = wholeFileSuffix
+        return options
+    }
+
+    /// Options that keep every file above twice `segmentLength` segmented (no whole-file
+    /// suffix-array trial), for tests of the segments themselves.
+    package static func segmentsOnly(level: Int, segmentLength: Int64) -> PatchOptions {
+        var options = PatchOptions(level: level, segmentLength: segmentLength)
+        options.wholeFileSuffix = false
         return options
     }
 }

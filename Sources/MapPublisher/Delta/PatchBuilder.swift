@@ -38,7 +38,8 @@ package enum PatchBuilder {
                 segmentLength: options.segmentLength,
                 margin: options.segmentMargin, level: options.level,
                 jobs: options.segmentJobs, workDirectory: work.path),
-            segmentThreshold: options.segmentThreshold, skipByEstimate: options.skipByEstimate)
+            segmentThreshold: options.segmentThreshold, skipByEstimate: options.skipByEstimate,
+            wholeFileSuffix: options.wholeFileSuffix)
         let finder =
             options.findRenamedBases
             ? DeltaBaseFinder(old: old.files, newPaths: Set(new.files.map { PathKey($0.path) })) : nil

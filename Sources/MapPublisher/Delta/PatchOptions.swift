@@ -41,6 +41,12 @@ package struct PatchOptions: Sendable {
     /// out: the signed manifest's patch edge names the result's tree hash (``PatchEdge``),
     /// which the client passes to the applier, so 32 bytes per patch are not sent twice.
     package var embedsTreeHash = true
+    /// Beside a segmented delta, try the suffix-array delta of the whole file, or of the
+    /// whole expansion of a see-through file, up to ``SuffixEncoder/maxWholeFileSize``
+    /// (its decoder needs no segments; its memory is the mapped old file and three stream
+    /// decoders). `false` keeps files above `segmentThreshold` segmented, for tests of the
+    /// segments themselves.
+    package var wholeFileSuffix = true
     /// Segments encoded at once (default: one per core).
     package var segmentJobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
 

@@ -48,14 +48,18 @@ package struct PayloadChooser {
     let segmentThreshold: Int64
     /// Whether encodings an estimate says cannot win are skipped (``PatchOptions/skipByEstimate``).
     let skipByEstimate: Bool
+    /// The largest file (or expansion) above `segmentThreshold` that also gets a
+    /// whole-file suffix-array trial (``PatchOptions/wholeFileSuffix``); 0 for none.
+    let wholeFileSuffixLimit: Int64
 
     /// A chooser encoding at `level` into files in `workDirectory`; files larger than
     /// `segmentThreshold` are cut into `segments`.
     package init(
         compressor: ZstdCompressor, level: Int, workDirectory: String, segments: SegmentedEncoder? = nil,
-        segmentThreshold: Int64 = .max, skipByEstimate: Bool = true
+        segmentThreshold: Int64 = .max, skipByEstimate: Bool = true, wholeFileSuffix: Bool = true
     ) {
         self.skipByEstimate = skipByEstimate
+        wholeFileSuffixLimit = wholeFileSuffix ? SuffixEncoder.maxWholeFileSize : 0
         self.compressor = compressor
         self.level = level
         self.workDirectory = workDirectory
@@ -86,6 +90,18 @@ package struct PayloadChooser {
         } else {
             choice.note = [choice.note, "segmented delta (\(length) B) not smaller than \(choice.encoding) (\(choice.length) B)"]
                 .compactMap { $0 }.joined(separator: "; ")
+        }
+        // The suffix-array delta of the whole file: its decoder holds three stream decoders
+        // and the mapped old file whatever the size, so it needs no segments; its matches
+        // reach the whole old file, and an edit costs its own bytes and a step, not the
+        // bytes until zstd's long-distance matcher finds the next match.
+        if let suffix = try suffixDelta(newPath, newSize: newSize, basePath: basePath, limit: wholeFileSuffixLimit) {
+            choice.tried[suffix.encoding] = suffix.length
+            if suffix.length < choice.length {
+                (choice.encoding, choice.payloadPath, choice.length, choice.note) = (
+                    suffix.encoding, suffix.path, suffix.length, choice.note.flatMap(Self.onceADeltaWon)
+                )
+            }
         }
         return choice
     }
@@ -556,10 +572,11 @@ package struct PayloadChooser {
     /// one at a time in the process (its suffix index is 4 bytes per old byte, up to
     /// 256 MB). `strideByteAlways` is for a see-through expansion.
     func suffixDelta(
-        _ path: String, newSize: Int64, basePath: String, strideByteAlways: Bool = false
+        _ path: String, newSize: Int64, basePath: String, strideByteAlways: Bool = false,
+        limit: Int64 = SuffixEncoder.maxFileSize
     ) throws -> (path: String, length: Int64, encoding: PatchEncoding)? {
         let oldSize = FileStatus.of(basePath)?.size ?? 0
-        guard newSize <= SuffixEncoder.maxFileSize, oldSize <= SuffixEncoder.maxFileSize else { return nil }
+        guard newSize <= limit, oldSize <= limit else { return nil }
         let large = newSize > Self.largeFile || oldSize > Self.largeFile
         if large { Self.largeEncodes.wait() }
         defer { if large { Self.largeEncodes.signal() } }
