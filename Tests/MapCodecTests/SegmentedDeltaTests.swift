@@ -60,10 +60,11 @@ import MapPublisher
             try FileManager.default.createDirectory(at: dir.path(folder), withIntermediateDirectories: true)
             try Data(bytes).write(to: dir.path("\(folder)/places.csv"))
         }
+        var options = PatchOptions(level: 19, segmentLength: 512 << 10)
+        options.wholeRawFileSuffix = true
+        let fixed = options
         let stats = try await RawThread.value {
-            try PatchBuilder.build(
-                from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
-                options: PatchOptions(level: 19, segmentLength: 512 << 10))
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"), options: fixed)
         }
         let file = try #require(stats.file("places.csv"))
         let segmented = try #require(file.tried[.segmentedDelta])

@@ -39,7 +39,7 @@ package enum PatchBuilder {
                 margin: options.segmentMargin, level: options.level,
                 jobs: options.segmentJobs, workDirectory: work.path),
             segmentThreshold: options.segmentThreshold, skipByEstimate: options.skipByEstimate,
-            wholeFileSuffix: options.wholeFileSuffix)
+            wholeFileSuffix: options.wholeFileSuffix, wholeRawFileSuffix: options.wholeRawFileSuffix)
         let finder =
             options.findRenamedBases
             ? DeltaBaseFinder(old: old.files, newPaths: Set(new.files.map { PathKey($0.path) })) : nil

@@ -41,12 +41,19 @@ package struct PatchOptions: Sendable {
     /// out: the signed manifest's patch edge names the result's tree hash (``PatchEdge``),
     /// which the client passes to the applier, so 32 bytes per patch are not sent twice.
     package var embedsTreeHash = true
-    /// Beside a segmented delta, try the suffix-array delta of the whole file, or of the
-    /// whole expansion of a see-through file, up to ``SuffixEncoder/maxWholeFileSize``
-    /// (its decoder needs no segments; its memory is the mapped old file and three stream
-    /// decoders). `false` keeps files above `segmentThreshold` segmented, for tests of the
-    /// segments themselves.
+    /// Beside a segmented expansion of a see-through file, try the suffix-array delta of the
+    /// whole expansion, up to ``SuffixEncoder/maxWholeFileSize`` (its decoder needs no
+    /// segments; its memory is the mapped old expansion and three stream decoders): one
+    /// gzip stream of 187 MB of gazetteer records, 2.78 MB instead of 3.4 MB. `false` keeps
+    /// expansions above `segmentThreshold` segmented, for tests of the segments themselves.
     package var wholeFileSuffix = true
+    /// The same trial for a raw (not see-through) file above `segmentThreshold`. Off by
+    /// default: a segmented delta of a raw file is applied into a copy-on-write clone of
+    /// the old file writing only the 16 KiB windows that changed, and resumes after its
+    /// last segment, which the client's suffix decoder does not do yet (a 25 MB file with
+    /// a few edits took 25 MB of new blocks instead of about 1 MB on XFS and btrfs).
+    /// On, a 187 MB gazetteer with 350 scattered edits updates in 23.6 kB instead of 38.4 kB.
+    package var wholeRawFileSuffix = false
     /// Segments encoded at once (default: one per core).
     package var segmentJobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
 

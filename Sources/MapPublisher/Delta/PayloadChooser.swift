@@ -51,13 +51,17 @@ package struct PayloadChooser {
     /// The largest file (or expansion) above `segmentThreshold` that also gets a
     /// whole-file suffix-array trial (``PatchOptions/wholeFileSuffix``); 0 for none.
     let wholeFileSuffixLimit: Int64
+    /// The same for a raw file (``PatchOptions/wholeRawFileSuffix``); 0 for none.
+    let wholeRawFileSuffixLimit: Int64
 
     /// A chooser encoding at `level` into files in `workDirectory`; files larger than
     /// `segmentThreshold` are cut into `segments`.
     package init(
         compressor: ZstdCompressor, level: Int, workDirectory: String, segments: SegmentedEncoder? = nil,
-        segmentThreshold: Int64 = .max, skipByEstimate: Bool = true, wholeFileSuffix: Bool = true
+        segmentThreshold: Int64 = .max, skipByEstimate: Bool = true, wholeFileSuffix: Bool = true,
+        wholeRawFileSuffix: Bool = false
     ) {
+        wholeRawFileSuffixLimit = wholeRawFileSuffix ? SuffixEncoder.maxWholeFileSize : 0
         self.skipByEstimate = skipByEstimate
         wholeFileSuffixLimit = wholeFileSuffix ? SuffixEncoder.maxWholeFileSize : 0
         self.compressor = compressor
@@ -95,7 +99,7 @@ package struct PayloadChooser {
         // and the mapped old file whatever the size, so it needs no segments; its matches
         // reach the whole old file, and an edit costs its own bytes and a step, not the
         // bytes until zstd's long-distance matcher finds the next match.
-        if let suffix = try suffixDelta(newPath, newSize: newSize, basePath: basePath, limit: wholeFileSuffixLimit) {
+        if let suffix = try suffixDelta(newPath, newSize: newSize, basePath: basePath, limit: wholeRawFileSuffixLimit) {
             choice.tried[suffix.encoding] = suffix.length
             if suffix.length < choice.length {
                 (choice.encoding, choice.payloadPath, choice.length, choice.note) = (
