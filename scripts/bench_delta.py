@@ -839,7 +839,6 @@ def compare_with_baseline(rows, record):
         print(f"GREW  {pair}: {human(now)} against {human(before)} recorded ({now / before:.2f}×){why}")
     known = sum(1 for r in rows if r["pair"] in baseline)
     print(f"baseline: {known} of {len(rows)} pairs recorded, {len(grew)} grew")
-    return [pair for pair, _, _ in grew if not pair.startswith(("helsinki.mbtiles", "helsinki.pmtiles"))]
     if record:
         baseline.update({r["pair"]: r["maploader"] for r in rows})
         with open(BASELINE, "w") as f:
@@ -847,6 +846,7 @@ def compare_with_baseline(rows, record):
             f.write("\n")
         print(f"recorded {len(rows)} pairs in {os.path.relpath(BASELINE, ROOT)}")
         return []
+    return [pair for pair, _, _ in grew if not pair.startswith(("helsinki.mbtiles", "helsinki.pmtiles"))]
 
 
 def main():

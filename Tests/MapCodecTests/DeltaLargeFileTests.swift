@@ -43,7 +43,7 @@ extension DeltaTests {
 
             // The segments themselves are under test: no whole-file suffix-array trial.
             var options = PatchOptions(level: 3)
-            options.wholeFileSuffix = false
+            options.wholeRawFileSuffix = false
             let stats = try PatchBuilder.build(from: oldTree, to: newTree, output: dir.path("p"), options: options)
             check(stats.file("planet.bin")?.encoding == .segmentedDelta, "planet.bin is not a segmented delta")
             check(stats.patchBytes < 64 << 10, "patch is \(stats.patchBytes) bytes")

@@ -14,7 +14,9 @@ import MapPublisher
     /// old/ and new/ trees holding `records.csv.gz`, and their patch `p` with segments of
     /// `segment` bytes (expansions above twice that are segmented).
     @discardableResult
-    static func patchedPair(in dir: TemporaryDirectory, megabytes: Int, members: Int, segment: Int64) async throws -> PatchStats {
+    static func patchedPair(
+        in dir: TemporaryDirectory, megabytes: Int, members: Int, segment: Int64, wholeFileSuffix: Bool = false
+    ) async throws -> PatchStats {
         try await RawThread.run {
             try LargeFixtures.writeGzip(dir.path("old/records.csv.gz"), megabytes: megabytes, members: members, edits: 0)
             try LargeFixtures.writeGzip(dir.path("new/records.csv.gz"), megabytes: megabytes, members: members, edits: 30)
@@ -22,7 +24,7 @@ import MapPublisher
         return try await RawThread.value {
             try PatchBuilder.build(
                 from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
-                options: .comparingEvery(level: 3, segmentLength: segment, wholeFileSuffix: false))
+                options: .comparingEvery(level: 3, segmentLength: segment, wholeFileSuffix: wholeFileSuffix))
         }
     }
 
@@ -50,6 +52,23 @@ import MapPublisher
         #expect(try Data(contentsOf: dir.path("out/records.csv.gz")) == Data(contentsOf: dir.path("new/records.csv.gz")))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path).isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("").path).allSatisfy { !$0.contains(".expand-") })
+    }
+
+    /// By default a segmented expansion also gets the suffix delta of the whole expansion
+    /// (its decoder needs no segments), and the smaller is kept; both are in the trials,
+    /// each under its own encoding, and the kept one applies byte for byte.
+    @Test func aSegmentedExpansionAlsoGetsTheWholeExpansionsSuffixDelta() async throws {
+        let dir = TemporaryDirectory("see-through-whole-suffix")
+        let stats = try await Self.patchedPair(in: dir, megabytes: 4, members: 1, segment: 256 << 10, wholeFileSuffix: true)
+        let file = try #require(stats.file("records.csv.gz"))
+        let segmented = try #require(file.tried[.segmentedDeflateDelta], "\(file.tried)")
+        let suffix = try #require(file.tried[.suffixDeflateDelta], "\(file.tried)")
+        #expect(file.encoding == (suffix < segmented ? .suffixDeflateDelta : .segmentedDeflateDelta), "\(file.tried)")
+        #expect(file.payloadBytes == min(suffix, segmented))
+        try await RawThread.run {
+            _ = try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: dir.path("out"), resumeIn: dir.path("resume"))
+        }
+        #expect(try Data(contentsOf: dir.path("out/records.csv.gz")) == Data(contentsOf: dir.path("new/records.csv.gz")))
     }
 
     @Test func aThreadCapOfOneGivesTheSameBytesAsManyThreads() async throws {

@@ -139,6 +139,19 @@ import MapPublisher
             "window \(found.offset)..<\(found.offset + length), segment at \(source)..<\(source + Int64(segment.count))")
     }
 
+    @Test func aRunInTheNextOldFileTakesItsWindowThereNotAtTheEndOfTheOneBefore() throws {
+        // Two old files (a cross-file delta's references): the segment is new bytes, then
+        // the start of the second file. Its run's centre lies before that file's start;
+        // the window must still lie in the second file, where the votes are.
+        var rng = SeededGenerator(seed: 42)
+        func random(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
+        let a = random(4 << 20), b = random(4 << 20)
+        let segment = random(1100 << 10) + b[..<(900 << 10)]
+        let windows = a.withUnsafeBytes { a in b.withUnsafeBytes { b in SegmentWindows(old: [a, b]) } }
+        let found = try #require(segment.withUnsafeBytes { windows.window(for: $0, length: (2 << 20) + (512 << 10)) })
+        #expect(found.file == 1 && found.offset == 0, "window in file \(found.file) at \(found.offset)")
+    }
+
     @Test func anApplyThatFailedAtASegmentResumesThereWithoutRedoingTheFinishedOnes() async throws {
         let dir = TemporaryDirectory("segmented")
         try await Self.patchedPair(in: dir, size: 4 << 20, segment: 256 << 10)

@@ -91,7 +91,7 @@ import MapPublisher
         let new = try Self.grids(in: dir, seed: 9, size: 12 << 20, every: 200_003, by: 3)
         var options = PatchOptions(level: 3)
         (options.segmentThreshold, options.segmentLength, options.segmentMargin) = (8 << 20, 4 << 20, 1 << 20)
-        options.wholeFileSuffix = false
+        options.wholeRawFileSuffix = false
         let fixed = options
         let stats = try await RawThread.value {
             try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"), options: fixed)

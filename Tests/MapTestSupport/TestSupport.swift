@@ -148,7 +148,7 @@ extension PatchOptions {
     /// suffix-array trial), for tests of the segments themselves.
     package static func segmentsOnly(level: Int, segmentLength: Int64) -> PatchOptions {
         var options = PatchOptions(level: level, segmentLength: segmentLength)
-        options.wholeFileSuffix = false
+        (options.wholeFileSuffix, options.wholeRawFileSuffix) = (false, false)
         return options
     }
 }

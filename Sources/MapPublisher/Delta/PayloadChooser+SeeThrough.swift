@@ -16,7 +16,8 @@ extension PayloadChooser {
                 seeThrough: SeeThroughKind(scanned: scanned, gathered: gathered, segmented: payload.segmented, suffix: payload.suffix))
             choice.tried[encoding] = payload.length
             if let otherLength = payload.otherLength {  // the expansion codec that lost
-                let other = SeeThroughKind(scanned: scanned, gathered: gathered, suffix: !payload.suffix)
+                let other = SeeThroughKind(
+                    scanned: scanned, gathered: gathered, segmented: payload.segmented, suffix: !payload.suffix)
                 choice.tried[PatchEncoding(seeThrough: other)] = otherLength
             }
             if payload.length < choice.length {

@@ -70,11 +70,12 @@ package struct SegmentWindows: Sendable {
     /// Insertions and deletions move the diagonal a little, and the slack covers that; a
     /// wider cluster let a copy whose votes are spread over megabytes (records
     /// interleaved with others) outweigh the one run: 10.0 M bytes of votes over 8 MiB
-    /// against 9.6 M at one place, on a segment of a gazetteer's cuts. Where no two anchors agree, the window that holds the most
-    /// anchor places. Runs matter where the old files repeat the segment's records in
-    /// another order or interleaved with others (a gazetteer's population cuts, one after
-    /// another): every record is found there too, but in pieces, each costing an offset;
-    /// counted by places alone, such a copy outvotes the one the segment was cut from.
+    /// against 9.6 M at one place, on a segment of a gazetteer's cuts. Where no two
+    /// anchors agree, the window that holds the most anchor places. Runs matter where the
+    /// old files repeat the segment's records in another order or interleaved with others
+    /// (a gazetteer's population cuts, one after another): every record is found there
+    /// too, but in pieces, each costing an offset; counted by places alone, such a copy
+    /// outvotes the one the segment was cut from.
     package func window(for new: UnsafeRawBufferPointer, length: Int64) -> (file: Int, offset: Int64)? {
         var hits: [(at: Int64, places: Places)] = []
         Self.forEachAnchor(in: new, bits: bits) { key, offset in
@@ -82,18 +83,25 @@ package struct SegmentWindows: Sendable {
         }
         guard !hits.isEmpty else { return nil }
         let slack = max(0, length - Int64(new.count))
-        let start = runWindow(hits, segment: Int64(new.count), slack: slack) ?? densestWindow(hits, length: length)
-        return place(start, length: length)
+        if let run = runWindow(hits, segment: Int64(new.count), slack: slack) {
+            return place(run.centre, length: length, in: run.file)
+        }
+        let centre = densestWindow(hits, length: length)
+        return place(centre, length: length, in: file(holding: centre))
     }
 
-    /// The window's start (over the old files one after another) from runs of anchors:
-    /// the diagonals two anchors in a row agree on, weighted by the bytes between them.
-    private func runWindow(_ hits: [(at: Int64, places: Places)], segment: Int64, slack: Int64) -> Int64? {
-        var votes: [(diagonal: Int64, weight: Int64)] = []
+    /// The window's centre (over the old files one after another) from runs of anchors:
+    /// the diagonals two anchors in a row agree on, weighted by the bytes between them;
+    /// and the old file that holds most of the winning votes' places (a centre near the
+    /// end of one file may belong to a run in the next).
+    private func runWindow(
+        _ hits: [(at: Int64, places: Places)], segment: Int64, slack: Int64
+    ) -> (centre: Int64, file: Int)? {
+        var votes: [(diagonal: Int64, weight: Int64, place: Int64)] = []
         for (a, b) in zip(hits, hits.dropFirst()) {
             let gap = b.at - a.at
             for p in a.places.all where b.places.all.contains(p + gap) {
-                votes.append((p - a.at, gap))
+                votes.append((p - a.at, gap, p))
             }
         }
         guard !votes.isEmpty else { return nil }
@@ -113,7 +121,10 @@ package struct SegmentWindows: Sendable {
         // The cluster's diagonals span at most `width`: the window holds the segment at any
         // of them, with the rest of the slack on both sides.
         let middle = (votes[best.first].diagonal + votes[best.last].diagonal) / 2
-        return middle + segment / 2
+        var byFile: [Int: Int64] = [:]
+        for vote in votes[best.first...best.last] { byFile[file(holding: vote.place), default: 0] += vote.weight }
+        let file = byFile.max { $0.value < $1.value || ($0.value == $1.value && $0.key < $1.key) }?.key ?? 0
+        return (middle + segment / 2, file)
     }
 
     /// The window's centre (over the old files one after another) where the most anchor
@@ -130,13 +141,16 @@ package struct SegmentWindows: Sendable {
         return (places[best.first] + places[best.last]) / 2
     }
 
-    /// The old file holding `middle` and the start in it of a window of `length` bytes
-    /// centred there, kept inside the file.
-    private func place(_ middle: Int64, length: Int64) -> (file: Int, offset: Int64) {
-        let middle = min(max(0, middle), max(0, size - 1))
-        let file = starts.lastIndex { $0 <= middle } ?? 0
+    /// The old file holding `place` (an offset over the old files one after another).
+    private func file(holding place: Int64) -> Int {
+        starts.lastIndex { $0 <= place } ?? 0
+    }
+
+    /// The start in old file `file` of a window of `length` bytes centred at `centre` (an
+    /// offset over the old files one after another), kept inside that file.
+    private func place(_ centre: Int64, length: Int64, in file: Int) -> (file: Int, offset: Int64) {
         let fileSize = (file + 1 < starts.count ? starts[file + 1] : size) - starts[file]
-        return (file, min(max(0, middle - starts[file] - length / 2), max(0, fileSize - length)))
+        return (file, min(max(0, centre - starts[file] - length / 2), max(0, fileSize - length)))
     }
 
     /// Calls `body` with the key and offset (just past the hashed bytes) of each anchor.
