@@ -54,7 +54,7 @@ import MapPublisher
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("").path).allSatisfy { !$0.contains(".expand-") })
     }
 
-    /// By default a segmented expansion also gets the suffix delta of the whole expansion
+    /// With `wholeFileSuffix` a segmented expansion also gets the suffix delta of the whole expansion
     /// (its decoder needs no segments), and the smaller is kept; both are in the trials,
     /// each under its own encoding, and the kept one applies byte for byte.
     @Test func aSegmentedExpansionAlsoGetsTheWholeExpansionsSuffixDelta() async throws {

@@ -137,7 +137,7 @@ package func closedPort() -> Int {
 
 extension PatchOptions {
     /// Options that try every encoding (no estimate skips one), so a test can compare them.
-    package static func comparingEvery(level: Int, segmentLength: Int64? = nil, wholeFileSuffix: Bool = true) -> PatchOptions {
+    package static func comparingEvery(level: Int, segmentLength: Int64? = nil, wholeFileSuffix: Bool = false) -> PatchOptions {
         var options = PatchOptions(level: level, segmentLength: segmentLength)
         options.skipByEstimate = false
         options.wholeFileSuffix = wholeFileSuffix

@@ -58,7 +58,7 @@ package struct PayloadChooser {
     /// `segmentThreshold` are cut into `segments`.
     package init(
         compressor: ZstdCompressor, level: Int, workDirectory: String, segments: SegmentedEncoder? = nil,
-        segmentThreshold: Int64 = .max, skipByEstimate: Bool = true, wholeFileSuffix: Bool = true,
+        segmentThreshold: Int64 = .max, skipByEstimate: Bool = true, wholeFileSuffix: Bool = false,
         wholeRawFileSuffix: Bool = false
     ) {
         wholeRawFileSuffixLimit = wholeRawFileSuffix ? SuffixEncoder.maxWholeFileSize : 0
