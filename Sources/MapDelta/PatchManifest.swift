@@ -77,6 +77,9 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     /// on its own, stored or compressed).
     package var isDelta: Bool { self != .stored && self != .zstd && self != .lzma }
 
+    /// Whether a payload of this encoding is a suffix delta of the raw file (``SuffixDelta``).
+    package var isSuffix: Bool { self == .suffixDelta || self == .filteredSuffixDelta }
+
     /// Whether a payload of this encoding is decoded as one stream into the file, with no
     /// segments, see-through expansion or resume checkpoint: such a file may come without
     /// a digest in form 3 (``PatchFormat``), as the applier hashes it as it writes it.

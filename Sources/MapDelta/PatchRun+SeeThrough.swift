@@ -95,38 +95,9 @@ extension PatchRun {
             encoding: kind.segmented ? .segmentedDelta : .delta, length: remaining - recipeLength,
             offset: offset + recipeLength)
         guard kind.segmented else {
-            if old == nil, let source { old = try expandOld(source, kind: kind, scratch: scratch) }
-            let file = try SystemFile.createOrTruncate(scratch + ".new")
-            if kind.suffix {
-                // Streamed against the mapped old expansion: no window besides it.
-                guard let old, let source else {
-                    throw PatchError.corrupt(detail: "a suffix delta for \(target.path) without its old file")
-                }
-                do {
-                    try SuffixDelta.decode(
-                        from: patch.file, offset: expansion.offset, length: expansion.length, old: old.expansion.bytes,
-                        targetSize: recipe.expandedSize, displayPath: target.path, strideByteAlways: true
-                    ) { try file.writeAll($0) }
-                } catch {
-                    // Steps out of range may mean another old file than the patch was made from.
-                    throw mismatch(of: source, bytes: nil) ?? error
-                }
-            } else {
-                try ZstdDelta.decodeFrame(
-                    from: patch.file, offset: expansion.offset, length: expansion.length,
-                    prefix: old?.expansion.bytes, expectedSize: recipe.expandedSize, displayPath: target.path
-                ) { try file.writeAll($0) }
-            }
-            old = nil  // the old expansion is not read again: its mapping goes before the rebuild
-            done = begin + Int64(Double(target.size) * Self.expansionShare)
-            let rebuilt = kind.gathered ? scratch + ".rebuilt" : destination
-            do {
-                try rebuild(recipe, from: scratch + ".new", into: rebuilt, target: target, gathered: kind.gathered, spot: nil)
-            } catch {
-                FileSystem.remove(rebuilt)
-                throw error
-            }
-            try finish(target, rebuilt: rebuilt, gathered: kind.gathered ? newMap : nil, destination: destination, spot: nil)
+            try decodeWholeExpansion(
+                expansion, kind: kind, recipe: recipe, old: &old, newMap: newMap, source: source, target: target,
+                destination: destination, scratch: scratch)
             done = begin + target.size
             return
         }
@@ -202,6 +173,83 @@ extension PatchRun {
         }
         try finish(target, rebuilt: spot + ".partial", gathered: kind.gathered ? newMap : nil, destination: destination, spot: claimed?.path)
         done = begin + target.size
+    }
+
+    /// Decodes a see-through file's expansion sent whole (one zstd frame or one suffix
+    /// delta, not segments) and rebuilds the file from it. A file whose expansion is
+    /// ``PatchRun/inPlaceSuffixSize`` or more is built in the resume folder, if any: the finished expansion is checkpointed with its SHA-256, then
+    /// the rebuild every few MB, so a killed apply takes over the expansion (checked) and
+    /// the rebuilt bytes; a smaller one is built in scratch files.
+    private mutating func decodeWholeExpansion(
+        _ expansion: PatchManifest.Payload, kind: SeeThroughKind, recipe: DeflateRecipe, old: inout OldSide?,
+        newMap: GatherMap, source: PatchManifest.Source?, target: PatchManifest.Target, destination: String, scratch: String
+    ) throws {
+        let begin = done
+        let identity = try payloadIdentity(expansion)
+        let claimed =
+            recipe.expandedSize >= Self.inPlaceSuffixSize ? ResumeSpot.claim(in: resume, target: target, identity: identity) : nil
+        defer { withExtendedLifetime(claimed) {} }
+        let expansionPath = claimed.map { $0.path + ".expansion" } ?? scratch + ".new"
+        var checkpoint = SegmentCheckpoint(identity: identity, source: source?.sha256?.hex ?? source?.path ?? "", segments: 0)
+        if let spot = claimed?.path, let saved = SegmentCheckpoint.read(spot + ".json"), saved.identity == identity,
+            saved.source == checkpoint.source, saved.segments == 1, let digest = saved.expansionSHA256,
+            (try? FileHashing.hash(ofFile: expansionPath))?.0.hex == digest
+        {
+            checkpoint = saved
+            resumedBytes += Int64(Double(target.size) * Self.expansionShare)
+        } else {
+            if old == nil, let source { old = try expandOld(source, kind: kind, scratch: scratch) }
+            let file = try SystemFile.createOrTruncate(expansionPath)
+            var hasher = SHA256Hasher()
+            let write = { (chunk: UnsafeRawBufferPointer) throws in
+                try file.writeAll(chunk)
+                if claimed != nil { hasher.update(chunk) }
+            }
+            if kind.suffix {
+                // Streamed against the mapped old expansion: no window besides it.
+                guard let old, let source else {
+                    throw PatchError.corrupt(detail: "a suffix delta for \(target.path) without its old file")
+                }
+                do {
+                    try SuffixDelta.decode(
+                        from: patch.file, offset: expansion.offset, length: expansion.length, old: old.expansion.bytes,
+                        targetSize: recipe.expandedSize, displayPath: target.path, strideByteAlways: true, output: write)
+                } catch {
+                    // Steps out of range may mean another old file than the patch was made from.
+                    throw mismatch(of: source, bytes: nil) ?? error
+                }
+            } else {
+                try ZstdDelta.decodeFrame(
+                    from: patch.file, offset: expansion.offset, length: expansion.length,
+                    prefix: old?.expansion.bytes, expectedSize: recipe.expandedSize, displayPath: target.path, output: write)
+            }
+            if let spot = claimed?.path {
+                try file.sync()
+                checkpoint.segments = 1
+                checkpoint.expansionSHA256 = hasher.finalize().hex
+                try checkpoint.write(spot + ".json")
+            }
+        }
+        old = nil  // the old expansion is not read again: its mapping goes before the rebuild
+        FileSystem.remove(scratch + ".old")
+        done = begin + Int64(Double(target.size) * Self.expansionShare)
+        let rebuilt = claimed.map { $0.path + ".partial" } ?? (kind.gathered ? scratch + ".rebuilt" : destination)
+        do {
+            try rebuild(
+                recipe, from: expansionPath, into: rebuilt, target: target, gathered: kind.gathered,
+                spot: claimed.map { ($0.path, checkpoint) })
+        } catch let error as PatchError {
+            // A recipe that does not rebuild the target's size is wrong whatever is taken over.
+            if let spot = claimed?.path {
+                for suffix in [".json", ".expansion", ".partial"] { FileSystem.remove(spot + suffix) }
+            }
+            FileSystem.remove(rebuilt)
+            throw error
+        } catch {
+            if claimed == nil { FileSystem.remove(rebuilt) }
+            throw error
+        }
+        try finish(target, rebuilt: rebuilt, gathered: kind.gathered ? newMap : nil, destination: destination, spot: claimed?.path)
     }
 
     /// Rebuilds the compressed (or gathered) file from the expansion at `expansionPath`

@@ -44,7 +44,7 @@ package struct PatchRun {
     /// Bytes done at the last progress report.
     private var reported: Int64 = -1
     /// The digest of the file the last whole-stream payload produced (``decode``).
-    private var decoded: SHA256Hash?
+    var decoded: SHA256Hash?
 
     package init(
         patch: OpenedPatch, oldRoot: String, newRoot: String, resume: String? = nil, threads: Int = 1,
@@ -87,6 +87,8 @@ package struct PatchRun {
             try decodeCross(payload, source: sources[index], target: target, destination: destination, frame: .delta)
         case .patch(let index, let payload) where payload.encoding == .lzmaCrossDelta:
             try decodeCross(payload, source: sources[index], target: target, destination: destination, frame: .lzmaDelta)
+        case .patch(let index, let payload) where payload.encoding.isSuffix && Self.decodesInPlace(target):
+            try decodeSuffixInPlace(payload, source: sources[index], target: target, destination: destination)
         case .patch(let index, let payload):
             let source = sources[index]
             let mapped = try MappedFile.source(oldRoot + "/" + source.path, displayPath: source.path)
@@ -290,9 +292,21 @@ package struct PatchRun {
 
     /// Writes the windows of `chunk` (at `offset` of a file cloned from `old`) that differ
     /// from the old bytes in place; equal windows stay shared with the old file.
-    private static func writeChanged(
+    static func writeChanged(
         _ chunk: UnsafeRawBufferPointer, at offset: Int64, old: UnsafeRawBufferPointer,
         to output: SystemFile
+    ) throws {
+        try writeChanged(chunk, at: offset, to: output) { piece, absolute in
+            absolute + piece.count <= old.count && memcmp(old.baseAddress! + absolute, piece.baseAddress!, piece.count) == 0
+        }
+    }
+
+    /// Writes the windows of `chunk` (at `offset` of `output`, aligned to
+    /// ``SegmentedDelta/cloneWindow``) for which `holds(piece, offset)` says the file does
+    /// not hold them already.
+    static func writeChanged(
+        _ chunk: UnsafeRawBufferPointer, at offset: Int64, to output: SystemFile,
+        holds: (UnsafeRawBufferPointer, Int) throws -> Bool
     ) throws {
         let window = SegmentedDelta.cloneWindow
         var position = 0
@@ -300,8 +314,7 @@ package struct PatchRun {
             let absolute = Int(offset) + position
             let end = min(chunk.count, position + window - absolute % window)
             let piece = UnsafeRawBufferPointer(rebasing: chunk[position..<end])
-            let same = absolute + piece.count <= old.count && memcmp(old.baseAddress! + absolute, piece.baseAddress!, piece.count) == 0
-            if !same { try output.writeAll(piece, at: Int64(absolute)) }
+            if try !holds(piece, absolute) { try output.writeAll(piece, at: Int64(absolute)) }
             position = end
         }
     }

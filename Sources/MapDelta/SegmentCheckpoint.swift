@@ -13,6 +13,11 @@ package struct SegmentCheckpoint: Codable, Equatable {
     package var rebuilt: DeflateRecipe.Position?
     /// The SHA-256 (hex) of the bytes rebuilt before ``rebuilt``.
     package var rebuiltSHA256: String?
+    /// For a file decoded in one stream (a suffix delta): the bytes written and fsync'ed.
+    package var bytes: Int64?
+    /// For a see-through file whose expansion was decoded whole (not in segments): the
+    /// finished expansion's SHA-256 (hex), checked before a resumed run takes it over.
+    package var expansionSHA256: String?
 
     /// A checkpoint with every field given.
     package init(identity: String, source: String, segments: Int) {

@@ -34,6 +34,12 @@ import MapPublisher
         let client = { (_: URL) in update.client }
         let partial = FileSystem.names(in: DataDirectory(data).resume.path)
         #expect(partial.contains { $0.hasSuffix(".partial") } && partial.contains { $0.hasSuffix(".expansion") }, "\(partial)")
+        // The publisher sent this file's expansion whole, as one suffix delta (2.7 kB
+        // against 8.1 kB segmented): its checkpoint vouches for the expansion by its digest.
+        let checkpoints = partial.filter { $0.hasSuffix(".json") }.compactMap {
+            try? String(contentsOf: DataDirectory(data).resume.appendingPathComponent($0), encoding: .utf8)
+        }
+        #expect(checkpoints.contains { $0.contains("expansionSHA256") }, "\(checkpoints)")
 
         let second = try await CLI.run(["update", "--delta", "--json", "--threads", "1"] + client(data))
         #expect(second.status == 0, "\(second.stderr)")

@@ -75,7 +75,11 @@ package enum PatchBuilder {
                     entry.operation = .add
                 }
                 entry.source = base?.path
-                if choice.encoding == .segmentedDelta, let base, let oldFile = try MappedFile(path: old.fullPath(base)),
+                // Built in a clone of the old file on the client, writing the windows that changed.
+                let inPlace =
+                    choice.encoding == .segmentedDelta
+                    || (choice.encoding.isSuffix && file.size >= PatchRun.inPlaceSuffixSize)
+                if inPlace, let base, let oldFile = try MappedFile(path: old.fullPath(base)),
                     let newFile = try MappedFile(path: new.fullPath(file))
                 {
                     entry.changedInPlace = PatchStats.changedInPlace(old: oldFile.bytes, new: newFile.bytes)

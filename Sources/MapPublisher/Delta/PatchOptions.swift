@@ -43,20 +43,17 @@ package struct PatchOptions: Sendable {
     package var embedsTreeHash = true
     /// Beside a segmented expansion of a see-through file, try the suffix-array delta of the
     /// whole expansion, up to ``SuffixEncoder/maxWholeFileSize`` (its decoder needs no
-    /// segments; its memory is the mapped old expansion and three stream decoders): one
-    /// gzip stream of 187 MB of gazetteer records, 2.78 MB instead of 3.4 MB. Off by
-    /// default: a segmented expansion's apply checkpoints its segments and rebuilt bytes,
-    /// so a killed update resumes (SeeThroughResumeCrashTests), which a whole-expansion
-    /// suffix decode does not do yet.
-    package var wholeFileSuffix = false
-    /// The same trial for a raw (not see-through) file above `segmentThreshold`. Off by
-    /// default: a segmented delta of a raw file is applied into a copy-on-write clone of
-    /// the old file writing only the 16 KiB windows that changed, and resumes after its
-    /// last segment, which the client's suffix decoder does not do yet (a 25 MB file with
-    /// a few edits took 25 MB of new blocks instead of about 1 MB on XFS and btrfs).
-    /// On, a 187 MB gazetteer with 350 scattered edits updates in 23.6 kB instead of 38.4 kB.
-    /// Both options wait for the suffix decoder to write into clones and checkpoint.
-    package var wholeRawFileSuffix = false
+    /// segments; its memory is the mapped old expansion and three stream decoders), and
+    /// keep it where smaller: one gzip stream of 187 MB of gazetteer records, 2.78 MB
+    /// instead of 3.4 MB. Its apply resumes as a segmented one does: the finished
+    /// expansion is checkpointed with its SHA-256, then the rebuild every few MB.
+    package var wholeFileSuffix = true
+    /// The same trial for a raw (not see-through) file above `segmentThreshold`: a 187 MB
+    /// gazetteer with 350 scattered edits updates in 23.6 kB instead of 38.4 kB. The
+    /// client applies it as it applies a segmented delta: into a copy-on-write clone of
+    /// the old file writing only the 16 KiB windows that changed, checkpointed every few MB
+    /// (``PatchRun/inPlaceSuffixSize``).
+    package var wholeRawFileSuffix = true
     /// Segments encoded at once (default: one per core).
     package var segmentJobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
 

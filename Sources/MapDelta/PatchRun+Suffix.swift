@@ -1,0 +1,137 @@
+import Crypto
+import Foundation
+import MapModel
+import MapPlatform
+
+/// Applying a large file's suffix delta (``SuffixDelta``) the way a segmented one is
+/// applied: into a copy-on-write clone of the old file where the file system makes clones,
+/// writing only the ``SegmentedDelta/cloneWindow`` windows that differ from the bytes
+/// already there, and with a resume folder, built there with a checkpoint every few MB.
+///
+/// The three streams of a suffix delta cannot restart in the middle, so a resumed run
+/// decodes them from the start again (the fast part) and compares the bytes before the
+/// checkpoint with the partial file instead of writing them (the slow part on a phone's
+/// flash); the whole file's SHA-256 is checked as for any payload, so a partial file
+/// damaged since the checkpoint costs writes, never a wrong file.
+extension PatchRun {
+    /// Files from this size on are decoded in place (cloned, checkpointed); smaller ones are
+    /// streamed into a new file as any payload is.
+    package static let inPlaceSuffixSize: Int64 = 8 << 20
+
+    /// Whether `target`'s suffix delta is decoded in place (``decodeSuffixInPlace``).
+    static func decodesInPlace(_ target: PatchManifest.Target) -> Bool {
+        target.size >= inPlaceSuffixSize && target.sha256 != nil
+    }
+
+    /// A digest naming one payload in a resume checkpoint: its encoding, length and first 64
+    /// bytes (a suffix delta's stream lengths, a see-through payload's recipe header). The
+    /// target's and the old file's digests name the rest (``ResumeSpot``,
+    /// ``SegmentCheckpoint/source``), and the file's digest is checked whatever is taken
+    /// over: a payload damaged further on, as in transit, keeps its checkpoint.
+    func payloadIdentity(_ payload: PatchManifest.Payload) throws -> String {
+        var hasher = SHA256()
+        hasher.update(data: [payload.encoding.rawValue])
+        withUnsafeBytes(of: payload.length.littleEndian) { hasher.update(bufferPointer: $0) }
+        let head = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(min(payload.length, 64)), alignment: 16)
+        defer { head.deallocate() }
+        guard try patch.file.readChunk(into: head, at: payload.offset) == head.count else {
+            throw PatchError.truncated(detail: "a payload ends early")
+        }
+        hasher.update(bufferPointer: UnsafeRawBufferPointer(head))
+        return SHA256Hash(hasher.finalize()).hex
+    }
+
+    /// Rebuilds a large file from its suffix delta in place (see the extension's summary).
+    mutating func decodeSuffixInPlace(
+        _ payload: PatchManifest.Payload, source: PatchManifest.Source,
+        target: PatchManifest.Target, destination: String
+    ) throws {
+        let oldPath = oldRoot + "/" + source.path
+        guard let status = FileStatus.of(oldPath), status.kind == .file else { throw PatchError.sourceMissing(path: source.path) }
+        let mapped = try MappedFile.source(oldPath, displayPath: source.path)
+        let identity = try payloadIdentity(payload)
+        let claimed = ResumeSpot.claim(in: resume, target: target, identity: identity)
+        defer { withExtendedLifetime(claimed) {} }
+        let building = claimed.map { $0.path + ".partial" } ?? destination
+        var checkpoint = SegmentCheckpoint(identity: identity, source: source.sha256?.hex ?? source.path, segments: 0)
+        // Bytes an earlier run wrote and checkpointed: compared with the partial file, not written.
+        var taken: Int64 = 0
+        if let spot = claimed?.path, let saved = SegmentCheckpoint.read(spot + ".json"), saved.identity == identity,
+            saved.source == checkpoint.source, let bytes = saved.bytes, bytes > 0, bytes <= target.size,
+            let size = FileStatus.of(building)?.size, size >= bytes
+        {
+            taken = bytes
+        }
+        let output: SystemFile
+        // What the file holds before this run writes: the old bytes (a clone), an earlier
+        // run's partial file, or nothing.
+        var held: Int64 = 0
+        var cloned = false
+        if taken > 0 {
+            output = try SystemFile.openForUpdate(building)
+            held = try output.size()
+            resumedBytes += taken
+        } else {
+            FileSystem.remove(building)
+            cloned = FileSystem.cloneFile(oldPath, building)
+            output = try cloned ? SystemFile.openForUpdate(building) : SystemFile.createOrTruncate(building)
+        }
+        let old = mapped.bytes
+        let compare = UnsafeMutableRawBufferPointer.allocate(byteCount: SegmentedDelta.cloneWindow, alignment: 16)
+        defer { compare.deallocate() }
+        var hasher = SHA256Hasher()
+        var written: Int64 = 0
+        var saved = taken
+        let every = Self.rebuildCheckpointBytes(size: target.size)
+        let start = done
+        do {
+            try SuffixDelta.decode(
+                from: patch.file, offset: payload.offset, length: payload.length, old: old,
+                targetSize: target.size, displayPath: target.path, filtered: payload.encoding == .filteredSuffixDelta
+            ) { chunk in
+                hasher.update(chunk)
+                if written < held {
+                    try Self.writeChanged(chunk, at: written, to: output) { piece, at in
+                        let part = UnsafeMutableRawBufferPointer(rebasing: compare[0..<piece.count])
+                        return try output.readChunk(into: part, at: Int64(at)) == piece.count
+                            && memcmp(part.baseAddress!, piece.baseAddress!, piece.count) == 0
+                    }
+                } else if cloned {
+                    try Self.writeChanged(chunk, at: written, old: old, to: output)
+                } else {
+                    try output.writeAll(chunk, at: written)
+                }
+                written += Int64(chunk.count)
+                done = start + written
+                report(force: false)
+                if let spot = claimed?.path, written - saved >= every {
+                    try output.sync()
+                    checkpoint.bytes = written
+                    try checkpoint.write(spot + ".json")
+                    saved = written
+                }
+            }
+        } catch {
+            throw mismatch(of: source, bytes: old) ?? error
+        }
+        try output.truncate(to: written)  // the old file, or an earlier partial one, may have been longer
+        if durable { try output.sync() }
+        let digest = hasher.finalize()
+        let size = try output.size()
+        guard digest == target.producedDigest, size == target.size else {
+            // Done or wrong: a later run starts afresh, never from a checkpoint that led here.
+            FileSystem.remove(building)
+            if let spot = claimed?.path { FileSystem.remove(spot + ".json") }
+            throw PatchError.outputMismatch(
+                path: target.path, expectedSHA256: target.producedDigest.hex, foundSHA256: digest.hex,
+                expectedSize: target.size, foundSize: size)
+        }
+        if let spot = claimed?.path {
+            try FileSystem.rename(building, destination)
+            FileSystem.remove(spot + ".json")
+            FileSystem.remove(spot + ".lock")
+        }
+        decoded = digest
+        done = start + target.size
+    }
+}
