@@ -99,6 +99,11 @@ extension MapLoader {
     private func readingContext(
         _ operation: OperationContext, parts: ManifestParts = .all, atInstalledVersion: Bool = false
     ) async throws -> (PlanningContext, PackageTree.Offline?) {
+        if let change = operation.besideChange {
+            let reason = "an \(change.rawValue) is running: this is the installed version until it finishes"
+            guard let offline = try Self.offlineContext(operation, reason: reason) else { throw NothingToReadBeside() }
+            return offline
+        }
         do {
             return (try await planningContext(operation, atInstalledVersion: atInstalledVersion, parts: parts), nil)
         } catch let error as MapLoaderError {
@@ -117,12 +122,13 @@ extension MapLoader {
     private static func offlineContext(_ operation: OperationContext, reason: String) throws -> (PlanningContext, PackageTree.Offline)? {
         let store = operation.store
         let state = try store.state()
-        guard let version = state.version, let sha256 = state.manifest,
+        let kept = operation.acceptance.keptCatalog()
+        // Nothing installed yet (a first install running): the newest version of the catalog kept.
+        guard let version = state.version ?? kept?.current, let sha256 = state.manifest ?? kept?.entry(version)?.cacheKey,
             let manifest = SiteClient.cachedManifest(sha256, in: store.directory.manifestCache, partial: true)
         else { return nil }
         let settings = try store.settings()
         let keptFile = operation.acceptance.keptFiles.catalog
-        let kept = operation.acceptance.keptCatalog()
         let catalog =
             kept
             ?? Catalog(
@@ -214,3 +220,7 @@ extension MapLoader {
         }
     }
 }
+
+/// A read beside a running change found nothing in the data directory to answer from (no
+/// version installed, no catalog kept): it waits behind the change instead.
+struct NothingToReadBeside: Error {}

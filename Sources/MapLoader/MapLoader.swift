@@ -8,14 +8,19 @@ import MapPlatform
 
 /// Installs offline map packages and keeps them current.
 ///
-/// One `MapLoader` owns one data directory. Operations run one at a time, in the order
-/// they are called; ``cancelCurrentOperation()`` stops the running one, leaving the
-/// installed maps as they were. Progress and results reach the ``MapLoaderDelegate`` and
-/// every ``events()`` stream.
+/// One `MapLoader` owns one data directory. Operations that change it run one at a time, in
+/// the order they are called; ``cancelCurrentOperation()`` stops the running one, leaving
+/// the installed maps as they were. Reads (the tree, a package's status, locate, disk usage,
+/// tags) never wait behind a running change: they answer at once from the installed version
+/// and the catalog the data directory keeps, and see the new version once the change
+/// commits. Progress and results reach the ``MapLoaderDelegate`` (one call at a time, in
+/// event order, on the main actor by default) and every ``events()`` stream.
 ///
 /// ```swift
-/// let loader = try MapLoader(configuration: .init(server: "https://maps.example.com/site",
-///                                                 dataDirectory: URL(fileURLWithPath: "/var/maps")))
+/// let loader = MapLoader(configuration: .init(
+///     server: "https://maps.example.com/site",
+///     dataDirectory: URL(fileURLWithPath: "/var/maps"),
+///     trust: TrustPolicy(keys: [TrustPolicy.Key(base64: publisherKey)!])))
 /// try await loader.install(["de-berlin"])
 /// let check = try await loader.checkForUpdate()
 /// if check.updateAvailable { try await loader.performUpdate(strategy: .delta) }
@@ -53,6 +58,9 @@ public actor MapLoader {
         /// while it decodes; the bytes are the same for any number. `nil` uses every core
         /// the device offers; 1 keeps a background update on one core.
         public var maximumThreads: Int?
+        /// Where the delegate is called: on the main actor (the default), on the loader's
+        /// own task, or isolated to an actor of yours. Calls come one at a time, in event order.
+        public var delegateDelivery: DelegateDelivery = .mainActor
 
         /// The threads a patch apply uses: ``maximumThreads`` (at least 1), else every core.
         var threads: Int { max(1, maximumThreads ?? ProcessInfo.processInfo.activeProcessorCount) }
@@ -61,8 +69,10 @@ public actor MapLoader {
         public init(
             server: String?, dataDirectory: URL, retry: Retry = .init(),
             deadlines: Deadlines = .init(), trust: TrustPolicy = .init(), waitForLock: Bool = true,
-            quota: Int64? = nil, maximumRate: Int64? = nil, mirrors: [String] = [], maximumThreads: Int? = nil
+            quota: Int64? = nil, maximumRate: Int64? = nil, mirrors: [String] = [], maximumThreads: Int? = nil,
+            delegateDelivery: DelegateDelivery = .mainActor
         ) {
+            self.delegateDelivery = delegateDelivery
             self.maximumThreads = maximumThreads
             self.server = server
             self.dataDirectory = dataDirectory
@@ -81,7 +91,7 @@ public actor MapLoader {
     /// The data directory, as a writer sees it. An operation reads it through its
     /// ``OperationContext/store``, which for a reader is the generation it pinned.
     private let directory: Store
-    let hub = EventHub()
+    let hub: EventHub
     /// The site's files, made once for the loader: a mirrored site keeps asking the mirror
     /// that last worked, and a host that answered once is retried when it drops; or why
     /// there is no site (none configured, an address that is not one).
@@ -89,6 +99,8 @@ public actor MapLoader {
     private var queueTail: Task<Void, Never>?
     private var tasks: [UUID: Task<any Sendable, any Error>] = [:]
     private var runningID: UUID?
+    /// The operation running now (between its lock and its last event), if any.
+    private var running: MapLoaderOperation?
 
     /// A loader for `configuration`. Nothing is read or written until the first operation.
     /// - Parameters:
@@ -106,7 +118,8 @@ public actor MapLoader {
     package init(configuration: Configuration, delegate: (any MapLoaderDelegate)? = nil, source: (any SiteSource)?) {
         self.configuration = configuration
         self.directory = Store(root: configuration.dataDirectory)
-        let hub = self.hub
+        let hub = EventHub(delivery: configuration.delegateDelivery)
+        self.hub = hub
         self.source = source.map { .success($0) } ?? Result { () throws(MapLoaderError) in try Self.siteSource(configuration, hub: hub) }
         hub.setDelegate(delegate)
         hub.attach(self)
@@ -125,6 +138,12 @@ public actor MapLoader {
     /// receives nothing once your last reference goes.
     public func setDelegate(_ delegate: (any MapLoaderDelegate)?) { hub.setDelegate(delegate) }
 
+    /// Sets a delegate called on the reporting thread itself, before the operation goes on
+    /// (held weakly): a seam for tests that hold an operation at a point (a gate at its
+    /// first download, a disk filled mid-install, a pause a third of the way in), which
+    /// the app's delegate, called in order on its own executor, cannot do.
+    package func setSynchronousDelegate(_ delegate: (any MapLoaderDelegate)?) { hub.setSynchronousDelegate(delegate) }
+
     /// Cancels the running operation; it ends with ``MapLoaderError/cancelled`` and changes nothing.
     /// Queued operations still run.
     public func cancelCurrentOperation() {
@@ -139,6 +158,9 @@ public actor MapLoader {
         _ kind: MapLoaderOperation, reading: Bool = false,
         _ body: @escaping @Sendable (isolated MapLoader, OperationContext) async throws -> T
     ) async throws(MapLoaderError) -> T {
+        if kind == .list, let change = running, change.changesDataDirectory, let value = try await readBeside(change, body) {
+            return value
+        }
         let id = UUID()
         let previous = queueTail
         let task = Task<any Sendable, any Error> {
@@ -169,7 +191,8 @@ public actor MapLoader {
         _ body: @Sendable (isolated MapLoader, OperationContext) async throws -> T
     ) async throws -> T {
         runningID = id
-        defer { runningID = nil }
+        running = kind
+        defer { (runningID, running) = (nil, nil) }
         hub.begin(kind, monitor: OperationMonitor.current)
         do {
             let directory = self.directory
@@ -192,14 +215,39 @@ public actor MapLoader {
             }
             let store = directory.reading(lease)
             let site = source.map { SiteClient(source: $0, cache: store.directory.manifestCache, scratch: store.directory.downloads) }
-            let context = OperationContext(kind: kind, store: store, hub: hub, site: site, configuration: configuration)
+            let context = OperationContext(kind: kind, store: store, hub: hub, site: site, configuration: configuration, besideChange: nil)
             let value = try await body(self, context)
             withExtendedLifetime((writeLock, lease)) {}
-            hub.end(kind, error: nil)
+            await hub.end(kind, error: nil)
             return value
         } catch {
-            hub.end(kind, error: MapLoaderError(error))
+            await hub.end(kind, error: MapLoaderError(error))
             throw error
+        }
+    }
+
+    /// Runs a read beside the running `change` instead of behind it: on the generation it
+    /// pins now (the installed maps as they were before the change, until it commits), the
+    /// catalog and manifests the data directory keeps, and no network (the change owns the
+    /// site client, the manifest cache and the catalog it accepts). It reports no events:
+    /// the streams and the delegate follow the change. `nil` when the data directory holds
+    /// nothing to answer from (a first install before its catalog is kept): the read then
+    /// waits behind the change.
+    private func readBeside<T: Sendable>(
+        _ change: MapLoaderOperation, _ body: @Sendable (isolated MapLoader, OperationContext) async throws -> T
+    ) async throws(MapLoaderError) -> T? {
+        do {
+            let lease = try directory.pinCurrent()
+            let context = OperationContext(
+                kind: .list, store: directory.reading(lease), hub: EventHub.silent, site: .failure(.noServer),
+                configuration: configuration, besideChange: change)
+            let value = try await body(self, context)
+            withExtendedLifetime(lease) {}
+            return value
+        } catch is NothingToReadBeside {
+            return nil
+        } catch {
+            throw MapLoaderError(error)
         }
     }
 

@@ -19,6 +19,9 @@ struct OperationContext: Sendable {
     let site: Result<SiteClient, MapLoaderError>
     /// The loader's configuration.
     let configuration: MapLoader.Configuration
+    /// For a read answered beside a running change (``MapLoader``'s reads never wait): that
+    /// change. Such a read works from the data directory alone.
+    let besideChange: MapLoaderOperation?
 
     /// The site client, or the reason there is none as the operation's error.
     func siteClient() throws(MapLoaderError) -> SiteClient { try site.get() }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ManifestServer
 import Testing
 import MapTestSupport
@@ -18,7 +19,7 @@ import MapTestSupport
         // The first install stops at its first download, holding the write lock.
         let gate = Gate(phase: .download)
         let first = site.loader(dataDirectory: data)
-        await first.setDelegate(gate)
+        await first.setSynchronousDelegate(gate)
         let install = Task { try await first.install(["germany"]) }
         await gate.waitUntilReached()
 
@@ -118,17 +119,21 @@ import MapTestSupport
     }
 
     /// Blocks an operation on its first progress event of `phase` until released.
-    final class Gate: MapLoaderDelegate, @unchecked Sendable {
-        // @unchecked: the semaphores are thread-safe, and `opened` is only touched by the one
-        // thread that delivers the operation's events, one at a time.
+    /// Holds the operation on the reporting thread at its first progress event of `phase`
+    /// (a synchronous delegate: ``MapLoader/setSynchronousDelegate(_:)``) until released.
+    final class Gate: MapLoaderDelegate, Sendable {
         let phase: OperationPhase
         let reached = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
-        var opened = false
+        private let opened = Mutex(false)
         init(phase: OperationPhase) { self.phase = phase }
         func mapLoader(_ loader: MapLoader, didUpdateProgress progress: OperationProgress) {
-            guard progress.phase == phase, !opened else { return }
-            opened = true
+            guard progress.phase == phase else { return }
+            let first = opened.withLock { opened in
+                defer { opened = true }
+                return !opened
+            }
+            guard first else { return }
             reached.signal()
             release.wait()
         }
@@ -151,7 +156,7 @@ import MapTestSupport
         // The reader stops inside verify, having pinned v1's generation.
         let gate = Gate(phase: .verify)
         let reader = site.loader(dataDirectory: data)
-        await reader.setDelegate(gate)
+        await reader.setSynchronousDelegate(gate)
         let verifying = Task { try await reader.verify() }
         await gate.waitUntilReached()
         // Meanwhile a writer commits v2; the pinned generation must stay.

@@ -72,7 +72,7 @@ struct DiskSpaceTests {
         let before = try snapshot(loader.currentFolder)
 
         let filler = DiskFiller(file: mount.url.appendingPathComponent("filler"))
-        await loader.setDelegate(filler)
+        await loader.setSynchronousDelegate(filler)
         do {
             try await loader.install(["de-hamburg", "ch"])
             Issue.record("install on a disk that filled up succeeded")
@@ -84,7 +84,7 @@ struct DiskSpaceTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("downloads").path).isEmpty)
 
         // Once space is freed, the same install works.
-        await loader.setDelegate(nil)
+        await loader.setSynchronousDelegate(nil)
         try FileManager.default.removeItem(at: filler.file)
         try await loader.install(["de-hamburg", "ch"])
         #expect(try snapshot(loader.currentFolder.appendingPathComponent("ch/base")) == snapshot(site.release(1, "ch", "base")))

@@ -16,7 +16,7 @@ import MapTestSupport
         // The pause comes from the progress callback itself, a third of the way in, so it
         // lands mid-download however busy the machine is.
         let pauser = PauseAtBytes(blob.size / 3)
-        await loader.setDelegate(pauser)
+        await loader.setSynchronousDelegate(pauser)
         let handle = loader.start { try await $0.install(["de-berlin"]) }
         pauser.handle.withLock { $0 = handle }
         try await RawThread.run { try waitUntil { handle.isPaused } }

@@ -193,7 +193,7 @@ import ManifestServer
         // paused there from its own progress callback (so it lands mid-file however busy the
         // machine is), the mirror stopped, and the install resumed.
         let pauser = PauseAtBytes(blob.size / 3)
-        await loader.setDelegate(pauser)
+        await loader.setSynchronousDelegate(pauser)
         let install = loader.start { try await $0.install(["de-berlin"]) }
         pauser.handle.withLock { $0 = install }
         try await RawThread.run { try waitUntil { install.isPaused && install.requestsInFlight == 0 } }

@@ -115,6 +115,105 @@ import Synchronization
     }
 }
 
+/// The delegate hears every event one call at a time, in the order of the `events()`
+/// streams, on the executor the configuration names, before the operation returns.
+@Suite struct DelegateOrderTests {
+    /// Records every event's description and whether calls overlapped; stops the run when a
+    /// call meant for the main actor comes off it.
+    final class Recorder: MapLoaderDelegate {
+        let seen = Mutex<[String]>([])
+        let inFlight = Atomic<Int>(0)
+        let overlaps = Atomic<Int>(0)
+        /// Whether calls must come on the main actor.
+        let mainActor: Bool
+
+        init(mainActor: Bool) { self.mainActor = mainActor }
+
+        func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {
+            if inFlight.add(1, ordering: .sequentiallyConsistent).newValue > 1 { overlaps.add(1, ordering: .relaxed) }
+            if mainActor {
+                // Traps off the main actor (on Linux dispatch runs the main queue on whichever
+                // thread is free, so the thread says nothing): a failure that stops the run.
+                MainActor.assumeIsolated {}
+            }
+            usleep(20)  // a slow delegate: calls that may overlap get the time to
+            seen.withLock { $0.append("\(event)") }
+            inFlight.subtract(1, ordering: .sequentiallyConsistent)
+        }
+    }
+
+    /// An actor an app might isolate its delegate calls to.
+    actor Model {}
+
+    static func onMainActor(_ delivery: MapLoader.DelegateDelivery) -> Bool {
+        if case .mainActor = delivery { true } else { false }
+    }
+
+    static let deliveries: [(String, MapLoader.DelegateDelivery)] = [
+        ("main actor, run 1", .mainActor), ("main actor, run 2", .mainActor), ("main actor, run 3", .mainActor),
+        ("background", .background), ("an actor", .actor(Model())),
+    ]
+
+    @Test(arguments: deliveries)
+    func callsComeOneAtATimeInTheStreamsOrder(_ name: String, _ delivery: MapLoader.DelegateDelivery) async throws {
+        let site = try TestSite()
+        let loader = site.loader(delegateDelivery: delivery)
+        let recorder = Recorder(mainActor: Self.onMainActor(delivery))
+        await loader.setDelegate(recorder)
+        let events = loader.events()
+        let streamed = Task { () -> [String] in
+            var out: [String] = []
+            for await event in events { out.append("\(event)") }
+            return out
+        }
+        try await loader.install(["de-berlin", "de-hamburg"])
+        // Returned: the delegate has had every event of the install, the last included.
+        let called = recorder.seen.withLock { $0 }
+        loader.closeEventStreams()
+        let inStream = await streamed.value
+        #expect(called.count > 20, "\(name): \(called.count) calls")
+        #expect(called == inStream, "\(name): \(zip(called, inStream).filter { $0 != $1 }.count) positions differ")
+        #expect(recorder.overlaps.load(ordering: .relaxed) == 0, "\(name)")
+    }
+}
+
+extension DelegateOrderTests {
+    /// Many threads reporting at once (downloads, unpacking) still give the delegate one call
+    /// at a time, in the streams' order, before the operation's end returns.
+    @Test(arguments: [("main actor", MapLoader.DelegateDelivery.mainActor), ("background", .background)])
+    func manyThreadsReportingAtOnceStillCallTheDelegateInTheStreamsOrder(
+        _ name: String, _ delivery: MapLoader.DelegateDelivery
+    ) async throws {
+        let dir = TemporaryDirectory("delegate-order")
+        let loader = MapLoader(configuration: .init(server: nil, dataDirectory: dir.path("data"), delegateDelivery: delivery))
+        let recorder = Recorder(mainActor: Self.onMainActor(delivery))
+        await loader.setDelegate(recorder)
+        let events = loader.events()
+        let streamed = Task { () -> [String] in
+            var out: [String] = []
+            for await event in events { out.append("\(event)") }
+            return out
+        }
+        let hub = await loader.hub
+        hub.begin(.install, monitor: nil)
+        hub.addWork(8 * 100)
+        try await RawThread.run {
+            DispatchQueue.concurrentPerform(iterations: 8) { thread in
+                for step in 1...100 {
+                    hub.progress(.install, .download, bytes: Int64(step), total: 100, item: "blob-\(thread)")
+                }
+            }
+        }
+        await hub.end(.install, error: nil)
+        let called = recorder.seen.withLock { $0 }
+        loader.closeEventStreams()
+        let inStream = await streamed.value
+        #expect(called.count == 803, "\(name): started, 800 reports, the last at 1, finished")
+        #expect(called == inStream, "\(name): \(zip(called, inStream).filter { $0 != $1 }.count) positions differ")
+        #expect(recorder.overlaps.load(ordering: .relaxed) == 0, "\(name)")
+    }
+}
+
 /// A change that does not fit says what would make it fit.
 @Suite struct SpaceAdviceTests {
     static func group(_ size: Int64) -> InstalledGroup { InstalledGroup(artifact: "a", treeHash: "t", files: 1, size: size) }

@@ -65,13 +65,15 @@ package final class TestSite: Sendable {
     }
 
     /// A loader with a fresh (or given) data directory and quick retries.
-    package func loader(dataDirectory: URL? = nil, attempts: Int = 3) -> MapLoader {
+    package func loader(
+        dataDirectory: URL? = nil, attempts: Int = 3, delegateDelivery: MapLoader.DelegateDelivery = .mainActor
+    ) -> MapLoader {
         let data = dataDirectory ?? dir.path("data-\(UUID().uuidString)")
         return MapLoader(
             configuration: .init(
                 server: url, dataDirectory: data,
                 retry: .init(attempts: attempts, initialDelay: 0.01, maxDelay: 0.05),
-                trust: TrustPolicy(keys: [publicKey])))
+                trust: TrustPolicy(keys: [publicKey]), delegateDelivery: delegateDelivery))
     }
 
     /// The current manifest as published.

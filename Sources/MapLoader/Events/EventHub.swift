@@ -9,15 +9,29 @@ import MapPlatform
 
 /// Fans events out to the delegate and to every open stream, in order.
 final class EventHub: Sendable {
-    private struct WeakDelegate {
-        weak var value: (any MapLoaderDelegate)?
-        /// The loader the delegate hears from (weak: the loader owns this hub).
-        weak var loader: MapLoader?
-    }
-
-    private let delegate = Mutex(WeakDelegate())
+    /// The open streams; its lock also orders events: the streams and the delegate's queue
+    /// get each event in one step, so both see one order.
     private let streams = Mutex([UUID: AsyncStream<MapLoaderEvent>.Continuation]())
     private let tracker = ProgressTracker()
+    private let delegate: DelegateSlot
+    /// A delegate called on the reporting thread itself, before the operation goes on: a
+    /// seam for tests that hold an operation at a point (``MapLoader/setSynchronousDelegate(_:)``).
+    private let synchronous = DelegateSlot()
+    /// Calls the delegate in event order, on the executor the configuration names.
+    private let calls: DelegateQueue
+
+    /// A hub calling its delegate as `delivery` says.
+    init(delivery: MapLoader.DelegateDelivery = .background) {
+        let slot = DelegateSlot()
+        delegate = slot
+        calls = DelegateQueue(delivery: delivery, present: { slot.isSet }) { slot.call($0) }
+    }
+
+    deinit { calls.finish() }
+
+    /// A hub that nobody hears: for a read answered beside a running change, whose progress
+    /// must not mix into the change's.
+    static let silent = EventHub()
 
     /// Starts an operation: numbers it and follows its overall progress (also for the
     /// handle `monitor` belongs to, if any), then reports `.started`.
@@ -42,21 +56,28 @@ final class EventHub: Sendable {
     func addWork(_ bytes: Int64) { tracker.addWork(bytes) }
 
     /// Ends an operation: a last progress event at 1 when it succeeded and reported any,
-    /// then `.finished` or `.failed`.
-    func end(_ operation: MapLoaderOperation, error: MapLoaderError?) {
+    /// then `.finished` or `.failed`. Returns once the delegate has been handed that last event.
+    func end(_ operation: MapLoaderOperation, error: MapLoaderError?) async {
         let (last, monitor) = tracker.finish(operation, succeeded: error == nil)
-        if let last { deliver(.progress(last)) }
-        if let last { monitor?.receive(last) }
-        emit(error.map { .failed(operation, $0) } ?? .finished(operation))
+        if let last {
+            deliver(.progress(last))
+            monitor?.receive(last)
+            synchronous.call(.progress(last))
+        }
+        let final: MapLoaderEvent = error.map { .failed(operation, $0) } ?? .finished(operation)
+        let number = deliver(final)
+        synchronous.call(final)
+        await calls.waitUntilCalled(number)
     }
 
-    func setDelegate(_ newValue: (any MapLoaderDelegate)?) {
-        delegate.withLock { $0.value = newValue }
-    }
+    func setDelegate(_ newValue: (any MapLoaderDelegate)?) { delegate.set(newValue) }
 
-    /// Names the loader the delegate's calls come from.
+    func setSynchronousDelegate(_ newValue: (any MapLoaderDelegate)?) { synchronous.set(newValue) }
+
+    /// Names the loader the delegates' calls come from.
     func attach(_ loader: MapLoader) {
-        delegate.withLock { $0.loader = loader }
+        delegate.attach(loader)
+        synchronous.attach(loader)
     }
 
     /// A new stream that receives every event from now on.
@@ -71,27 +92,58 @@ final class EventHub: Sendable {
     }
 
     func emit(_ event: MapLoaderEvent) {
-        guard case .progress(let progress) = event else { return deliver(event) }
-        // Threads report at once (downloads, unpacking); stamping and handing to the streams
-        // and the handle happen in one step, so they see the fraction in the order it grew.
+        guard case .progress(let progress) = event else {
+            deliver(event)
+            synchronous.call(event)
+            return
+        }
+        // Threads report at once (downloads, unpacking); stamping and handing to the streams,
+        // the delegate's queue and the handle happen in one step, so they all see the
+        // fraction in the order it grew.
         let stamped = tracker.stamp(progress) { stamped, monitor in
-            self.yieldToStreams(.progress(stamped))
+            self.deliver(.progress(stamped))
             monitor?.receive(stamped)
         }
-        notifyDelegate(.progress(stamped))
+        synchronous.call(.progress(stamped))
     }
 
-    private func yieldToStreams(_ event: MapLoaderEvent) {
-        for continuation in streams.withLock({ Array($0.values) }) { continuation.yield(event) }
+    /// Hands `event` to every stream and queues it for the delegate, in one step; returns its
+    /// number in the delegate's queue.
+    @discardableResult
+    private func deliver(_ event: MapLoaderEvent) -> UInt64 {
+        streams.withLock { streams in
+            for continuation in streams.values { continuation.yield(event) }
+            return calls.enqueue(event)
+        }
     }
 
-    private func deliver(_ event: MapLoaderEvent) {
-        yieldToStreams(event)
-        notifyDelegate(event)
+    /// Ends every stream (the loader is going away, or the app closed them); the delegate
+    /// still gets later events.
+    func finish() {
+        for continuation in streams.withLock({ Array($0.values) }) { continuation.finish() }
+    }
+}
+
+/// The delegate (held weakly) and the loader it hears from, and the calls that hand it an
+/// event: the protocol's method for the event's kind, then ``MapLoaderDelegate/mapLoader(_:didReceive:)``.
+final class DelegateSlot: Sendable {
+    private struct WeakDelegate {
+        weak var value: (any MapLoaderDelegate)?
+        /// The loader the delegate hears from (weak: the loader owns the hub).
+        weak var loader: MapLoader?
     }
 
-    private func notifyDelegate(_ event: MapLoaderEvent) {
-        let (target, loader) = delegate.withLock { ($0.value, $0.loader) }
+    private let slot = Mutex(WeakDelegate())
+
+    func set(_ delegate: (any MapLoaderDelegate)?) { slot.withLock { $0.value = delegate } }
+
+    func attach(_ loader: MapLoader) { slot.withLock { $0.loader = loader } }
+
+    /// Whether a delegate is there to call.
+    var isSet: Bool { slot.withLock { $0.value != nil && $0.loader != nil } }
+
+    func call(_ event: MapLoaderEvent) {
+        let (target, loader) = slot.withLock { ($0.value, $0.loader) }
         guard let target, let loader else { return }
         switch event {
         case .progress(let progress): target.mapLoader(loader, didUpdateProgress: progress)
@@ -105,10 +157,5 @@ final class EventHub: Sendable {
         default: break
         }
         target.mapLoader(loader, didReceive: event)
-    }
-
-    /// Ends every stream (the loader is going away).
-    func finish() {
-        for continuation in streams.withLock({ Array($0.values) }) { continuation.finish() }
     }
 }

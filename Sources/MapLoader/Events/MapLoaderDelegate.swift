@@ -5,8 +5,10 @@ import MapStore
 import MapTransfer
 import MapPlatform
 /// Receives a ``MapLoader``'s events. Every method has an empty default, so implement
-/// only what you need. Calls arrive in event order, off the main thread, and name the
-/// loader they come from (one delegate can serve several loaders).
+/// only what you need. Calls come one at a time, in the order of the ``MapLoader/events()``
+/// streams, on the main actor unless ``MapLoader/Configuration/delegateDelivery`` says
+/// otherwise, and name the loader they come from (one delegate can serve several loaders).
+/// An operation returns once the delegate has received its last event.
 ///
 /// The loader holds its delegate **weakly**, as UIKit and AppKit do: keep a reference to it
 /// yourself (``MapLoader/init(configuration:delegate:)``, ``MapLoader/setDelegate(_:)``).
