@@ -62,7 +62,10 @@ let package = Package(
         .target(name: "MapPlatform", dependencies: ["CPlatform", "CZstd", system, crypto], swiftSettings: imports),
         // Model: catalog, manifests, installed state, trust, errors: values and their codecs.
         // It uses MapPlatform for hashing, typed errno and zstd frames; it imports no C module.
-        .target(name: "MapModel", dependencies: ["MapPlatform", crypto, system], swiftSettings: imports),
+        .target(
+            name: "MapModel", dependencies: ["MapPlatform", crypto, system],
+            // The English strings table an app copies to translate the errors (not a resource).
+            exclude: ["Localization"], swiftSettings: imports),
         // Planner: (installed state, manifest, selection) -> plan; imports only MapModel.
         .target(name: "MapPlanner", dependencies: ["MapModel"], swiftSettings: imports),
         // Delta codec: the patch container, its decoder, the zstd- and LZMA-based apply, and

@@ -1,10 +1,15 @@
-public import Foundation
+import Foundation
 import MapPlatform
 
-/// Every way a MapLoader operation can fail. Each message is one line: what failed,
-/// for which package or file, and what to do, in the library's words (an app can show it
-/// as it is; the `maploader` command adds its own flags and commands). A failed operation
-/// leaves the installed maps exactly as they were.
+/// Every way a MapLoader operation can fail. A failed operation leaves the installed maps
+/// exactly as they were.
+///
+/// An app shows ``errorDescription`` (what happened; `localizedDescription` is the same),
+/// ``failureReason`` and ``recoverySuggestion``: short sentences without URLs or paths,
+/// translatable through a `MapLoader` strings table in the app's bundle. ``description``
+/// (also ``technicalDetail``) is the one-line technical message for logs: what failed, for
+/// which package, file or URL, and what a developer or operator can do, in the library's
+/// words (the `maploader` command prints it with its own flags and commands).
 public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A caller mistake: an empty id list, a bad coordinate, a malformed option.
     case invalidParameters(String)
@@ -113,10 +118,4 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
             return "catalog refused: \(detail)"
         }
     }
-}
-
-extension MapLoaderError: LocalizedError {
-    /// The one-line message (``description``), so `error.localizedDescription`, the text an
-    /// app's alert shows, says what went wrong instead of "The operation could not be completed".
-    public var errorDescription: String? { description }
 }

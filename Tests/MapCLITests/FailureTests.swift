@@ -190,8 +190,9 @@ import MapTestSupport
 }
 
 extension FailureTests {
-    /// An app shows `error.localizedDescription`: it is the one-line message, for every case.
-    @Test func localizedDescriptionIsTheMessage() {
+    /// An app shows `error.localizedDescription`: the short description, for every case; the
+    /// one-line message stays for logs.
+    @Test func localizedDescriptionIsTheShortDescription() {
         let errors: [MapLoaderError] = [
             .invalidParameters("x"), .unknownPackage("a", suggestion: "b"), .unknownGroup("g", known: ["base"]), .requiredGroup("base"),
             .notInstalled("a"), .cancelled, .noServer, .connectionFailed(url: "http://h", reason: "down"),
@@ -202,8 +203,9 @@ extension FailureTests {
             .signatureRefused("s"), .rollbackRefused("r"),
         ]
         for error in errors {
-            #expect((error as any Error).localizedDescription == error.description)
-            #expect(!error.description.contains("could not be completed"))
+            #expect((error as any Error).localizedDescription == error.errorDescription)
+            #expect(!error.localizedDescription.contains("could not be completed"))
+            #expect(error.technicalDetail == error.description)
         }
     }
 

@@ -34,13 +34,55 @@ import MapTestSupport
     @Test func everyErrorReadsAsOneLineWithoutCommandLineWords() {
         #expect(Self.samples.allSatisfy(Self.covers))
         for error in Self.samples {
-            let text = (error as any Error).localizedDescription
-            #expect(text == error.description, "localizedDescription is the message")
-            #expect(!text.contains("The operation could not be completed"))
+            let text = error.technicalDetail
+            #expect(text == error.description, "the technical detail is the one-line message")
             #expect(!text.contains("\n") && !text.isEmpty)
             #expect(text.range(of: #"(^|\s|\()--[a-z]"#, options: .regularExpression) == nil, "a flag in: \(text)")
             #expect(!text.contains("'maploader ") && !text.contains("MAPLOADER_"), "a command in: \(text)")
         }
+    }
+
+    /// What an alert shows: three short sentences (what happened, why, what to do) without
+    /// URLs, paths, hashes or process ids, `localizedDescription` the first of them.
+    @Test func everyErrorHasThreeTextsAnAppCanShow() {
+        for error in Self.samples {
+            let texts = [error.errorDescription, error.failureReason, error.recoverySuggestion].compactMap { $0 }
+            #expect(texts.count == 3 && Set(texts).count == 3, "\(error.entry.name): \(texts)")
+            #expect((error as any Error).localizedDescription == error.errorDescription)
+            for text in texts {
+                #expect(!text.isEmpty && !text.contains("\n") && text.count < 120, "\(text)")
+                #expect(
+                    !text.contains("{") && ![".description", ".reason", ".suggestion"].contains { text.hasSuffix($0) },
+                    "a placeholder or key left in: \(text)")
+                for word in ["://", "/maps", "example.com", "pid", "42", "SHA-256", "catalog.json", "serial", "MapLoader", "errno"] {
+                    #expect(!text.contains(word), "'\(word)' in: \(text)")
+                }
+            }
+        }
+    }
+
+    /// The strings table: every key an error reads is in it, every key in it is read by
+    /// some error, and the template an app copies to translate (Sources/MapModel/Localization)
+    /// holds exactly these texts.
+    @Test func theStringsTableAndItsTemplateHoldEveryTextOnce() throws {
+        let used = Set(Self.samples.flatMap { error in MapLoaderError.Part.allCases.map { "\(error.entry.name).\($0.rawValue)" } })
+        #expect(
+            used == Set(MapLoaderError.englishTexts.keys),
+            "missing: \(used.subtracting(MapLoaderError.englishTexts.keys)), unused: \(Set(MapLoaderError.englishTexts.keys).subtracting(used))")
+        let template = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "../../Sources/MapModel/Localization/en.lproj/MapLoader.strings")
+        let text = try String(contentsOf: template, encoding: .utf8)
+        var parsed: [String: String] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("\"") {
+            let parts = line.dropLast().components(separatedBy: "\" = \"")
+            #expect(parts.count == 2, "\(line)")
+            guard parts.count == 2, parsed[String(parts[0].dropFirst())] == nil else {
+                Issue.record("a key twice or a bad line: \(line)")
+                continue
+            }
+            parsed[String(parts[0].dropFirst())] = String(parts[1].dropLast())
+        }
+        #expect(parsed == MapLoaderError.englishTexts)
     }
 
     /// Messages the library builds from the site and the data directory, reached for real.
@@ -53,7 +95,7 @@ import MapTestSupport
                 try await attempt()
                 Issue.record("an untrusted site was accepted")
             } catch {
-                let text = error.localizedDescription
+                let text = (error as? MapLoaderError)?.technicalDetail ?? "\(error)"
                 #expect(text.contains("trust the publisher's public key"), "\(text)")
                 #expect(!text.contains("--") && !text.contains("'maploader "), "\(text)")
             }
@@ -62,8 +104,8 @@ import MapTestSupport
         await #expect {
             try await loader.install(["de-berln"])
         } throws: { error in
-            let text = error.localizedDescription
-            return text.contains("did you mean 'de-berlin'") && !text.contains("maploader")
+            let error = error as? MapLoaderError
+            return error?.technicalDetail.contains("did you mean 'de-berlin'") == true && error?.recoverySuggestion == "Did you mean “de-berlin”?"
         }
     }
 }
