@@ -42,7 +42,10 @@ package struct ReleaseBuilder {
                                 PackageNode(
                                     id: "de-berlin", title: "Berlin",
                                     bbox: BoundingBox(minLon: 13.08, minLat: 52.33, maxLon: 13.76, maxLat: 52.68),
-                                    metadata: ["iso": .string("DE-BE")]),
+                                    metadata: [
+                                        "iso": .string("DE-BE"), "population": .number(3_755_251), "capital": .bool(true),
+                                        "names": .object(["de": .string("Berlin"), "pl": .string("Berlin"), "ru": .string("Берлин")]),
+                                    ]),
                                 PackageNode(
                                     id: "de-hamburg", title: "Hamburg",
                                     bbox: BoundingBox(minLon: 9.73, minLat: 53.39, maxLon: 10.33, maxLat: 53.74)),
