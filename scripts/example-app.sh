@@ -32,9 +32,13 @@ for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/catalog.json" > /dev/nu
 url="http://127.0.0.1:$port"
 echo "==> example app: online"
 "$app" online "$url" "$work/data" "$key"
+echo "==> example app: the observable model installs (paused and resumed)"
+"$app" model "$url" "$work/data-model" "$key"
 "$bin" publish "$work/releases/v2" --site "$work/site" --version v2 --key "$work/publisher.key" > /dev/null 2>&1
 echo "==> example app: update"
 "$app" update "$url" "$work/data" "$key"
+echo "==> example app: the observable model updates"
+"$app" model "$url" "$work/data-model" "$key"
 kill "$server"; wait "$server" 2>/dev/null || true; server=""
 echo "==> example app: offline (server stopped)"
 "$app" offline "$url" "$work/data" "$key"

@@ -1,10 +1,13 @@
 import Foundation
 import MapLoader
+import Observation
 
 // What an offline-map app does with MapLoader, through its public API only:
 //   example-app online  SERVER DATA-DIR KEY   list, install with progress, pause and resume, an error alert
 //   example-app update  SERVER DATA-DIR KEY   check for an update and apply it with progress
 //   example-app offline SERVER DATA-DIR KEY   the server is gone: list what is installed
+//   example-app model   SERVER DATA-DIR KEY   the same through the observable model alone: install
+//                                             de-hamburg (paused and resumed), then update if one is due
 // Prints what an app would show; exits 1 on anything unexpected.
 
 /// The app's delegate: a log line per finished operation. The loader holds it weakly, so
@@ -48,9 +51,60 @@ func showTree(_ loader: MapLoader) async throws {
     }
 }
 
+/// Changes a view bound to the model would have re-rendered on.
+@MainActor enum Observed {
+    static var changes = 0
+}
+
+/// A screen's worth of state from the model alone: what a SwiftUI view would read, observed
+/// as a view is (`withObservationTracking`, re-armed after each change).
+@MainActor func watch(_ model: MapLoaderModel) {
+    withObservationTracking {
+        _ = model.activity?.fraction
+        _ = model.activity?.isPaused
+        _ = model.packages["de-hamburg"]?.state
+    } onChange: {
+        Task { @MainActor in
+            Observed.changes += 1
+            watch(model)
+        }
+    }
+}
+
+@MainActor func driveModel(_ model: MapLoaderModel) async throws {
+    await model.refresh()
+    watch(model)
+    print("model: de-hamburg \(model.packages["de-hamburg"]?.state.rawValue ?? "unknown")")
+    if model.packages["de-hamburg"]?.state == .notInstalled {
+        let install = Task { await model.install(["de-hamburg"]) }
+        while model.activity?.phase != .download {
+            if model.lastError != nil || model.packages["de-hamburg"]?.state == .installed { fail("the install did not download") }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        model.pause()  // the user started navigation
+        print("model: paused \(model.activity?.isPaused == true) at \(Int((model.activity?.fraction ?? 0) * 100))%")
+        try await Task.sleep(for: .milliseconds(200))
+        model.resume()
+        await install.value
+        if let error = model.lastError { fail("model install: \(error.technicalDetail)") }
+        print("model: de-hamburg \(model.packages["de-hamburg"]?.state.rawValue ?? "unknown")")
+    }
+    await model.checkForUpdate()
+    if let error = model.lastError { fail("model check: \(error.technicalDetail)") }
+    if model.updateCheck?.updateAvailable == true {
+        await model.update()
+        if let error = model.lastError { fail("model update: \(error.technicalDetail)") }
+        print("model: updated to \(model.packages["de-hamburg"]?.version ?? "?")")
+    } else {
+        print("model: up to date at \(model.packages["de-hamburg"]?.version ?? "?")")
+    }
+    if Observed.changes == 0 { fail("the model changed nothing a view observes") }
+    print("model: a bound view would have re-rendered \(Observed.changes > 10 ? "more than 10" : "\(Observed.changes)") times")
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count == 5, let key = TrustPolicy.Key(base64: arguments[4]) else {
-    fail("usage: example-app online|update|offline SERVER DATA-DIR KEY")
+    fail("usage: example-app online|update|offline|model SERVER DATA-DIR KEY")
 }
 let loader = MapLoader(
     configuration: .init(
@@ -97,6 +151,8 @@ do {
         } catch {
             print("alert: \(error.localizedDescription)")
         }
+    case "model":
+        try await driveModel(MapLoaderModel(loader: loader))
     default:
         fail("unknown mode \(arguments[1])")
     }
