@@ -32,6 +32,8 @@ echo "==> CLI smoke test"
 scripts/smoke.sh
 echo "==> every example of README.md and --help, as written"
 scripts/examples.sh
+echo "==> every Swift example of the README, DocC and doc comments (compiled with the example app)"
+python3 scripts/snippets.py --check
 echo "==> the example app (public API only) against maploader serve"
 scripts/example-app.sh
 echo "==> S3: upload with publish-s3.sh to moto on loopback, install and update from the bucket"

@@ -165,7 +165,9 @@ extension MapLoader {
 
     private func changeSelection(_ id: String, selected: Bool) async throws(MapLoaderError) {
         try await enqueue(selected ? .selectGroup : .deselectGroup) { loader, operation in
-            let context = try await loader.planningContext(operation, atInstalledVersion: true)
+            // Offline, the installed version's manifest names the groups: the choice is kept
+            // and applied by the next update.
+            let (context, _) = try await loader.readingContext(operation, atInstalledVersion: true)
             guard let group = context.manifest.group(id) else {
                 throw MapLoaderError.unknownGroup(id, known: context.manifest.groups.map(\.id))
             }

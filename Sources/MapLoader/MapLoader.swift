@@ -20,7 +20,7 @@ import MapPlatform
 /// let loader = MapLoader(configuration: .init(
 ///     server: "https://maps.example.com/site",
 ///     dataDirectory: URL(fileURLWithPath: "/var/maps"),
-///     trust: TrustPolicy(keys: [TrustPolicy.Key(base64: publisherKey)!])))
+///     trust: TrustPolicy(keys: [publisherKey])))
 /// try await loader.install(["de-berlin"])
 /// let check = try await loader.checkForUpdate()
 /// if check.updateAvailable { try await loader.performUpdate(strategy: .delta) }

@@ -16,7 +16,7 @@ import MapTransfer
 /// ```swift
 /// let install = loader.start { try await $0.install(["de-berlin"]) }
 /// for await progress in install.progress {
-///     bar.value = progress.overallFraction      // 0…1, across every group and phase
+///     updateBar(progress.overallFraction)      // 0…1, across every group and phase
 /// }
 /// let report = try await install.value
 /// ```

@@ -14,8 +14,9 @@ extension PackageStatus {
     /// no such field or it does not decode as `T`.
     ///
     /// ```swift
-    /// let population = status.metadata("population", as: Int.self)
-    /// let iso = status.metadata("iso", as: String.self)
+    /// let berlin = try await loader.package("de-berlin")
+    /// let population = berlin.metadata("population", as: Int.self)
+    /// let iso = berlin.metadata("iso", as: String.self)
     /// ```
     public func metadata<T: Decodable>(_ key: String, as type: T.Type = T.self) -> T? {
         guard let value = metadata?[key], let data = try? JSONEncoder().encode(value) else { return nil }

@@ -46,8 +46,8 @@ package struct HTTPSource: SiteSource {
             return try await fetch(url, to: file, limit: limit, window: nil, giveUp: giveUp, progress: progress)
         }
         // Under a bandwidth cap the file comes in windows of a quarter second's worth,
-        // each a Range request of its own, with a pause between them when ahead of the cap:
-        // the network carries no more than the cap allows, whatever the client buffers.
+        // each a Range request of its own, each waiting for its turn at the cap before it is
+        // requested: the network carries no more than the cap allows, whatever the client buffers.
         let chunk = max(16_384, limiter.bytesPerSecond / 4)
         while true {
             let have = FileStatus.of(file.path)?.size ?? 0
@@ -55,14 +55,15 @@ package struct HTTPSource: SiteSource {
                 return try await fetch(url, to: file, limit: limit, window: nil, giveUp: giveUp, progress: progress)
             }
             let end = min(size, have + chunk) - 1
-            try await fetch(url, to: file, limit: limit, window: end, giveUp: giveUp, progress: progress)
             let pause = limiter.take(Int(end - have + 1), now: clock.now)
-            guard pause > .zero else { continue }
-            do {
-                try await clock.sleep(for: pause)
-            } catch {
-                throw .cancelled
+            if pause > .zero {
+                do {
+                    try await clock.sleep(for: pause)
+                } catch {
+                    throw .cancelled
+                }
             }
+            try await fetch(url, to: file, limit: limit, window: end, giveUp: giveUp, progress: progress)
         }
     }
 

@@ -9,6 +9,11 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [.package(name: "MapLoader", path: "../..")],
     targets: [
-        .executableTarget(name: "ExampleApp", dependencies: [.product(name: "MapLoader", package: "MapLoader")])
+        .executableTarget(name: "ExampleApp", dependencies: [.product(name: "MapLoader", package: "MapLoader")]),
+        // Every Swift example of the README, the DocC articles and the doc comments
+        // (scripts/snippets.py), compiled as written; examples leave values unused, hence no warnings.
+        .target(
+            name: "Snippets", dependencies: [.product(name: "MapLoader", package: "MapLoader")],
+            swiftSettings: [.unsafeFlags(["-suppress-warnings"])]),
     ]
 )

@@ -32,10 +32,12 @@ import MapTestSupport
         // The bucket's own arithmetic, on instants the test chooses (no clock read).
         let start = ContinuousClock.now
         let limiter = RateLimiter(bytesPerSecond: 1_000, start: start)
-        #expect(limiter.take(1_000, now: start) == .zero)  // one second of burst
-        #expect(limiter.take(500, now: start) == .milliseconds(501))  // half a second's worth waits half a second
-        #expect(limiter.take(250, now: start + .seconds(1)) == .zero)  // a second later 1,000 B came back: 500 owed, 250 taken
-        #expect(limiter.take(10_000, now: start + .seconds(100)) == .milliseconds(9_001))  // the burst is capped at one second
+        // A window is paid for before it is requested: no burst at the start.
+        #expect(limiter.take(1_000, now: start) == .milliseconds(1_001))
+        #expect(limiter.take(500, now: start) == .milliseconds(1_501))  // queued behind the first
+        #expect(limiter.take(250, now: start + .seconds(1)) == .milliseconds(751))  // 500 still owed, 250 more
+        // No credit builds up while idle: after 100 s, 10 kB still take 10 s.
+        #expect(limiter.take(10_000, now: start + .seconds(100)) == .milliseconds(10_001))
     }
 
     @Test func limitRateThroughTheCLI() async throws {

@@ -26,6 +26,12 @@ import MapTestSupport
         #expect(try await loader.package("de-berlin").version == "v1")
         #expect(try await loader.package(atLatitude: 52.52, longitude: 13.40)?.id == "de-berlin")
         #expect(try await loader.dataGroups().map(\.group.id).sorted() == ["base", "poi", "transit"])
+        // A data group chosen offline is kept for the next update.
+        try await loader.selectDataGroup("transit")
+        #expect(try await loader.dataGroups().first { $0.group.id == "transit" }?.selected == true)
+        await #expect(throws: MapLoaderError.unknownGroup("terrain", known: ["base", "poi", "transit"])) {
+            try await loader.selectDataGroup("terrain")
+        }
     }
 
     @Test func withNothingInstalledTheNetworkErrorStands() async throws {

@@ -11,7 +11,7 @@ import Foundation
 /// let model = MapLoaderModel(loader: loader)
 /// await model.refresh()                  // the tree, from the site or offline
 /// await model.install(["de-berlin"])     // model.activity follows it; model.pause() pauses it
-/// if model.packages["de-berlin"]?.state == .installed { … }
+/// if model.packages["de-berlin"]?.state == .installed { print("Berlin is ready offline") }
 /// ```
 ///
 /// The model runs one operation at a time, as the loader does; its methods return when
