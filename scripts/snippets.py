@@ -25,7 +25,9 @@ import MapLoader
 import Observation
 
 // What the examples take as given in an app.
-final class AppDelegate: MapLoaderDelegate {}
+final class AppDelegate: MapLoaderDelegate {
+    func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {}
+}
 let myDelegate = AppDelegate()
 let appSupport = URL(fileURLWithPath: NSTemporaryDirectory())
 let mapsFolder = URL(fileURLWithPath: NSTemporaryDirectory())

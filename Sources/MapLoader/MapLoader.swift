@@ -105,12 +105,13 @@ public actor MapLoader {
     /// A loader for `configuration`. Nothing is read or written until the first operation.
     /// - Parameters:
     ///   - configuration: the site, the data directory, trust, retries and limits.
-    ///   - delegate: receives every event. It is held **weakly**, as UIKit and AppKit
-    ///     delegates are: keep a reference to it yourself. A delegate made in the call
-    ///     (`MapLoader(configuration: c, delegate: Printer())`) is gone at once and
-    ///     receives nothing; ``events()`` streams need no owner.
-    public init(configuration: Configuration, delegate: (any MapLoaderDelegate)? = nil) {
-        self.init(configuration: configuration, delegate: delegate, source: nil)
+    ///   - weakDelegate: receives every event. The loader does **not** keep it alive (as
+    ///     UIKit and AppKit delegates): keep a reference to it yourself. A delegate made in
+    ///     the call (`MapLoader(configuration: c, weakDelegate: Printer())`) is gone at once,
+    ///     receives nothing, and is reported once on standard error; ``events()`` streams
+    ///     need no owner.
+    public init(configuration: Configuration, weakDelegate: (any MapLoaderDelegate)? = nil) {
+        self.init(configuration: configuration, delegate: weakDelegate, source: nil)
     }
 
     /// A loader whose site is `source` rather than ``Configuration/server`` (tests swap
@@ -135,7 +136,7 @@ public actor MapLoader {
     public nonisolated func closeEventStreams() { hub.finish() }
 
     /// Sets the delegate. It is held **weakly**: keep a reference to it yourself, or it
-    /// receives nothing once your last reference goes.
+    /// receives nothing once your last reference goes (reported once on standard error).
     public func setDelegate(_ delegate: (any MapLoaderDelegate)?) { hub.setDelegate(delegate) }
 
     /// Sets a delegate called on the reporting thread itself, before the operation goes on

@@ -127,8 +127,8 @@ import MapTestSupport
         let release = DispatchSemaphore(value: 0)
         private let opened = Mutex(false)
         init(phase: OperationPhase) { self.phase = phase }
-        func mapLoader(_ loader: MapLoader, didUpdateProgress progress: OperationProgress) {
-            guard progress.phase == phase else { return }
+        func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {
+            guard case .progress(let progress) = event, progress.phase == phase else { return }
             let first = opened.withLock { opened in
                 defer { opened = true }
                 return !opened

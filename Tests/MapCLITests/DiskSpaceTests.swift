@@ -52,8 +52,10 @@ struct DiskSpaceTests {
         let file: URL
         init(file: URL) { self.file = file }
 
-        func mapLoader(_ loader: MapLoader, didUpdateProgress progress: OperationProgress) {
-            guard progress.phase == .download, !FileManager.default.fileExists(atPath: file.path) else { return }
+        func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {
+            guard case .progress(let progress) = event, progress.phase == .download,
+                !FileManager.default.fileExists(atPath: file.path)
+            else { return }
             _ = FileManager.default.createFile(atPath: file.path, contents: nil)
             guard let handle = try? FileHandle(forWritingTo: file) else { return }
             let block = Data(repeating: 0xAB, count: 64 * 1024)

@@ -66,8 +66,8 @@ final class PauseAtBytes: MapLoaderDelegate, Sendable {
 
     init(_ threshold: Int64) { self.threshold = threshold }
 
-    func mapLoader(_ loader: MapLoader, didUpdateProgress progress: OperationProgress) {
-        guard progress.phase == .download, progress.completedBytes >= threshold else { return }
+    func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {
+        guard case .progress(let progress) = event, progress.phase == .download, progress.completedBytes >= threshold else { return }
         handle.withLock { handle in
             guard let handle else { return }
             fired.withLock { fired in

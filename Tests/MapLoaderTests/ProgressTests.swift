@@ -96,9 +96,32 @@ import Synchronization
 @Suite struct DelegateTests {
     final class Recorder: MapLoaderDelegate {
         let installs = Mutex<[(ObjectIdentifier, [String])]>([])
-        func mapLoader(_ loader: MapLoader, didInstallPackages ids: [String]) {
+        func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {
+            guard case .installed(let ids) = event else { return }
             installs.withLock { $0.append((ObjectIdentifier(loader), ids)) }
         }
+    }
+
+    /// A delegate made in the call is released at once (the loader holds it weakly): that is
+    /// said once, on standard error, instead of the app hearing nothing silently.
+    @Test func aDelegateReleasedWhileSetIsReportedOnce() async throws {
+        let reports = Mutex<[String]>([])
+        let slot = DelegateSlot { line in reports.withLock { $0.append(line) } }
+        let dir = TemporaryDirectory("released-delegate")
+        let loader = MapLoader(configuration: .init(server: nil, dataDirectory: dir.path("data")))
+        slot.attach(loader)
+        slot.set(Recorder())  // released as soon as the call returns
+        slot.call(.started(.install))
+        slot.call(.finished(.install))
+        #expect(reports.withLock { $0 } == [DelegateSlot.releasedMessage])
+        // A delegate kept by its owner, or one unset on purpose, is not reported.
+        let kept = Recorder()
+        slot.set(kept)
+        slot.call(.installed(["de-berlin"]))
+        slot.set(nil)
+        slot.call(.finished(.install))
+        #expect(reports.withLock { $0 }.count == 1)
+        #expect(kept.installs.withLock { $0.map(\.1) } == [["de-berlin"]])
     }
 
     @Test func oneDelegateTellsItsLoadersApart() async throws {

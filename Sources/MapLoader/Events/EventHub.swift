@@ -124,18 +124,38 @@ final class EventHub: Sendable {
     }
 }
 
-/// The delegate (held weakly) and the loader it hears from, and the calls that hand it an
-/// event: the protocol's method for the event's kind, then ``MapLoaderDelegate/mapLoader(_:didReceive:)``.
+/// The delegate (held weakly) and the loader it hears from, and the call that hands it an
+/// event. A delegate released while set is reported once on standard error: an app that
+/// made it in the call (`weakDelegate: Printer()`) would otherwise hear nothing, silently.
 final class DelegateSlot: Sendable {
     private struct WeakDelegate {
         weak var value: (any MapLoaderDelegate)?
         /// The loader the delegate hears from (weak: the loader owns the hub).
         weak var loader: MapLoader?
+        /// Whether a delegate was set (and not unset since), and whether its release was reported.
+        var set = false
+        var reported = false
     }
 
     private let slot = Mutex(WeakDelegate())
+    /// Where a released delegate is reported (standard error; a test passes its own).
+    private let report: @Sendable (String) -> Void
 
-    func set(_ delegate: (any MapLoaderDelegate)?) { slot.withLock { $0.value = delegate } }
+    init(report: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }) {
+        self.report = report
+    }
+
+    /// The line that reports a delegate released while set.
+    static let releasedMessage =
+        "MapLoader: the delegate was released while set, so it hears nothing; the loader holds it weakly: "
+        + "keep a reference to it (or use events())"
+
+    func set(_ delegate: (any MapLoaderDelegate)?) {
+        slot.withLock {
+            $0.value = delegate
+            ($0.set, $0.reported) = (delegate != nil, false)
+        }
+    }
 
     func attach(_ loader: MapLoader) { slot.withLock { $0.loader = loader } }
 
@@ -143,19 +163,13 @@ final class DelegateSlot: Sendable {
     var isSet: Bool { slot.withLock { $0.value != nil && $0.loader != nil } }
 
     func call(_ event: MapLoaderEvent) {
-        let (target, loader) = slot.withLock { ($0.value, $0.loader) }
-        guard let target, let loader else { return }
-        switch event {
-        case .progress(let progress): target.mapLoader(loader, didUpdateProgress: progress)
-        case .installed(let ids): target.mapLoader(loader, didInstallPackages: ids)
-        case .uninstalled(let ids): target.mapLoader(loader, didUninstallPackages: ids)
-        case .updateChecked(let check): target.mapLoader(loader, didFindUpdate: check)
-        case .updated(let report): target.mapLoader(loader, didUpdate: report)
-        case .failed(let operation, let error): target.mapLoader(loader, didFail: operation, error: error)
-        case .connectionLost(let url, let reason, _): target.mapLoader(loader, didLoseConnectionTo: url, reason: reason)
-        case .connectionFound(let url): target.mapLoader(loader, didFindConnectionTo: url)
-        default: break
+        let (target, loader, released) = slot.withLock { slot in
+            let released = slot.set && slot.value == nil && slot.loader != nil && !slot.reported
+            if released { slot.reported = true }
+            return (slot.value, slot.loader, released)
         }
+        if released { report(Self.releasedMessage) }
+        guard let target, let loader else { return }
         target.mapLoader(loader, didReceive: event)
     }
 }

@@ -13,8 +13,13 @@ import Observation
 /// The app's delegate: a log line per finished operation. The loader holds it weakly, so
 /// the app keeps it (here in a global).
 final class AppDelegate: MapLoaderDelegate {
-    func mapLoader(_ loader: MapLoader, didInstallPackages ids: [String]) { print("delegate: installed \(ids.joined(separator: ", "))") }
-    func mapLoader(_ loader: MapLoader, didUpdate report: UpdateReport) { print("delegate: \(report)") }
+    func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {
+        switch event {
+        case .installed(let ids): print("delegate: installed \(ids.joined(separator: ", "))")
+        case .updated(let report): print("delegate: \(report)")
+        default: break
+        }
+    }
 }
 
 let appDelegate = AppDelegate()
@@ -110,7 +115,7 @@ let loader = MapLoader(
     configuration: .init(
         server: arguments[2], dataDirectory: URL(fileURLWithPath: arguments[3]),
         trust: TrustPolicy(keys: [key])),
-    delegate: appDelegate)
+    weakDelegate: appDelegate)
 
 do {
     switch arguments[1] {

@@ -7,7 +7,9 @@ import MapLoader
 import Observation
 
 // What the examples take as given in an app.
-final class AppDelegate: MapLoaderDelegate {}
+final class AppDelegate: MapLoaderDelegate {
+    func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {}
+}
 let myDelegate = AppDelegate()
 let appSupport = URL(fileURLWithPath: NSTemporaryDirectory())
 let mapsFolder = URL(fileURLWithPath: NSTemporaryDirectory())
@@ -23,7 +25,7 @@ let log = Log()
     let loader = MapLoader(configuration: .init(server: "https://maps.example.com/site",
                                                 dataDirectory: URL(fileURLWithPath: "/var/maps"),
                                                 trust: TrustPolicy(keys: [publisherKey])),  // maploader keygen's key
-                           delegate: myDelegate)       // or: for await event in loader.events()
+                           weakDelegate: myDelegate)   // kept by you; or: for await event in loader.events()
     try await loader.install(["de-berlin"])
     let check = try await loader.checkForUpdate()
     if check.updateAvailable { try await loader.performUpdate(strategy: .delta) }
@@ -111,8 +113,22 @@ let log = Log()
     if check.updateAvailable { try await loader.performUpdate(strategy: .delta) }
 }
 
-// Sources/MapLoader/MapLoader.swift
+// Sources/MapLoader/Events/MapLoaderDelegate.swift
 @MainActor func example9() async throws {
+    final class MapsScreen: MapLoaderDelegate {
+        func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {
+            switch event {
+            case .progress(let progress): updateBar(progress.overallFraction)
+            case .installed(let ids): print("ready offline: \(ids)")
+            case .failed(_, let error): print(error.errorDescription ?? "")
+            default: break
+            }
+        }
+    }
+}
+
+// Sources/MapLoader/MapLoader.swift
+@MainActor func example10() async throws {
     let loader = MapLoader(configuration: .init(
         server: "https://maps.example.com/site",
         dataDirectory: URL(fileURLWithPath: "/var/maps"),
@@ -123,14 +139,14 @@ let log = Log()
 }
 
 // Sources/MapLoader/MapSnapshot.swift
-@MainActor func example10() async throws {
+@MainActor func example11() async throws {
     let snapshot = try loader.openSnapshot()
     defer { snapshot.release() }
     let tiles = snapshot.url(package: "de-berlin", group: "base")
 }
 
 // Sources/MapLoader/Model/MapLoaderModel.swift
-@MainActor func example11() async throws {
+@MainActor func example12() async throws {
     let model = MapLoaderModel(loader: loader)
     await model.refresh()                  // the tree, from the site or offline
     await model.install(["de-berlin"])     // model.activity follows it; model.pause() pauses it
@@ -138,7 +154,7 @@ let log = Log()
 }
 
 // Sources/MapLoader/OperationHandle.swift
-@MainActor func example12() async throws {
+@MainActor func example13() async throws {
     let install = loader.start { try await $0.install(["de-berlin"]) }
     for await progress in install.progress {
         updateBar(progress.overallFraction)      // 0…1, across every group and phase
@@ -147,7 +163,7 @@ let log = Log()
 }
 
 // Sources/MapLoader/OperationHandle.swift
-@MainActor func example13() async throws {
+@MainActor func example14() async throws {
     let install = loader.start { try await $0.install(["de-berlin"]) }
     install.pause()      // the user started navigation
     install.resume()     // continues with Range, nothing fetched twice
@@ -155,7 +171,7 @@ let log = Log()
 }
 
 // Sources/MapPlanner/PackageStatus+Metadata.swift
-@MainActor func example14() async throws {
+@MainActor func example15() async throws {
     let berlin = try await loader.package("de-berlin")
     let population = berlin.metadata("population", as: Int.self)
     let iso = berlin.metadata("iso", as: String.self)
