@@ -40,22 +40,7 @@ import MapPublisher
         // segment's zstd frame pays its own tables and the bytes until its long-distance
         // matcher finds the next match (a 187 MB gazetteer: 23.6 kB against 38.4 kB).
         let dir = TemporaryDirectory("segmented-suffix")
-        var rng = SeededGenerator(seed: 41)
-        var old: [UInt8] = []
-        var id = 0
-        while old.count < 6 << 20 {
-            id += 1
-            let line = "\(id),place \(rng.next() % 100_000),\(rng.next() % 180_000),\(rng.next() % 90_000),\(rng.next() % 1_000_000)\n"
-            old += Array(line.utf8)
-        }
-        var new = old
-        for _ in 0..<60 {
-            let at = Int(rng.next() % UInt64(new.count - 20))
-            for offset in 0..<20 { new[at + offset] = UInt8(32 + rng.next() % 95) }
-        }
-        for _ in 0..<10 {
-            new.insert(contentsOf: (0..<200).map { _ in UInt8(32 + rng.next() % 95) }, at: Int(rng.next() % UInt64(new.count)))
-        }
+        let (old, new) = LargeFixtures.gazetteerPair(size: 6 << 20, overwrites: 60, insertions: 10, seed: 41)
         for (folder, bytes) in [("old", old), ("new", new)] {
             try FileManager.default.createDirectory(at: dir.path(folder), withIntermediateDirectories: true)
             try Data(bytes).write(to: dir.path("\(folder)/places.csv"))

@@ -14,19 +14,7 @@ import MapPublisher
     /// A 12 MB gazetteer-like text (above ``PatchRun/inPlaceSuffixSize``) with scattered
     /// small edits in old/ and new/, and its patch `p`; returns the new bytes.
     static func patchedPair(in dir: TemporaryDirectory) async throws -> (PatchStats, [UInt8]) {
-        var rng = SeededGenerator(seed: 44)
-        var old: [UInt8] = []
-        var id = 0
-        while old.count < 12 << 20 {
-            id += 1
-            let line = "\(id),place \(rng.next() % 100_000),\(rng.next() % 180_000),\(rng.next() % 90_000),\(rng.next() % 1_000_000)\n"
-            old += Array(line.utf8)
-        }
-        var new = old
-        for _ in 0..<12 {
-            let at = Int(rng.next() % UInt64(new.count - 20))
-            for offset in 0..<20 { new[at + offset] = UInt8(32 + rng.next() % 95) }
-        }
+        let (old, new) = LargeFixtures.gazetteerPair(size: 12 << 20, overwrites: 12, insertions: 0, seed: 44)
         for (folder, bytes) in [("old", old), ("new", new)] {
             try FileManager.default.createDirectory(at: dir.path(folder), withIntermediateDirectories: true)
             try Data(bytes).write(to: dir.path("\(folder)/places.csv"))

@@ -168,6 +168,15 @@ import Synchronization
     /// An actor an app might isolate its delegate calls to.
     actor Model {}
 
+    /// The descriptions of every event `events` yields until it ends.
+    static func descriptions(of events: AsyncStream<MapLoaderEvent>) -> Task<[String], Never> {
+        Task {
+            var out: [String] = []
+            for await event in events { out.append("\(event)") }
+            return out
+        }
+    }
+
     static func onMainActor(_ delivery: MapLoader.DelegateDelivery) -> Bool {
         if case .mainActor = delivery { true } else { false }
     }
@@ -183,12 +192,7 @@ import Synchronization
         let loader = site.loader(delegateDelivery: delivery)
         let recorder = Recorder(mainActor: Self.onMainActor(delivery))
         await loader.setDelegate(recorder)
-        let events = loader.events()
-        let streamed = Task { () -> [String] in
-            var out: [String] = []
-            for await event in events { out.append("\(event)") }
-            return out
-        }
+        let streamed = Self.descriptions(of: loader.events())
         try await loader.install(["de-berlin", "de-hamburg"])
         // Returned: the delegate has had every event of the install, the last included.
         let called = recorder.seen.withLock { $0 }
@@ -211,12 +215,7 @@ extension DelegateOrderTests {
         let loader = MapLoader(configuration: .init(server: nil, dataDirectory: dir.path("data"), delegateDelivery: delivery))
         let recorder = Recorder(mainActor: Self.onMainActor(delivery))
         await loader.setDelegate(recorder)
-        let events = loader.events()
-        let streamed = Task { () -> [String] in
-            var out: [String] = []
-            for await event in events { out.append("\(event)") }
-            return out
-        }
+        let streamed = Self.descriptions(of: loader.events())
         let hub = await loader.hub
         hub.begin(.install, monitor: nil)
         hub.addWork(8 * 100)

@@ -209,6 +209,29 @@ package enum LargeFixtures {
 
     /// Writes `old` (random bytes) and `new`: bytes overwritten at 1/5, 3 kB inserted at
     /// 2/5, 1,000 bytes deleted at 4/5 (so later segments are shifted against the old file).
+    /// About `size` bytes of gazetteer-like CSV records (id, name, coordinates,
+    /// population), and a copy with `overwrites` scattered 20-byte overwrites and
+    /// `insertions` of 200 bytes, from `seed`.
+    package static func gazetteerPair(size: Int, overwrites: Int, insertions: Int, seed: UInt64) -> (old: [UInt8], new: [UInt8]) {
+        var rng = SeededGenerator(seed: seed)
+        var old: [UInt8] = []
+        var id = 0
+        while old.count < size {
+            id += 1
+            let line = "\(id),place \(rng.next() % 100_000),\(rng.next() % 180_000),\(rng.next() % 90_000),\(rng.next() % 1_000_000)\n"
+            old += Array(line.utf8)
+        }
+        var new = old
+        for _ in 0..<overwrites {
+            let at = Int(rng.next() % UInt64(new.count - 20))
+            for offset in 0..<20 { new[at + offset] = UInt8(32 + rng.next() % 95) }
+        }
+        for _ in 0..<insertions {
+            new.insert(contentsOf: (0..<200).map { _ in UInt8(32 + rng.next() % 95) }, at: Int(rng.next() % UInt64(new.count)))
+        }
+        return (old, new)
+    }
+
     package static func writePair(old: URL, new: URL, size: Int) throws {
         var bytes = [UInt8](repeating: 0, count: size)
         let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
