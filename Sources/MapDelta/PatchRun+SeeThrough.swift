@@ -205,23 +205,32 @@ extension PatchRun {
                 try file.writeAll(chunk)
                 if claimed != nil { hasher.update(chunk) }
             }
-            if kind.suffix {
-                // Streamed against the mapped old expansion: no window besides it.
-                guard let old, let source else {
-                    throw PatchError.corrupt(detail: "a suffix delta for \(target.path) without its old file")
+            do {
+                if kind.suffix {
+                    // Streamed against the mapped old expansion: no window besides it.
+                    guard let old, let source else {
+                        throw PatchError.corrupt(detail: "a suffix delta for \(target.path) without its old file")
+                    }
+                    do {
+                        try SuffixDelta.decode(
+                            from: patch.file, offset: expansion.offset, length: expansion.length, old: old.expansion.bytes,
+                            targetSize: recipe.expandedSize, displayPath: target.path, strideByteAlways: true, output: write)
+                    } catch {
+                        // Steps out of range may mean another old file than the patch was made from.
+                        throw mismatch(of: source, bytes: nil) ?? error
+                    }
+                } else {
+                    try ZstdDelta.decodeFrame(
+                        from: patch.file, offset: expansion.offset, length: expansion.length,
+                        prefix: old?.expansion.bytes, expectedSize: recipe.expandedSize, displayPath: target.path, output: write)
                 }
-                do {
-                    try SuffixDelta.decode(
-                        from: patch.file, offset: expansion.offset, length: expansion.length, old: old.expansion.bytes,
-                        targetSize: recipe.expandedSize, displayPath: target.path, strideByteAlways: true, output: write)
-                } catch {
-                    // Steps out of range may mean another old file than the patch was made from.
-                    throw mismatch(of: source, bytes: nil) ?? error
+            } catch let error as PatchError {
+                // Nothing of a half-decoded expansion is taken over (it is checkpointed only when
+                // whole): it is not kept, as it may be several times the file's size.
+                if let spot = claimed?.path {
+                    for suffix in [".json", ".expansion", ".partial", ".lock"] { FileSystem.remove(spot + suffix) }
                 }
-            } else {
-                try ZstdDelta.decodeFrame(
-                    from: patch.file, offset: expansion.offset, length: expansion.length,
-                    prefix: old?.expansion.bytes, expectedSize: recipe.expandedSize, displayPath: target.path, output: write)
+                throw error
             }
             if let spot = claimed?.path {
                 try file.sync()
@@ -241,7 +250,7 @@ extension PatchRun {
         } catch let error as PatchError {
             // A recipe that does not rebuild the target's size is wrong whatever is taken over.
             if let spot = claimed?.path {
-                for suffix in [".json", ".expansion", ".partial"] { FileSystem.remove(spot + suffix) }
+                for suffix in [".json", ".expansion", ".partial", ".lock"] { FileSystem.remove(spot + suffix) }
             }
             FileSystem.remove(rebuilt)
             throw error

@@ -73,6 +73,8 @@ extension PatchRun {
             resumedBytes += taken
         } else {
             FileSystem.remove(building)
+            // A checkpoint of an earlier run that is not taken over must not vouch for this one.
+            if let spot = claimed?.path { FileSystem.remove(spot + ".json") }
             cloned = FileSystem.cloneFile(oldPath, building)
             output = try cloned ? SystemFile.openForUpdate(building) : SystemFile.createOrTruncate(building)
         }
@@ -112,7 +114,11 @@ extension PatchRun {
                 }
             }
         } catch {
-            throw mismatch(of: source, bytes: old) ?? error
+            // An old file other than the patch's is wrong on every retry: nothing is kept. A
+            // payload that failed may be fetched again and resume from the checkpoint.
+            guard let wrongOld = mismatch(of: source, bytes: old) else { throw error }
+            removeSpot(claimed, building: building)
+            throw wrongOld
         }
         try output.truncate(to: written)  // the old file, or an earlier partial one, may have been longer
         if durable { try output.sync() }
@@ -120,8 +126,7 @@ extension PatchRun {
         let size = try output.size()
         guard digest == target.producedDigest, size == target.size else {
             // Done or wrong: a later run starts afresh, never from a checkpoint that led here.
-            FileSystem.remove(building)
-            if let spot = claimed?.path { FileSystem.remove(spot + ".json") }
+            removeSpot(claimed, building: building)
             throw PatchError.outputMismatch(
                 path: target.path, expectedSHA256: target.producedDigest.hex, foundSHA256: digest.hex,
                 expectedSize: target.size, foundSize: size)
@@ -133,5 +138,12 @@ extension PatchRun {
         }
         decoded = digest
         done = start + target.size
+    }
+
+    /// Removes a failed in-place build: the file being built and its resume spot's files.
+    private func removeSpot(_ spot: ResumeSpot?, building: String) {
+        FileSystem.remove(building)
+        guard let spot = spot?.path else { return }
+        for suffix in [".json", ".partial", ".lock"] { FileSystem.remove(spot + suffix) }
     }
 }

@@ -192,7 +192,6 @@ public actor MapLoader {
         _ body: @Sendable (isolated MapLoader, OperationContext) async throws -> T
     ) async throws -> T {
         runningID = id
-        running = kind
         defer { (runningID, running) = (nil, nil) }
         hub.begin(kind, monitor: OperationMonitor.current)
         do {
@@ -209,6 +208,9 @@ public actor MapLoader {
                 }
                 try await offActor { try directory.recover() }
             }
+            // From here reads answer beside this change (the data directory is recovered
+            // and the change holds its lock); before, they wait their turn.
+            running = kind
             var lease: GenerationLease?
             if !writes {
                 writeLock = nil

@@ -33,11 +33,15 @@ import MapTestSupport
         let start = ContinuousClock.now
         let limiter = RateLimiter(bytesPerSecond: 1_000, start: start)
         // A window is paid for before it is requested: no burst at the start.
-        #expect(limiter.take(1_000, now: start) == .milliseconds(1_001))
-        #expect(limiter.take(500, now: start) == .milliseconds(1_501))  // queued behind the first
-        #expect(limiter.take(250, now: start + .seconds(1)) == .milliseconds(751))  // 500 still owed, 250 more
-        // No credit builds up while idle: after 100 s, 10 kB still take 10 s.
-        #expect(limiter.take(10_000, now: start + .seconds(100)) == .milliseconds(10_001))
+        #expect(limiter.take(1_000, now: start) == .milliseconds(1_000))
+        #expect(limiter.take(500, now: start) == .milliseconds(1_500))  // queued behind the first
+        #expect(limiter.take(250, now: start + .seconds(1)) == .milliseconds(750))  // 500 still owed, 250 more
+        // After a long pause one window goes at once (no more credit builds up than that)...
+        #expect(limiter.take(1_000, now: start + .seconds(100)) == .zero)
+        #expect(limiter.take(1_000, now: start + .seconds(100)) == .milliseconds(1_000))
+        // ...and time spent fetching a window counts: due at 101 s and fetched by 101.4 s,
+        // the next 1,000 B wait 0.6 s, not a whole second (the download keeps the cap's pace).
+        #expect(limiter.take(1_000, now: start + .milliseconds(101_400)) == .milliseconds(600))
     }
 
     @Test func limitRateThroughTheCLI() async throws {

@@ -47,6 +47,8 @@ public final class MapLoaderModel {
 
     @ObservationIgnored private var controls: (pause: @Sendable () -> Void, resume: @Sendable () -> Void, cancel: @Sendable () -> Void)?
     @ObservationIgnored private var followers: [UUID: (id: String, continuation: AsyncStream<PackageStatus>.Continuation)] = [:]
+    /// Ends when the operation started last has ended: the next one waits for it.
+    @ObservationIgnored private var queue: Task<Void, Never>?
 
     /// A model of `loader`; nothing is read until ``refresh()`` or an operation.
     public init(loader: MapLoader) {
@@ -123,6 +125,12 @@ public final class MapLoaderModel {
     private func run<Value: Sendable>(
         _ operation: MapLoader.Operation, _ body: @escaping @Sendable (MapLoader) async throws -> Value
     ) async -> Value? {
+        // One operation at a time: a call made while one runs waits for it to end.
+        let previous = queue
+        let (turn, ended) = AsyncStream<Void>.makeStream()
+        queue = Task { for await _ in turn {} }
+        defer { ended.finish() }
+        await previous?.value
         lastError = nil
         let handle = loader.start(body)
         controls = (handle.pause, handle.resume, handle.cancel)
@@ -136,15 +144,17 @@ public final class MapLoaderModel {
             }
         }
         var result: Value?
+        var failure: MapLoaderError?
         do {
             result = try await handle.value
         } catch {
-            lastError = error
+            failure = error
         }
         await follow.value
         controls = nil
         activity = nil
         await refresh()
+        if let failure { lastError = failure }  // the operation's failure, not the refresh's
         return result
     }
 }
