@@ -101,7 +101,9 @@ extension MapLoader {
     ) async throws -> (PlanningContext, PackageTree.Offline?) {
         if let change = operation.besideChange {
             let reason = "an \(change.rawValue) is running: this is the installed version until it finishes"
-            guard let offline = try Self.offlineContext(operation, reason: reason) else { throw NothingToReadBeside() }
+            guard let offline = try Self.offlineContext(operation, reason: reason, nothingInstalled: true) else {
+                throw NothingToReadBeside()
+            }
             return offline
         }
         do {
@@ -118,13 +120,16 @@ extension MapLoader {
 
     /// The installed version's context from the data directory: state, settings, the
     /// cached manifest (the parts it has) and the last catalog accepted; `nil` when nothing
-    /// is installed.
-    private static func offlineContext(_ operation: OperationContext, reason: String) throws -> (PlanningContext, PackageTree.Offline)? {
+    /// is installed, unless `nothingInstalled` (a read beside a first install) lets the
+    /// newest version of the catalog kept stand in.
+    private static func offlineContext(
+        _ operation: OperationContext, reason: String, nothingInstalled: Bool = false
+    ) throws -> (PlanningContext, PackageTree.Offline)? {
         let store = operation.store
         let state = try store.state()
         let kept = operation.acceptance.keptCatalog()
-        // Nothing installed yet (a first install running): the newest version of the catalog kept.
-        guard let version = state.version ?? kept?.current, let sha256 = state.manifest ?? kept?.entry(version)?.cacheKey,
+        let standIn = nothingInstalled ? kept : nil
+        guard let version = state.version ?? standIn?.current, let sha256 = state.manifest ?? standIn?.entry(version)?.cacheKey,
             let manifest = SiteClient.cachedManifest(sha256, in: store.directory.manifestCache, partial: true)
         else { return nil }
         let settings = try store.settings()
