@@ -88,7 +88,7 @@ let package = Package(
                 "MapModel", "MapDelta", "MapStore", "MapPlatform", "CArchive", "CZstd", "CZlib", "CLzma",
                 "CDivSufSort",
             ]),
-        .target(name: "ManifestServer"),
+        .target(name: "ManifestServer", dependencies: ["MapPlatform"]),
         .target(name: "MapLoaderFuzzing", dependencies: ["MapModel", "MapDelta", "MapStore"]),
         .executableTarget(name: "maploader-fuzz", dependencies: ["MapLoaderFuzzing"]),
         // Benchmark: does an install leave Swift's cooperative pool free? (scripts/bench-pool.sh)

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The library's house rules, checked from `swift package describe` and the sources:
 
-1. System calls go through one portable layer: in the targets an app links (the
-   MapLoader product and everything below it) and in the publisher, only MapPlatform
-   may import Glibc, Darwin or Musl; in the targets an app links, only MapPlatform
-   calls the file system through Foundation's FileManager.
+1. System calls go through one portable layer: in every Swift target of Sources (the
+   library, the publisher, the test server, the CLI and the tools), only MapPlatform
+   imports a C library's module (Glibc, Darwin, Android, Musl) or names a platform
+   (`os(Linux)`, `os(macOS)`, `canImport(Darwin)`…); in the targets an app links, only
+   MapPlatform calls the file system through Foundation's FileManager.
 2. The planner is pure: MapPlanner depends on MapModel only, and its files import
    nothing but MapModel and Foundation.
 3. The model holds values: MapModel depends on no C module (no system library or C
@@ -41,9 +42,14 @@ print("module graph (library targets, each -> what it imports):")
 for name in checked:
     print(f"  {name:14} -> {', '.join(sorted(d for d in deps[name])) or '(nothing of ours)'}")
 
-system_import = re.compile(r"^\s*(@preconcurrency\s+)?((public|package|internal)\s+)?import\s+(Glibc|Darwin|Musl)\b|canImport\((Glibc|Darwin|Musl)\)", re.M)
+system_import = re.compile(
+    r"^\s*(@preconcurrency\s+)?((public|package|internal)\s+)?import\s+(Glibc|Darwin|Musl|Android|Bionic)\b"
+    r"|canImport\((Glibc|Darwin|Musl|Android|Bionic)\)|\bos\((Linux|macOS|iOS|tvOS|watchOS|visionOS|Android|Windows)\)"
+    r"|\b(Glibc|Darwin|Musl)\.\w", re.M)
+sources = sorted(n for n, t in targets.items() if t.get("module_type") == "SwiftTarget"
+                 and t["path"].startswith("Sources/"))
 platform_files, offenders = 0, []
-for name in checked:
+for name in sources:
     for path in sorted(Path(targets[name]["path"]).rglob("*.swift")):
         if system_import.search(path.read_text()):
             if name == "MapPlatform":
@@ -51,9 +57,9 @@ for name in checked:
             else:
                 offenders.append(str(path))
 if offenders:
-    failures.append("Glibc/Darwin imported outside MapPlatform: " + ", ".join(offenders))
-print(f"platform: {sum(len(list(Path(targets[n]['path']).rglob('*.swift'))) for n in checked)} files in {len(checked)} targets; "
-      f"Glibc/Darwin imported in {platform_files} MapPlatform files and {len(offenders)} others")
+    failures.append("a platform is named outside MapPlatform: " + ", ".join(offenders))
+print(f"platform: {sum(len(list(Path(targets[n]['path']).rglob('*.swift'))) for n in sources)} files in {len(sources)} targets; "
+      f"platforms named in {platform_files} MapPlatform files and {len(offenders)} others")
 
 file_manager = [str(p) for n in library if n != "MapPlatform" and targets[n].get("module_type") == "SwiftTarget"
                 for p in sorted(Path(targets[n]["path"]).rglob("*.swift"))

@@ -3,9 +3,10 @@
 # Debian/Ubuntu: libarchive, zlib, zstd, libdivsufsort and libcurl headers; the zstd, xdelta3 and bsdiff tools
 # for benchmarks; curl and python3 for scripts; GNU parallel for the README's sharded publish;
 # netpbm (libpng's pnmtopng), to write PNGs as real encoders do, and xfsprogs and
-# btrfs-progs (copy-on-write file systems on loop devices), for the tests.
+# btrfs-progs (copy-on-write file systems on loop devices), and exfatprogs and exfat-fuse (an
+# exFAT card without links, mounted through FUSE on a loop device), for the tests.
 set -euo pipefail
-packages=(libarchive-dev zlib1g-dev libzstd-dev liblzma-dev libdivsufsort-dev libcurl4-openssl-dev pkg-config zstd curl python3 parallel netpbm xfsprogs btrfs-progs)
+packages=(libarchive-dev zlib1g-dev libzstd-dev liblzma-dev libdivsufsort-dev libcurl4-openssl-dev pkg-config zstd curl python3 parallel netpbm xfsprogs btrfs-progs exfatprogs exfat-fuse)
 [ "${1:-}" = "--bench" ] && packages+=(time)
 [ "${1:-}" = "--bench" ] && packages+=(xdelta3 bsdiff tilemaker osmium-tool sqlite3)
 missing=()

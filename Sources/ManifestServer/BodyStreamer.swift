@@ -1,8 +1,5 @@
-#if canImport(Darwin)
-    import Darwin
-#else
-    import Glibc
-#endif
+import Foundation
+import MapPlatform
 
 /// Copies a byte span of a file to a socket in bounded chunks, applying the
 /// throttle, corruption and drop faults on the way.

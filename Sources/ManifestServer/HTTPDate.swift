@@ -1,8 +1,4 @@
-#if canImport(Darwin)
-    import Darwin
-#else
-    import Glibc
-#endif
+import Foundation
 
 /// HTTP dates (RFC 9110 §5.6.7): formats IMF-fixdate, parses all three historic forms.
 enum HTTPDate {

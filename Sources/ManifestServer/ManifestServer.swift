@@ -1,10 +1,6 @@
 import Dispatch
 import Foundation
-#if canImport(Darwin)
-    import Darwin
-#else
-    import Glibc
-#endif
+import MapPlatform
 import Synchronization
 
 /// A small static-file HTTP/1.1 server for a map site folder, with optional fault injection.

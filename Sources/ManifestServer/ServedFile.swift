@@ -1,8 +1,5 @@
-#if canImport(Darwin)
-    import Darwin
-#else
-    import Glibc
-#endif
+import Foundation
+import MapPlatform
 
 /// An open regular file inside the served root. The owner must call `close()`.
 struct ServedFile: Sendable {

@@ -1,11 +1,8 @@
-#if canImport(Darwin)
-    import Darwin
-#else
-    import Glibc
-#endif
+import Foundation
+import MapPlatform
 
 /// Thin wrappers over the POSIX socket calls the server makes. Sends never raise SIGPIPE
-/// (`MSG_NOSIGNAL` on Linux, `SO_NOSIGPIPE` on Darwin): a client that hangs up yields an error.
+/// (`MSG_NOSIGNAL` on Linux, `SO_NOSIGPIPE` on Apple platforms: ``Posix``): a client that hangs up yields an error.
 enum Socket {
     /// Binds a TCP listener (with `SO_REUSEADDR`) and returns it with the port it got.
     static func listen(host: String, port: Int, backlog: Int32 = 128) throws -> (fd: Int32, port: Int) {

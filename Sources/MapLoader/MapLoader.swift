@@ -30,7 +30,9 @@ public actor MapLoader {
     public struct Configuration: Sendable {
         /// The site: `http(s)://…`, `file://…` or a folder path; `nil` for offline use only.
         public var server: String?
-        /// The data directory; readers find files at `<dir>/current/<package>/<group>/…`.
+        /// The data directory; readers find files at `<dir>/current/<package>/<group>/…`, or,
+        /// to keep one version while updates commit (and on FAT and exFAT cards, where
+        /// `current` is a file naming the live folder), through ``MapLoader/openSnapshot()``.
         public var dataDirectory: URL
         /// How failed requests are retried.
         public var retry: Retry

@@ -1,7 +1,11 @@
 #if canImport(Darwin)
     import Darwin
+#elseif canImport(Android)
+    import Android
 #elseif canImport(Glibc)
     import Glibc
+#elseif canImport(Musl)
+    import Musl
 #endif
 
 /// What `lstat(2)` says of a path: its kind, size and modification time. The one place that

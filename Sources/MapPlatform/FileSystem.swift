@@ -4,8 +4,12 @@ import CPlatform
 
 #if canImport(Darwin)
     import Darwin
+#elseif canImport(Android)
+    import Android
 #elseif canImport(Glibc)
     import Glibc
+#elseif canImport(Musl)
+    import Musl
 #endif
 
 /// The file-system calls MapLoader makes, each failing with ``SystemError`` and the system's
@@ -77,12 +81,7 @@ package enum FileSystem {
 
     /// `link(2)`: a second name for the file at `source`.
     package static func link(_ source: String, _ target: String) throws(SystemError) {
-        #if canImport(Darwin)
-            let result = Darwin.link(source, target)
-        #else
-            let result = Glibc.link(source, target)
-        #endif
-        guard result == 0 else { throw SystemError("link", target, .current) }
+        guard cLink(source, target) == 0 else { throw SystemError("link", target, .current) }
     }
 
     /// Makes `target` (which must not exist) a copy-on-write clone of the file `source`:
@@ -108,12 +107,7 @@ package enum FileSystem {
 
     /// `rename(2)`: atomically replaces `target` with `source`.
     package static func rename(_ source: String, _ target: String) throws(SystemError) {
-        #if canImport(Darwin)
-            let result = Darwin.rename(source, target)
-        #else
-            let result = Glibc.rename(source, target)
-        #endif
-        guard result == 0 else { throw SystemError("rename", target, .current) }
+        guard cRename(source, target) == 0 else { throw SystemError("rename", target, .current) }
     }
 
     /// `symlink(2)`: a link at `path` whose text is `target`.
@@ -248,3 +242,12 @@ package enum FileSystem {
         return names
     }
 }
+
+// The C library's calls that ``FileSystem``'s own methods shadow by name, reached from file
+// scope so that no platform module is named.
+
+/// `link(2)`.
+private func cLink(_ source: String, _ target: String) -> Int32 { link(source, target) }
+
+/// `rename(2)`.
+private func cRename(_ source: String, _ target: String) -> Int32 { rename(source, target) }

@@ -1,9 +1,13 @@
 #if canImport(Darwin)
     import Darwin
+#elseif canImport(Android)
+    import Android
 #elseif canImport(Glibc)
     import Glibc
-    import SystemPackage
+#elseif canImport(Musl)
+    import Musl
 #endif
+import SystemPackage
 
 /// A whole file mapped read-only into memory (`mmap(PROT_READ, MAP_PRIVATE)`).
 ///

@@ -21,6 +21,13 @@ package struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Whether the file system is full: no blocks or inodes left, or a quota reached.
     package var isNoSpace: Bool { errno == .noSpace || errno == .diskQuotaExceeded }
 
+    /// Whether the file system does not do what was asked at all: `symlink(2)` and `link(2)`
+    /// on FAT and exFAT (`ENOSYS` through FUSE, `EPERM` from the kernel's drivers) or a
+    /// call a file system does not implement (`ENOTSUP`, `EOPNOTSUPP`).
+    package var isUnsupported: Bool {
+        [.noFunction, .notPermitted, .notSupported, .notSupportedOnSocket].contains(errno)
+    }
+
     /// The system's own words for ``errno`` ("No space left on device").
     package var reason: String { errno.description }
 

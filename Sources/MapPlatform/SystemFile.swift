@@ -2,8 +2,12 @@ import Synchronization
 package import SystemPackage
 #if canImport(Darwin)
     import Darwin
+#elseif canImport(Android)
+    import Android
 #elseif canImport(Glibc)
     import Glibc
+#elseif canImport(Musl)
+    import Musl
 #endif
 
 /// An open file, closed when the object goes away: positional reads, whole writes and

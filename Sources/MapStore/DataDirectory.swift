@@ -9,7 +9,9 @@ import MapPlatform
 /// <root>/.maploader                                 marker: {"format": n}
 /// <root>/settings.json                              group selection, trust, quota, tags
 /// <root>/current -> generations/<n>                 the live generation, switched by one rename
-/// <root>/current.<n>                                the new link, just before that rename
+///                                                   (a file holding "generations/<n>" where
+///                                                   the file system has no symbolic links)
+/// <root>/current.<n>                                the new pointer, just before that rename
 /// <root>/generations/<n>/<package>/<group>/…        installed trees (readers use current/…)
 /// <root>/generations/<n>/state.json                 what generation n holds
 /// <root>/generations/<n>/.index/<pkg>/<group>.json  every file's path, size, SHA-256
@@ -40,9 +42,9 @@ package struct DataDirectory: Sendable, Hashable {
     package var marker: URL { child(".maploader") }
     /// The settings shared by every process using the directory.
     package var settingsFile: URL { child("settings.json") }
-    /// The link to the live generation.
+    /// The pointer to the live generation (``CurrentPointer``).
     package var current: URL { child("current") }
-    /// The link made for generation `number` just before it is renamed over ``current``.
+    /// The pointer made for generation `number` just before it is renamed over ``current``.
     package func currentLink(to number: Int) -> URL { child("current.\(number)") }
     /// What ``currentLink(to:)`` points at, relative to the root.
     package func currentLinkTarget(_ number: Int) -> String { "generations/\(number)" }
@@ -109,7 +111,7 @@ package struct DataDirectory: Sendable, Hashable {
         }
     }
 
-    /// Leftover `current.<n>` links of a switch that was interrupted.
+    /// Leftover `current.<n>` pointers of a switch that was interrupted.
     package func strayCurrentLinks() -> [URL] {
         FileSystem.names(in: root.path).filter { $0.hasPrefix("current.") }.map(child)
     }

@@ -1,10 +1,11 @@
 package import Foundation
 package import MapModel
 package import MapPlatform
-/// The on-device store: immutable generations and one `current` link that names the
-/// live one, in the data directory that ``DataDirectory`` lays out.
+/// The on-device store: immutable generations and one `current` pointer that names the
+/// live one (``CurrentPointer``), in the data directory that ``DataDirectory`` lays out.
 ///
-/// A change builds the next generation in `staging/`, hard-linking unchanged groups, and
+/// A change builds the next generation in `staging/`, hard-linking unchanged groups (or
+/// cloning or copying them where the file system has no hard links), and
 /// ``GenerationBuilder/commit(_:)`` makes it current with one `rename(2)`; a crash at any
 /// instant leaves the old or the new generation in force, never a mix.
 package struct Store: Sendable {
@@ -15,14 +16,21 @@ package struct Store: Sendable {
     package let directory: DataDirectory
     /// The data directory.
     package var root: URL { directory.root }
-    /// The installed generation that reads go to: `current` (the live one, for writers
-    /// holding the write lock) or a pinned `generations/<n>` (for readers).
-    package var live: URL
+    /// Which generation is live.
+    package var current: CurrentPointer { CurrentPointer(directory) }
+    /// The generation set to be read, or `nil` for the live one.
+    private var chosen: URL?
+    /// The installed generation that reads go to: the live one (what `current` names, for
+    /// writers holding the write lock), or a pinned `generations/<n>` (for readers). A
+    /// `current` that is a folder (a copied data directory) is read as it is.
+    package var live: URL {
+        get { chosen ?? current.generation().map(directory.generation) ?? directory.current }
+        set { chosen = newValue }
+    }
 
     /// A store at `root`; nothing is touched until ``prepare()``.
     package init(root: URL) {
         self.directory = DataDirectory(root)
-        self.live = directory.current
     }
 
     /// What the data directory's file system can do for carrying files into a new version,
@@ -44,7 +52,7 @@ package struct Store: Sendable {
     /// This store reading the generation `lease` pins (or the live one when `nil`).
     package func reading(_ lease: GenerationLease?) -> Store {
         var copy = self
-        copy.live = lease?.directory ?? directory.current
+        copy.chosen = lease?.directory
         return copy
     }
 
@@ -116,13 +124,13 @@ package struct Store: Sendable {
         return !((FileSystem.names(in: directory.generations.path)).compactMap { Int($0) }.isEmpty)
     }
 
-    /// Whether `current` is a real folder rather than the link to a generation (a data
-    /// directory copied with `cp -rL`, say): ``recover()`` turns it back into a link.
+    /// Whether `current` is a real folder rather than the pointer to a generation (a data
+    /// directory copied with `cp -rL`, say): ``recover()`` turns it back into a pointer.
     package var currentIsFolder: Bool {
         FileStatus.of(directory.current.path)?.kind == .directory
     }
 
-    /// Removes what interrupted operations left behind: staging, half-made `current` links,
+    /// Removes what interrupted operations left behind: staging, half-made `current` pointers,
     /// generations neither live nor pinned by a reader, and leases of dead processes; turns a
     /// copied `current` folder back into a generation. Call only while holding the write lock.
     package func recover() throws(MapLoaderError) {
@@ -168,7 +176,7 @@ package struct Store: Sendable {
         }
     }
 
-    /// A `current` that is a folder becomes generation n+1 and `current` links to it again.
+    /// A `current` that is a folder becomes generation n+1 and `current` points to it again.
     /// A copy has new modification times, which the quick check would take for local
     /// changes: when every file still hashes as recorded, the state is recorded anew.
     private func adoptCurrentFolder() throws(MapLoaderError) {
@@ -191,12 +199,8 @@ package struct Store: Sendable {
 
     /// Points `current` at generation `number` with one rename, and flushes the folder.
     package func switchCurrent(to number: Int) throws(MapLoaderError) {
-        let link = directory.currentLink(to: number)
         do {
-            FileSystem.removeTree(link)
-            try FileSystem.symbolicLink(link.path, to: directory.currentLinkTarget(number))
-            try FileSystem.rename(link.path, directory.current.path)
-            try FileSystem.sync(root.path)
+            try current.switchTo(number)
         } catch {
             throw .storage(path: directory.current.path, error)
         }
@@ -209,10 +213,7 @@ package struct Store: Sendable {
     }
 
     /// The number of the live generation, or `nil` before the first install.
-    package func currentGeneration() -> Int? {
-        guard let target = FileSystem.linkTarget(directory.current.path) else { return nil }
-        return Int((target as NSString).lastPathComponent)
-    }
+    package func currentGeneration() -> Int? { current.generation() }
 
     /// The installed state of the generation read (``InstalledState/empty`` before the first
     /// install). A state that is unreadable, of a newer format, or inconsistent is an error

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MapLoader
 import MapModel
+import MapPlatform
 
 /// Options every client command shares: where the site is and where maps go.
 struct ClientOptions: ParsableArguments {
@@ -140,7 +141,7 @@ struct ClientOptions: ParsableArguments {
         // up and changes nothing installed; the command then exits 130. A second one ends
         // the process.
         let operation = Task { try await body(loader) }
-        let interrupts = Interrupts { operation.cancel() }
+        let interrupts = InterruptWatcher { operation.cancel() }
         defer { interrupts.stop() }
         do {
             let value = try await operation.value
@@ -192,68 +193,5 @@ struct Failure: Error, CustomStringConvertible {
         case .versionUnavailable: return 9
         case .cancelled: return 130
         }
-    }
-}
-
-/// The pipe the signal handler writes to: `(read, write)`.
-///
-/// `nonisolated(unsafe)` is safe here: it is written once, in `Interrupts.init`, before the
-/// handler that reads it is installed, and never changes while the handler can run.
-nonisolated(unsafe) private var interruptPipe: (read: Int32, write: Int32) = (-1, -1)
-
-/// Turns SIGINT and SIGTERM into a cancellation while a command runs.
-///
-/// The handler, installed synchronously with `sigaction`, only writes a byte to a pipe
-/// (async-signal-safe); a watcher thread reads it and cancels. A second signal exits at once.
-final class Interrupts {
-    init(onInterrupt: @escaping @Sendable () -> Void) {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { return }
-        interruptPipe = (fds[0], fds[1])
-        var action = sigaction()
-        #if os(Linux)
-            action.__sigaction_handler.sa_handler = { _ in
-                var byte: UInt8 = 1
-                _ = write(interruptPipe.write, &byte, 1)
-            }
-        #else
-            action.__sigaction_u.__sa_handler = { _ in
-                var byte: UInt8 = 1
-                _ = write(interruptPipe.write, &byte, 1)
-            }
-        #endif
-        sigemptyset(&action.sa_mask)
-        action.sa_flags = SA_RESTART
-        sigaction(SIGINT, &action, nil)
-        sigaction(SIGTERM, &action, nil)
-        let reader = fds[0]
-        let watcher = Thread {
-            // A process may start with these signals blocked (a parent spawned it from a
-            // thread that blocks them, as dispatch's worker threads do): unblocked here, they
-            // reach this thread at least.
-            var signals = sigset_t()
-            sigemptyset(&signals)
-            sigaddset(&signals, SIGINT)
-            sigaddset(&signals, SIGTERM)
-            pthread_sigmask(SIG_UNBLOCK, &signals, nil)
-            var byte: UInt8 = 0
-            var seen = 0
-            while true {
-                let count = read(reader, &byte, 1)
-                if count < 0, errno == EINTR { continue }
-                guard count == 1 else { return }
-                seen += 1
-                if seen > 1 { Foundation.exit(130) }
-                onInterrupt()
-            }
-        }
-        watcher.name = "maploader interrupts"
-        watcher.start()
-    }
-
-    /// Restores the default signal handling.
-    func stop() {
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
     }
 }

@@ -25,7 +25,10 @@ struct MapLoaderCommand: AsyncParsableCommand {
             Options shared by the client commands (--server, --data-dir, --trust-key, \
             --timeout, --json, --allow-unsigned, --no-wait) may come before or after the command.
 
-            Installed files are read at <data-dir>/current/<package>/<group>/<path>.
+            Installed files are read at <data-dir>/current/<package>/<group>/<path>. On a \
+            card without symbolic links (FAT, exFAT) current is a file naming the live \
+            folder: read through 'maploader pin -- <command> {}' there (and anywhere, to \
+            keep one version while updates run).
 
             Exit codes:
               0  success (check-update: up to date)

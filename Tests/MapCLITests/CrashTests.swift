@@ -46,16 +46,21 @@ import MapPublisher
 
     /// `current/` without `state.json` (whose commit time differs from run to run).
     static func installed(_ data: URL) throws -> [String: String] {
-        try snapshot(data.appendingPathComponent("current")).filter { $0.key != "state.json" }
+        try snapshot(liveFolder(of: data)).filter { $0.key != "state.json" }
     }
 
     /// Kills `arguments` at random instants, `trials` times, each from the state `prepare`
     /// makes; `new` is what an uninterrupted run leaves. The site is served slowly so the
     /// operation, not the process start, fills most of the run.
+    /// - Parameters:
+    ///   - trials: how many kills to plan (``trials`` by default).
+    ///   - dataRoot: the folder the data directories are made in (the site's folder by
+    ///     default; a mount of another file system).
     func trial(
-        _ name: String, site: TestSite, arguments: [String], bytesPerSecond: Int,
-        prepare: (URL) throws -> Void
+        _ name: String, site: TestSite, arguments: [String], bytesPerSecond: Int, trials: Int = Self.trials,
+        dataRoot: URL? = nil, prepare: (URL) throws -> Void
     ) throws {
+        let place = { (name: String) in dataRoot?.appendingPathComponent(name) ?? site.dir.path(name) }
         let slow = ManifestServer(root: site.site, faults: FaultPlan(bytesPerSecond: bytesPerSecond))
         let server = TestSiteView(url: "http://127.0.0.1:\(try slow.start())", publicKey: site.publicKey)
         defer { slow.stop() }
@@ -63,9 +68,9 @@ import MapPublisher
         // The quickest of three uninterrupted runs: kill instants spread over it land inside
         // the operation (a first, cold run is slower than the rest).
         var duration = Double.infinity
-        let reference = site.dir.path("\(name)-reference")
+        let reference = place("\(name)-reference")
         for probe in 0..<3 {
-            let data = probe == 0 ? reference : site.dir.path("\(name)-probe-\(probe)")
+            let data = probe == 0 ? reference : place("\(name)-probe-\(probe)")
             try prepare(data)
             duration = min(duration, try Self.run(arguments, server: server, data: data).seconds)
         }
@@ -76,9 +81,9 @@ import MapPublisher
         // many trials again run until a third of the planned number landed mid-operation
         // (two CI runs side by side once gave 7 of 8 after twice the trials).
         var index = 0
-        while index < Self.trials || (midOperation < Self.trials / 3 && index < Self.trials * 4) {
+        while index < trials || (midOperation < trials / 3 && index < trials * 4) {
             defer { index += 1 }
-            let data = site.dir.path("\(name)-\(index)")
+            let data = place("\(name)-\(index)")
             try prepare(data)
             let before = try Self.installed(data)
             let delay = Double.random(in: 0...duration, using: &rng)
@@ -102,7 +107,7 @@ import MapPublisher
             try? FileManager.default.removeItem(at: data)
         }
         // The trials prove something only if kills landed while the operation was at work.
-        #expect(midOperation >= Self.trials / 3, "only \(midOperation) of \(index) kills landed mid-operation")
+        #expect(midOperation >= trials / 3, "only \(midOperation) of \(index) kills landed mid-operation")
         print(
             "crash trials \(name): \(index) runs, kills spread over \(String(format: "%.2f", duration)) s; \(midOperation) landed mid-operation (work in progress on disk); killed before exit \(killedOld + killedNew) (old state kept \(killedOld), new state \(killedNew))"
         )

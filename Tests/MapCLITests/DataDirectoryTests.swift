@@ -353,6 +353,41 @@ import MapTestSupport
         #expect(try snapshot(copy.appendingPathComponent("current/de-berlin/base")) == snapshot(site.release(1, "de-berlin", "base")))
     }
 
+    /// A data directory copied off an exFAT card, where `current` is a file naming the live
+    /// generation: read, pinned and changed as it is on a file system with links, the next
+    /// change makes `current` a link again; a pointer file that names no generation is
+    /// mended from the newest whole generation.
+    @Test func aPointerFileFromACardIsReadAndSwitchedLikeALink() async throws {
+        let site = try TestSite()
+        let data = site.dir.path("data")
+        try await site.loader(dataDirectory: data).install(["germany"])
+        let current = data.appendingPathComponent("current")
+        let target = try FileManager.default.destinationOfSymbolicLink(atPath: current.path)
+        try FileManager.default.removeItem(at: current)
+        try Data((target + "\n").utf8).write(to: current)
+
+        let loader = site.loader(dataDirectory: data)
+        let tree = try await loader.packageTree()
+        #expect(tree.packages.first { $0.id == "germany" }?.state == .installed)
+        let snapshot = try loader.openSnapshot()
+        #expect(snapshot.root.lastPathComponent == (target as NSString).lastPathComponent)
+        #expect(
+            try MapTestSupport.snapshot(snapshot.url(package: "de-berlin", group: "base"))
+                == MapTestSupport.snapshot(site.release(1, "de-berlin", "base")))
+        snapshot.release()
+        #expect(try await loader.verify().problems.isEmpty)
+        #expect(FileStatusKind.of(current) == .file, "read as it is: no recovery was needed")
+        try await loader.install(["ch"])
+        #expect(FileStatusKind.of(current) == .link)
+        #expect(FileManager.default.fileExists(atPath: current.appendingPathComponent("ch/base").path))
+
+        // A pointer naming nothing MapLoader wrote: the newest whole generation goes live.
+        try FileManager.default.removeItem(at: current)
+        try Data("generations/../../etc\n".utf8).write(to: current)
+        let mended = try await site.loader(dataDirectory: data).packageTree()
+        #expect(mended.packages.first { $0.id == "ch" }?.state == .installed)
+        #expect(FileStatusKind.of(current) == .link)
+    }
     @Test(arguments: ["garbage", "negative size", "no version"])
     func aDamagedStateIsRefusedThenRepaired(_ damage: String) async throws {
         let site = try TestSite()
