@@ -30,6 +30,13 @@ public actor MapLoader {
     public struct Configuration: Sendable {
         /// The site: `http(s)://…`, `file://…` or a folder path; `nil` for offline use only.
         public var server: String?
+        /// The folder maps go to when the app names none: Application Support/maploader on
+        /// Apple platforms (in the app's container on iOS), the app's `no_backup` folder on
+        /// Android, `$XDG_DATA_HOME/maploader` (else `~/.local/share/maploader`) on Linux.
+        /// A data directory is kept out of the device's backups on Apple platforms (marked
+        /// `isExcludedFromBackup`); Android's Auto Backup skips `no_backup`.
+        public static var defaultDataDirectory: URL { StandardFolders.applicationData("maploader") }
+
         /// The data directory; readers find files at `<dir>/current/<package>/<group>/…`, or,
         /// to keep one version while updates commit (and on FAT and exFAT cards, where
         /// `current` is a file naming the live folder), through ``MapLoader/openSnapshot()``.
@@ -69,7 +76,7 @@ public actor MapLoader {
 
         /// A configuration.
         public init(
-            server: String?, dataDirectory: URL, retry: Retry = .init(),
+            server: String?, dataDirectory: URL = Configuration.defaultDataDirectory, retry: Retry = .init(),
             deadlines: Deadlines = .init(), trust: TrustPolicy = .init(), waitForLock: Bool = true,
             quota: Int64? = nil, maximumRate: Int64? = nil, mirrors: [String] = [], maximumThreads: Int? = nil,
             delegateDelivery: DelegateDelivery = .mainActor

@@ -96,6 +96,8 @@ package struct Store: Sendable {
                 throw .storage(path: folder.path, error)
             }
         }
+        // Maps can be downloaded again: they stay out of the device's backups.
+        StandardFolders.excludeFromBackup(root)
     }
 
     /// Takes the data directory's write lock: one writer at a time, across processes and

@@ -19,7 +19,8 @@ struct ClientOptions: ParsableArguments {
         name: .long,
         help: ArgumentHelp(
             "Where installed maps live.",
-            discussion: "Defaults to $MAPLOADER_DATA_DIR, else $XDG_DATA_HOME/maploader, else ~/.local/share/maploader.",
+            discussion:
+                "Defaults to $MAPLOADER_DATA_DIR, else the platform's folder: $XDG_DATA_HOME/maploader, else ~/.local/share/maploader (Linux); ~/Library/Application Support/maploader (macOS).",
             valueName: "dir"))
     var dataDir: String?
 
@@ -100,12 +101,8 @@ struct ClientOptions: ParsableArguments {
             directory = dataDir
         } else if let fromEnv = env["MAPLOADER_DATA_DIR"], !fromEnv.isEmpty {
             directory = fromEnv
-        } else if let xdg = env["XDG_DATA_HOME"], !xdg.isEmpty {
-            directory = xdg + "/maploader"
         } else {
-            // $HOME first: Foundation's own lookup asks the password database when running as root.
-            let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-            directory = home + "/.local/share/maploader"
+            directory = MapLoader.Configuration.defaultDataDirectory.path
         }
         let keys = (trustKey + addTrustKey + (env["MAPLOADER_TRUST_KEY"].map { [$0] } ?? [])).compactMap(PublicKey.init(base64:))
         let trust = TrustPolicy(
