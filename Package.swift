@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 // Dependencies, and why each one is here:
@@ -10,7 +10,15 @@ import PackageDescription
 // as fast as the disk takes it, never piling up in memory) and the manifest server is a
 // small POSIX-socket server of our own (see Sources/ManifestServer), so neither NIO nor
 // Hummingbird is compiled: a clean build stays near two minutes on two cores.
+// - zstd (only with the trait PackagedZstd): zstd built from its own repository's package,
+//   for app builds that have no pkg-config (Xcode, the Swift SDK for Android). SwiftPM
+//   resolves it only while the trait is on; the default build uses the system's libzstd.
 let system: Target.Dependency = .product(name: "SystemPackage", package: "swift-system")
+// zstd for the client library: the system's (the default) or the zstd package's.
+let zstd: [Target.Dependency] = [
+    .target(name: "CZstd", condition: .when(traits: ["SystemZstd"])),
+    .product(name: "libzstd", package: "zstd", condition: .when(traits: ["PackagedZstd"])),
+]
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
 // The client library's import lines show real use: an import is internal unless marked
 // `package` or `public` (the file's own declarations show that module's types), and a
@@ -27,10 +35,21 @@ let package = Package(
         .library(name: "MapLoader", targets: ["MapLoader"]),
         .executable(name: "maploader", targets: ["maploader"]),
     ],
+    // Where the client library's zstd comes from. Choose one: an app's Package.swift names
+    // `traits: ["PackagedZstd"]` on this package; on the command line,
+    // `swift build --disable-default-traits --traits PackagedZstd`.
+    traits: [
+        .trait(name: "SystemZstd", description: "zstd from the system (libzstd-dev, found with pkg-config): the default."),
+        .trait(
+            name: "PackagedZstd",
+            description: "zstd built from the zstd repository's own Swift package (product libzstd): for Xcode and Android builds."),
+        .default(enabledTraits: ["SystemZstd"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/facebook/zstd", from: "1.5.6"),
     ],
     targets: [
         .systemLibrary(
@@ -59,7 +78,7 @@ let package = Package(
         .target(name: "CPlatform"),
         // Platform: every system call (files, locks, mmap, fsync, statfs), hashing, and zstd
         // for small in-memory frames (manifests).
-        .target(name: "MapPlatform", dependencies: ["CPlatform", "CZstd", system, crypto], swiftSettings: imports),
+        .target(name: "MapPlatform", dependencies: ["CPlatform", system, crypto] + zstd, swiftSettings: imports),
         // Model: catalog, manifests, installed state, trust, errors: values and their codecs.
         // It uses MapPlatform for hashing, typed errno and zstd frames; it imports no C module.
         .target(
@@ -70,7 +89,7 @@ let package = Package(
         .target(name: "MapPlanner", dependencies: ["MapModel"], swiftSettings: imports),
         // Delta codec: the patch container, its decoder, the zstd- and LZMA-based apply, and
         // see-through deltas of gzip files (zlib re-deflates them byte for byte).
-        .target(name: "MapDelta", dependencies: ["MapModel", "MapPlatform", "CZstd", "CZlib", "CLzma", system], swiftSettings: imports),
+        .target(name: "MapDelta", dependencies: ["MapModel", "MapPlatform", "CZlib", "CLzma", system] + zstd, swiftSettings: imports),
         // Store: generations, locks, leases, archive extraction into staging.
         .target(name: "MapStore", dependencies: ["MapModel", "MapPlatform", "CArchive", system, crypto], swiftSettings: imports),
         // Transfer: HTTP and folder sites, resumable downloads, the signed catalog client.

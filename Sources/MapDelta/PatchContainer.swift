@@ -1,4 +1,8 @@
-import CZstd
+#if PackagedZstd
+    import libzstd
+#else
+    import CZstd
+#endif
 package import Foundation
 package import MapModel
 package import MapPlatform

@@ -1,4 +1,8 @@
-import CZstd
+#if PackagedZstd
+    import libzstd
+#else
+    import CZstd
+#endif
 package import Foundation
 import MapModel
 package import MapPlatform
@@ -65,11 +69,12 @@ extension ZstdDelta {
                 throw PatchError.truncated(detail: "payload for \(displayPath) ends after \(consumed + Int64(got)) of \(length) bytes")
             }
             if consumed == 0, let expectedSize {
-                var header = ZSTD_frameHeader()
-                let status = ZSTD_getFrameHeader(&header, inBuffer.baseAddress, got)
-                guard status == 0 else { throw fail("no valid frame header") }
-                guard header.frameContentSize == UInt64(expectedSize) else {
-                    throw fail("frame declares \(header.frameContentSize) bytes, target is \(expectedSize)")
+                // zstd's stable API (an app's zstd package exposes no other).
+                let declared = ZSTD_getFrameContentSize(inBuffer.baseAddress, got)
+                guard declared != ZSTD_CONTENTSIZE_ERROR else { throw fail("no valid frame header") }
+                guard declared != ZSTD_CONTENTSIZE_UNKNOWN else { throw fail("frame declares no content size") }
+                guard declared == UInt64(expectedSize) else {
+                    throw fail("frame declares \(declared) bytes, target is \(expectedSize)")
                 }
             }
             consumed += Int64(got)

@@ -1,4 +1,8 @@
-@preconcurrency import CZstd
+#if PackagedZstd
+    @preconcurrency import libzstd
+#else
+    @preconcurrency import CZstd
+#endif
 import Foundation
 
 /// One whole zstd frame in memory, with its content size (and a checksum unless the
