@@ -73,6 +73,8 @@ let package = Package(
         .systemLibrary(
             name: "CDivSufSort", pkgConfig: "libdivsufsort",
             providers: [.apt(["libdivsufsort-dev"]), .brew(["libdivsufsort"])]),
+        // zstd's derived parameters for a level (experimental API) for the publisher, in C.
+        .target(name: "CZstdParameters", dependencies: zstd),
         // The client library, bottom to top; every arrow points down this list.
         // CPlatform: the few system calls Swift's Glibc module hides (syncfs), inline C.
         .target(name: "CPlatform"),
@@ -104,9 +106,9 @@ let package = Package(
         .target(
             name: "MapPublisher",
             dependencies: [
-                "MapModel", "MapDelta", "MapStore", "MapPlatform", "CArchive", "CZstd", "CZlib", "CLzma",
+                "MapModel", "MapDelta", "MapStore", "MapPlatform", "CArchive", "CZstdParameters", "CZlib", "CLzma",
                 "CDivSufSort",
-            ]),
+            ] + zstd),
         .target(name: "ManifestServer", dependencies: ["MapPlatform"]),
         .target(name: "MapLoaderFuzzing", dependencies: ["MapModel", "MapDelta", "MapStore"]),
         .executableTarget(name: "maploader-fuzz", dependencies: ["MapLoaderFuzzing"]),

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 // An app's view of MapLoader: a separate package that depends on it by path, so it sees
@@ -7,7 +7,10 @@ import PackageDescription
 let package = Package(
     name: "ExampleApp",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(name: "MapLoader", path: "../..")],
+    // The trait an app names picks where MapLoader's zstd comes from: "SystemZstd" (the
+    // system's, found with pkg-config: Linux) or "PackagedZstd" (the zstd repository's own
+    // package: Xcode and Android builds; scripts/app-build.sh builds that here).
+    dependencies: [.package(name: "MapLoader", path: "../..", traits: ["SystemZstd"])],
     targets: [
         .executableTarget(name: "ExampleApp", dependencies: [.product(name: "MapLoader", package: "MapLoader")]),
         // Every Swift example of the README, the DocC articles and the doc comments

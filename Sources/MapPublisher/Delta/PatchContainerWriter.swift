@@ -1,4 +1,8 @@
-import CZstd
+#if PackagedZstd
+    import libzstd
+#else
+    import CZstd
+#endif
 import Foundation
 import MapDelta
 import MapModel

@@ -1,5 +1,10 @@
 import Crypto
-import CZstd
+#if PackagedZstd
+    import libzstd
+#else
+    import CZstd
+#endif
+import CZstdParameters
 import MapDelta
 import MapModel
 import MapPlatform
@@ -113,8 +118,8 @@ package final class ZstdCompressor {
                 try set(ZSTD_c_nbWorkers, 1)
             }
             if search == .deep {
-                let params = ZSTD_getCParams(Int32(level), UInt64(size), prefix.count)
-                if params.strategy.rawValue >= ZSTD_btopt.rawValue {
+                let params = maploader_zstd_get_parameters(Int32(level), UInt64(size), prefix.count)
+                if params.strategy >= Int32(ZSTD_btopt.rawValue) {
                     try set(ZSTD_c_chainLog, max(Int(params.chainLog), min(windowLog + 1, Self.maxDeepChainLog)))
                     try set(ZSTD_c_hashLog, max(Int(params.hashLog), min(windowLog - 1, 25)))
                     try set(ZSTD_c_searchLog, max(Int(params.searchLog), 9))
@@ -133,7 +138,7 @@ package final class ZstdCompressor {
     /// Whether ``DeltaSearch/deep`` differs from ``DeltaSearch/cliWorker`` at `level` for
     /// a `newSize`-byte file against a `prefixSize`-byte one (optimal-parser levels only).
     package static func deepSearchApplies(level: Int, newSize: Int64, prefixSize: Int) -> Bool {
-        ZSTD_getCParams(Int32(level), UInt64(newSize), prefixSize).strategy.rawValue >= ZSTD_btopt.rawValue
+        maploader_zstd_get_parameters(Int32(level), UInt64(newSize), prefixSize).strategy >= Int32(ZSTD_btopt.rawValue)
     }
 
     /// The CLI's rule: long-distance matching when the window is larger than the cycle
@@ -142,8 +147,8 @@ package final class ZstdCompressor {
         windowLog: Int, level: Int, newSize: Int64,
         prefixSize: Int
     ) -> Bool {
-        let params = ZSTD_getCParams(Int32(level), UInt64(newSize), prefixSize)
-        let cycleLog = Int(params.chainLog) - (params.strategy.rawValue >= ZSTD_btlazy2.rawValue ? 1 : 0)
+        let params = maploader_zstd_get_parameters(Int32(level), UInt64(newSize), prefixSize)
+        let cycleLog = Int(params.chainLog) - (params.strategy >= Int32(ZSTD_btlazy2.rawValue) ? 1 : 0)
         return windowLog > cycleLog
     }
 
