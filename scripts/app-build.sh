@@ -3,7 +3,7 @@
 # repository's own Swift package (the trait PackagedZstd) rather than the system's libzstd
 # found with pkg-config. The default build and the test command do not use this.
 #
-#   scripts/app-build.sh ZSTD_REPO           builds the library (product MapLoader)
+#   scripts/app-build.sh ZSTD_REPO           builds the library (the MapLoader target and below)
 #   scripts/app-build.sh ZSTD_REPO --test    also builds the tests and runs the codec tests
 #
 # ZSTD_REPO is a local copy of https://github.com/facebook/zstd (a git directory, bare or
@@ -21,8 +21,8 @@ config=$(mktemp -d)
 trap 'rm -rf "$config"' EXIT
 swift package --config-path "$config" config set-mirror --original https://github.com/facebook/zstd --mirror "$repo"
 app=(--config-path "$config" --scratch-path .build-app --disable-default-traits --traits PackagedZstd)
-echo "==> swift build ${app[*]} --product MapLoader"
-swift build "${app[@]}" --product MapLoader
+echo "==> swift build ${app[*]} --target MapLoader"
+swift build "${app[@]}" --target MapLoader
 if [ "${2:-}" = "--test" ]; then
   echo "==> swift build ${app[*]} --build-tests; the codec tests"
   swift build "${app[@]}" --build-tests
