@@ -17,8 +17,10 @@ package enum Posix {
     package static var streamSocket: Int32 {
         #if canImport(Darwin)
             SOCK_STREAM
-        #else
+        #elseif canImport(Glibc)
             Int32(SOCK_STREAM.rawValue)
+        #else
+            Int32(SOCK_STREAM)  // a plain macro in Bionic and musl
         #endif
     }
 
@@ -28,8 +30,10 @@ package enum Posix {
             let fd = cSocket(family, type, proto)
             if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
             return fd
-        #else
+        #elseif canImport(Glibc)
             return cSocket(family, type | Int32(SOCK_CLOEXEC.rawValue), proto)
+        #else
+            return cSocket(family, type | Int32(SOCK_CLOEXEC), proto)  // a plain macro in Bionic and musl
         #endif
     }
 
