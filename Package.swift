@@ -76,7 +76,7 @@ let package = Package(
         // zstd's derived parameters for a level (experimental API) for the publisher, in C.
         .target(name: "CZstdParameters", dependencies: zstd),
         // The client library, bottom to top; every arrow points down this list.
-        // CPlatform: the few system calls Swift's Glibc module hides (syncfs), inline C.
+        // CPlatform: the few system calls Swift's Linux C-library module hides (syncfs), inline C.
         .target(name: "CPlatform"),
         // Platform: every system call (files, locks, mmap, fsync, statfs), hashing, and zstd
         // for small in-memory frames (manifests).

@@ -1,4 +1,4 @@
-// System calls Swift's Glibc module does not expose, for MapPlatform only.
+// System calls Swift's Linux C-library module does not expose, for MapPlatform only.
 #ifndef CPLATFORM_H
 #define CPLATFORM_H
 
