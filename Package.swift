@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 // Dependencies, and why each one is here:
@@ -11,9 +11,12 @@ import PackageDescription
 // small POSIX-socket server of our own (see Sources/ManifestServer), so neither NIO nor
 // Hummingbird is compiled: a clean build stays near two minutes on two cores.
 // - zstd (only with the trait PackagedZstd): zstd built from its own repository's package,
-//   for app builds that have no pkg-config (Xcode, the Swift SDK for Android). SwiftPM
-//   resolves it only while the trait is on; the default build uses the system's libzstd.
+//   for app builds that have no pkg-config (Xcode, the Swift SDK for Android). SwiftPM 6.2
+//   and later resolve it only while the trait is on (hence tools version 6.2); the default
+//   build uses the system's libzstd.
 let system: Target.Dependency = .product(name: "SystemPackage", package: "swift-system")
+// liblzma, only with the trait LZMA (on by default; app builds go without it).
+let lzma: Target.Dependency = .target(name: "CLzma", condition: .when(traits: ["LZMA"]))
 // zstd for the client library: the system's (the default) or the zstd package's.
 let zstd: [Target.Dependency] = [
     .target(name: "CZstd", condition: .when(traits: ["SystemZstd"])),
@@ -43,13 +46,18 @@ let package = Package(
         .trait(
             name: "PackagedZstd",
             description: "zstd built from the zstd repository's own Swift package (product libzstd): for Xcode and Android builds."),
-        .default(enabledTraits: ["SystemZstd"]),
+        .trait(
+            name: "LZMA",
+            description:
+                "LZMA2 payloads in patches (the system's liblzma, found with pkg-config). Without it a client plans the full archive, or another chain, for a patch that needs LZMA2; the publisher makes none."
+        ),
+        .default(enabledTraits: ["SystemZstd", "LZMA"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
-        .package(url: "https://github.com/facebook/zstd", from: "1.5.6"),
+        .package(url: "https://github.com/facebook/zstd", .upToNextMinor(from: "1.5.6")),
     ],
     targets: [
         .systemLibrary(
@@ -74,7 +82,8 @@ let package = Package(
             name: "CDivSufSort", pkgConfig: "libdivsufsort",
             providers: [.apt(["libdivsufsort-dev"]), .brew(["libdivsufsort"])]),
         // zstd's derived parameters for a level (experimental API) for the publisher, in C.
-        .target(name: "CZstdParameters", dependencies: zstd),
+        // The define reaches zstd's module too (a C target imports zstd.h as a module on Apple platforms).
+        .target(name: "CZstdParameters", dependencies: zstd, cSettings: [.define("ZSTD_STATIC_LINKING_ONLY")]),
         // The client library, bottom to top; every arrow points down this list.
         // CPlatform: the few system calls Swift's Linux C-library module hides (syncfs), inline C.
         .target(name: "CPlatform"),
@@ -91,7 +100,7 @@ let package = Package(
         .target(name: "MapPlanner", dependencies: ["MapModel"], swiftSettings: imports),
         // Delta codec: the patch container, its decoder, the zstd- and LZMA-based apply, and
         // see-through deltas of gzip files (zlib re-deflates them byte for byte).
-        .target(name: "MapDelta", dependencies: ["MapModel", "MapPlatform", "CZlib", "CLzma", system] + zstd, swiftSettings: imports),
+        .target(name: "MapDelta", dependencies: ["MapModel", "MapPlatform", "CZlib", lzma, system] + zstd, swiftSettings: imports),
         // Store: generations, locks, leases, archive extraction into staging.
         .target(name: "MapStore", dependencies: ["MapModel", "MapPlatform", "CArchive", system, crypto], swiftSettings: imports),
         // Transfer: HTTP and folder sites, resumable downloads, the signed catalog client.
@@ -106,7 +115,7 @@ let package = Package(
         .target(
             name: "MapPublisher",
             dependencies: [
-                "MapModel", "MapDelta", "MapStore", "MapPlatform", "CArchive", "CZstdParameters", "CZlib", "CLzma",
+                "MapModel", "MapDelta", "MapStore", "MapPlatform", "CArchive", "CZstdParameters", "CZlib", lzma,
                 "CDivSufSort",
             ] + zstd),
         .target(name: "ManifestServer", dependencies: ["MapPlatform"]),

@@ -18,7 +18,9 @@ if [ -z "$repo" ] || [ ! -d "$repo" ]; then
   exit 64
 fi
 config=$(mktemp -d)
-trap 'rm -rf "$config"' EXIT
+# The root Package.resolved is the default build's: kept as it was (the app build pins zstd).
+[ -f Package.resolved ] && cp Package.resolved "$config/Package.resolved.kept"
+trap 'if [ -f "$config/Package.resolved.kept" ]; then cp "$config/Package.resolved.kept" Package.resolved; else rm -f Package.resolved; fi; rm -rf "$config"' EXIT
 swift package --config-path "$config" config set-mirror --original https://github.com/facebook/zstd --mirror "$repo"
 app=(--config-path "$config" --scratch-path .build-app --disable-default-traits --traits PackagedZstd)
 echo "==> swift build ${app[*]} --target MapLoader"

@@ -5,14 +5,30 @@
 #   scripts/docs.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift package dump-symbol-graph --minimum-access-level public > /dev/null
+# The symbol graphs of the built modules, extracted from the default build.
+# (`swift package dump-symbol-graph` resolves the dependencies of every trait, the zstd
+# package of PackagedZstd among them, which the default build never fetches.)
+swift build > /dev/null
+bin=$(swift build --show-bin-path)
+extracted=.build/docs-extracted
+rm -rf "$extracted" && mkdir -p "$extracted"
+triple=$(swiftc -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])')
+modulemaps=()
+for folder in Sources/C*/; do [ -f "$folder/module.modulemap" ] && modulemaps+=(-I "$folder"); done
+for map in "$bin"/*.build/module.modulemap $(find .build/checkouts -path '*/include/module.modulemap'); do
+  modulemaps+=(-Xcc "-fmodule-map-file=$map")
+done
+for module in MapLoader $(sed -n 's/^@_exported import [a-z]* \([A-Za-z]*\)\..*/\1/p' Sources/MapLoader/Exports.swift | sort -u); do
+  swift symbolgraph-extract -module-name "$module" -target "$triple" -I "$bin/Modules" "${modulemaps[@]}" \
+    -minimum-access-level public -output-dir "$extracted"
+done
 graphs=.build/docs-symbol-graphs
 rm -rf "$graphs" .build/docs && mkdir -p "$graphs"
 # MapLoader's own symbols plus the types it re-exports symbol by symbol
 # (`@_exported import struct MapModel.TrustPolicy` in Sources/MapLoader/Exports.swift):
 # an app sees those as part of MapLoader, members and extensions included, and nothing
 # else of the lower modules. Dependencies outside the package are not ours to document.
-python3 - "$(swift build --show-bin-path)/../symbolgraph" "$graphs" <<'PY'
+python3 - "$extracted" "$graphs" <<'PY'
 import json, re, sys
 from collections import defaultdict
 source, target = sys.argv[1], sys.argv[2]

@@ -1,4 +1,6 @@
+#ifndef ZSTD_STATIC_LINKING_ONLY
 #define ZSTD_STATIC_LINKING_ONLY
+#endif
 #include <zstd.h>
 #include "zstd_parameters.h"
 

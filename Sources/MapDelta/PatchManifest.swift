@@ -73,6 +73,16 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     /// referenced files joined preloaded in its dictionary (``LzmaDelta``).
     case lzmaCrossDelta = 19
 
+    /// The optional codec a payload of this encoding needs, which a client build may lack
+    /// (``PatchCodecs``): `"lzma"` for the LZMA2 encodings; `nil` for the rest, which every
+    /// build decodes (zstd, and zlib for see-through deltas).
+    package var optionalCodec: String? {
+        switch self {
+        case .lzma, .lzmaDelta, .lzmaCrossDelta: return PatchCodecs.lzma
+        default: return nil
+        }
+    }
+
     /// Whether a payload of this encoding can patch an old file (everything but the file
     /// on its own, stored or compressed).
     package var isDelta: Bool { self != .stored && self != .zstd && self != .lzma }

@@ -258,14 +258,18 @@ package struct PatchRun {
             .suffixScannedDeflateDelta, .suffixGatheredDeflateDelta, .lzmaCrossDelta:
             throw PatchError.corrupt(detail: "a \(payload.encoding) payload for \(target.path) outside a patch operation")
         case .lzma, .lzmaDelta:
-            try LzmaDelta.decode(
-                from: patch.file, offset: payload.offset, length: payload.length, prefix: prefix,
-                expectedSize: target.size, displayPath: target.path
-            ) {
-                try writer.write($0)
-                done = start + writer.written
-                report(force: false)
-            }
+            #if LZMA
+                try LzmaDelta.decode(
+                    from: patch.file, offset: payload.offset, length: payload.length, prefix: prefix,
+                    expectedSize: target.size, displayPath: target.path
+                ) {
+                    try writer.write($0)
+                    done = start + writer.written
+                    report(force: false)
+                }
+            #else
+                throw PatchError.codec(path: target.path, message: "this build has no LZMA2 decoder (built without the trait LZMA)")
+            #endif
         case .zstd, .delta:
             try ZstdDelta.decodeFrame(
                 from: patch.file, offset: payload.offset, length: payload.length,

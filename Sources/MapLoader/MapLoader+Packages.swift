@@ -29,7 +29,7 @@ extension MapLoader {
         }
         return PlanningContext(
             catalog: catalog, manifest: manifest, state: state, settings: settings,
-            selection: settings.selectedGroups(manifest.groups))
+            selection: settings.selectedGroups(manifest.groups), decodes: PatchCodecs.available)
     }
 
     /// The publisher keys this data directory trusts (saved by earlier runs).
@@ -144,7 +144,7 @@ extension MapLoader {
         let accepted = kept == nil ? nil : FileStatus.of(keptFile.path).map { Date(timeIntervalSince1970: $0.modified) }
         let context = PlanningContext(
             catalog: catalog, manifest: manifest, state: state, settings: settings,
-            selection: settings.selectedGroups(manifest.groups))
+            selection: settings.selectedGroups(manifest.groups), decodes: PatchCodecs.available)
         return (context, PackageTree.Offline(reason: reason, catalogAccepted: accepted))
     }
 

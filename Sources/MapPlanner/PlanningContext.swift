@@ -14,8 +14,16 @@ package struct PlanningContext: Sendable {
     package var selection: Set<String>
 
     /// A context.
-    package init(catalog: Catalog, manifest: Manifest, state: InstalledState, settings: Settings, selection: Set<String>) {
+    /// - Parameter decodes: the optional codecs this client decodes (`PatchCodecs.available`):
+    ///   patch edges that need another are left out of `manifest`, so no plan downloads a
+    ///   patch the client cannot apply.
+    package init(
+        catalog: Catalog, manifest: Manifest, state: InstalledState, settings: Settings, selection: Set<String>,
+        decodes: Set<String>
+    ) {
         self.catalog = catalog
+        var manifest = manifest
+        manifest.root = manifest.root.keepingPatchEdges { ($0.codecs ?? []).allSatisfy(decodes.contains) }
         self.manifest = manifest
         self.state = state
         self.settings = settings

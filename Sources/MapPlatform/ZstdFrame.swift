@@ -1,7 +1,11 @@
-#if PackagedZstd
+#if PackagedZstd && SystemZstd
+    #error("choose one of the traits SystemZstd and PackagedZstd: swift build --disable-default-traits --traits PackagedZstd")
+#elseif PackagedZstd
     @preconcurrency import libzstd
-#else
+#elseif SystemZstd
     @preconcurrency import CZstd
+#else
+    #error("choose one of the traits SystemZstd (the default) and PackagedZstd")
 #endif
 import Foundation
 

@@ -37,6 +37,10 @@ package struct PublishOptions: Sendable {
     /// the smallest patches for the time on map data; lower levels encode several times
     /// faster for somewhat larger patches.
     package var patchLevel: Int = 19
+    /// Whether patches may carry LZMA2 payloads (smaller on small files), which a client
+    /// built without liblzma cannot apply: it plans the full archive or another chain for
+    /// such a patch instead. `false` publishes patches every client build applies.
+    package var lzma = PatchCodecs.available.contains(PatchCodecs.lzma)
     /// Publish files that have hard links outside the release folder (a release made with
     /// `cp -al` or `rsync --link-dest` from an earlier one). Off: such a file is refused,
     /// so a release folder never leaks the publisher's other files.

@@ -19,24 +19,31 @@ package struct CurrentPointer: Sendable {
     package init(_ directory: DataDirectory) { self.directory = directory }
 
     /// The live generation's number: the link's target or the pointer file's text; `nil`
-    /// when `current` is missing, a folder, or not a pointer MapLoader wrote.
+    /// when `current` is missing, a folder, not a pointer MapLoader wrote, or names a
+    /// generation that is not there (a damaged card, a partial copy): then
+    /// ``Store/needsRecovery`` holds, and recovery makes the newest whole generation live
+    /// rather than taking the others for unused.
     package func generation() -> Int? {
         let path = directory.current.path
-        if let target = FileSystem.linkTarget(path) { return Self.number(in: target) }
-        guard let status = FileStatus.of(path), status.kind == .file, status.size <= Self.maximumFileSize,
+        let number: Int?
+        if let target = FileSystem.linkTarget(path) {
+            number = Self.number(in: target)
+        } else if let status = FileStatus.of(path), status.kind == .file, status.size <= Self.maximumFileSize,
             let data = FileSystem.contents(path)
-        else { return nil }
-        return Self.number(in: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        {
+            number = Self.number(in: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        } else {
+            number = nil
+        }
+        guard let number, FileStatus.of(directory.generation(number).path)?.kind == .directory else { return nil }
+        return number
     }
-
-    /// Whether `current` is a pointer file (the data directory's file system has no
-    /// symbolic links) rather than a link.
-    package var isFile: Bool { FileStatus.of(directory.current.path)?.kind == .file }
 
     /// `generations/<n>` → n; anything else → `nil`.
     static func number(in target: String) -> Int? {
         let parts = target.split(separator: "/")
-        guard let last = parts.last, let number = Int(last), number > 0, String(number) == last else { return nil }
+        guard parts.count == 2, parts[0] == "generations", let number = Int(parts[1]), number > 0, String(number) == parts[1]
+        else { return nil }
         return number
     }
 

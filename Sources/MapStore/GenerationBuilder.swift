@@ -90,7 +90,7 @@ package struct GenerationBuilder: Sendable {
     /// ``link(_:to:)`` into a folder that exists.
     private static func put(_ source: URL, at target: URL) throws {
         if case .failure(let error) = Result(catching: { () throws(SystemError) in try FileSystem.link(source.path, target.path) }) {
-            guard [Errno.improperLink, .notPermitted, .tooManyLinks].contains(error.errno) else { throw error }
+            guard error.isUnsupported || [Errno.improperLink, .tooManyLinks].contains(error.errno) else { throw error }
             if FileSystem.cloneFile(source.path, target.path) { return }
             try FileSystem.copyFile(source.path, target.path)
         }

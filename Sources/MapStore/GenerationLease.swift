@@ -55,7 +55,7 @@ package final class GenerationLease: Sendable {
     }
 
     /// Pins the generation `current` names; `nil` when there is none (nothing installed,
-    /// or `current` is not a link).
+    /// or `current` names no generation: ``CurrentPointer/generation()``).
     ///
     /// The lease is locked under a temporary name and renamed into place, so a writer never
     /// sees an unlocked lease that is still being made; then `current` is read again: if a

@@ -115,6 +115,15 @@ struct PublishFlags: ParsableArguments {
     @Flag(name: .long, help: "Publish files with hard links outside the release (made by cp -al or rsync --link-dest); without it they are refused.")
     var allowHardLinks = false
 
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Patches without LZMA2 payloads, which every client build applies.",
+            discussion:
+                "LZMA2 makes small files' payloads about a tenth smaller, but an app built without liblzma (the default app configuration) cannot apply such a patch and downloads the full archive instead."
+        ))
+    var noLzma = false
+
     /// Refuses option values out of range. Called from the commands' own `validate()`:
     /// ArgumentParser reports an option group's validation error as `--version` when the
     /// command line holds `--version` (as `publish --version v9` does).
@@ -147,6 +156,7 @@ struct PublishFlags: ParsableArguments {
         options.manifestPartLeaves = manifestParts
         options.patchLevel = patchLevel
         options.allowHardLinks = allowHardLinks
+        if noLzma { options.lzma = false }
         options.segmentLength = segmentSize.flatMap(ByteFormat.parse)
         if let epoch = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap(TimeInterval.init) {
             options.published = Date(timeIntervalSince1970: epoch)

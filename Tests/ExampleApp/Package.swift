@@ -7,10 +7,11 @@ import PackageDescription
 let package = Package(
     name: "ExampleApp",
     platforms: [.macOS(.v15)],
-    // The trait an app names picks where MapLoader's zstd comes from: "SystemZstd" (the
-    // system's, found with pkg-config: Linux) or "PackagedZstd" (the zstd repository's own
-    // package: Xcode and Android builds; scripts/app-build.sh builds that here).
-    dependencies: [.package(name: "MapLoader", path: "../..", traits: ["SystemZstd"])],
+    // The traits an app names pick MapLoader's C libraries: zstd from the system
+    // ("SystemZstd", found with pkg-config: Linux) or from the zstd repository's own package
+    // ("PackagedZstd": Xcode and Android builds; scripts/app-build.sh builds that here), and
+    // LZMA2 patches with the system's liblzma ("LZMA"), which app builds go without.
+    dependencies: [.package(name: "MapLoader", path: "../..", traits: ["SystemZstd", "LZMA"])],
     targets: [
         .executableTarget(name: "ExampleApp", dependencies: [.product(name: "MapLoader", package: "MapLoader")]),
         // Every Swift example of the README, the DocC articles and the doc comments

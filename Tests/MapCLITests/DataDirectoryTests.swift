@@ -381,12 +381,22 @@ import MapTestSupport
         #expect(FileStatusKind.of(current) == .link)
         #expect(FileManager.default.fileExists(atPath: current.appendingPathComponent("ch/base").path))
 
-        // A pointer naming nothing MapLoader wrote: the newest whole generation goes live.
-        try FileManager.default.removeItem(at: current)
-        try Data("generations/../../etc\n".utf8).write(to: current)
-        let mended = try await site.loader(dataDirectory: data).packageTree()
-        #expect(mended.packages.first { $0.id == "ch" }?.state == .installed)
-        #expect(FileStatusKind.of(current) == .link)
+        // A pointer naming nothing MapLoader wrote, an empty one, or one naming a generation
+        // that is not there (a damaged card): the newest whole generation goes live, and no
+        // generation is taken for unused. A `current.<n>` left by a switch that was cut off
+        // goes with the next change.
+        for text in ["generations/../../etc\n", "", "generations/99\n"] {
+            try FileManager.default.removeItem(at: current)
+            try Data(text.utf8).write(to: current)
+            try Data("generations/98\n".utf8).write(to: data.appendingPathComponent("current.98"))
+            let mended = try await site.loader(dataDirectory: data).packageTree()
+            #expect(mended.packages.first { $0.id == "ch" }?.state == .installed, "current: \(text.debugDescription)")
+            #expect(FileStatusKind.of(current) == .link, "current: \(text.debugDescription)")
+            try await site.loader(dataDirectory: data).selectDataGroup("transit")
+            #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("current.98").path))
+            #expect(try await site.loader(dataDirectory: data).verify().problems.isEmpty)
+            try await site.loader(dataDirectory: data).deselectDataGroup("transit")
+        }
     }
     @Test(arguments: ["garbage", "negative size", "no version"])
     func aDamagedStateIsRefusedThenRepaired(_ damage: String) async throws {

@@ -32,6 +32,7 @@ struct ExFATTests {
         // A reader pins v1 (in this process) while the CLI updates to v2 by patches.
         let reader = site.loader(dataDirectory: data)
         let pinned = try reader.openSnapshot()
+        defer { pinned.release() }  // released before the unmount, whatever fails
         try site.publish(2)
         let update = try await CLI.run(["update", "--delta", "--json"], site: site, data: data)
         #expect(update.status == 0, "\(update.stderr)")

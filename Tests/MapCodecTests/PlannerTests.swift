@@ -106,6 +106,29 @@ import MapTestSupport
         #expect(plan.fullBytes == 1000)
     }
 
+    /// A patch that needs a codec the client lacks (LZMA2 in an app build without liblzma)
+    /// is left out before planning: the other chain, else the full archive, never a download
+    /// that cannot apply. Edges that name no codec (older manifests) stay.
+    @Test func aPatchNeedingACodecTheClientLacksIsNotPlanned() {
+        var lzmaDirect = Self.edge("t1", "t3", 100)
+        lzmaDirect.codecs = ["lzma"]
+        let viaZstd = [Self.edge("t1", "t2", 150), Self.edge("t2", "t3", 150)]
+        func step(_ patches: [PatchEdge], decodes: Set<String>) -> GroupStep {
+            let context = PlanningContext(
+                catalog: Catalog(serial: 1, current: "v3", versions: []),
+                manifest: Self.manifest(["base": Self.artifact("t3", patches: patches)]),
+                state: Self.installed(["base": "t1"]), settings: Settings(), selection: ["base"], decodes: decodes)
+            return Planner.plan(
+                installed: context.state, manifest: context.manifest, packages: ["a"], selection: ["base"], strategy: .delta
+            ).steps[0]
+        }
+        #expect(step([lzmaDirect] + viaZstd, decodes: ["lzma"]).downloadBytes == 100)
+        let without = step([lzmaDirect] + viaZstd, decodes: [])
+        #expect(without.method == .delta && without.downloadBytes == 300, "the chain every build applies")
+        #expect(step([lzmaDirect], decodes: []).method == .full)
+        #expect(step([Self.edge("t1", "t3", 100)], decodes: []).method == .delta, "an edge naming no codec")
+    }
+
     @Test func aGroupUnchangedInBetweenIsLabelledFromTheInstalledVersion() {
         // The group's files did not change in v2, so its only patch starts at v2's files,
         // which are the installed ones: the user reads v1→v3, not v2→v3.

@@ -18,9 +18,11 @@ import MapLoader
             StandardFolders.xdgData("maploader", environment: ["XDG_DATA_HOME": "", "HOME": "/home/ann"]).path
                 == "/home/ann/.local/share/maploader")
         // What a loader uses when the app names no folder, on this machine.
-        #expect(
-            MapLoader.Configuration.defaultDataDirectory.path
-                == StandardFolders.xdgData("maploader", environment: ProcessInfo.processInfo.environment).path)
+        #if !canImport(Darwin)
+            #expect(
+                MapLoader.Configuration.defaultDataDirectory.path
+                    == StandardFolders.xdgData("maploader", environment: ProcessInfo.processInfo.environment).path)
+        #endif
         #expect(MapLoader.Configuration(server: nil).dataDirectory == MapLoader.Configuration.defaultDataDirectory)
     }
 

@@ -52,9 +52,13 @@ package struct ExFATMount {
         }
     }
 
+    /// Unmounts (lazily when something still holds a file there: the mount goes once it is
+    /// let go), detaches the loop device and removes the image; the folder is removed only
+    /// once nothing is mounted on it.
     package func unmount() {
-        ReadOnlyMount.shell("umount", url.path)
+        if !ReadOnlyMount.shell("umount", url.path) { ReadOnlyMount.shell("umount", "-l", url.path) }
         ReadOnlyMount.shell("losetup", "-d", device)
+        if ReadOnlyMount.shell("mountpoint", "-q", url.path) { return }
         try? FileManager.default.removeItem(at: url)
         try? FileManager.default.removeItem(at: image)
     }

@@ -61,6 +61,10 @@ package struct PatchEdge: Sendable, Hashable, Codable {
     /// reflink, APFS): a large patched file starts as a clone of its old version and only
     /// its changed blocks are written; `nil` in manifests that predate it.
     package var cloneWriteBytes: Int64?
+    /// The optional codecs the patch's payloads need beyond zstd and zlib (`"lzma"`), which
+    /// a client build may lack; `nil` when none, and in manifests that predate it (a client
+    /// then finds out while applying, and falls back to the full archive).
+    package var codecs: [String]?
 
     /// A patch edge.
     package init(from: String, to: String, sha256: String, size: Int64, fromTreeHash: String, toTreeHash: String) {
@@ -79,4 +83,20 @@ package enum ArchiveFormat: String, Sendable, Hashable, Codable, CaseIterable {
     case tarZstd = "tar.zst"
     /// A tar stream compressed with gzip.
     case tarGzip = "tar.gz"
+}
+
+extension PackageNode {
+    /// This tree with only the patch edges `keep` accepts (a client drops those it cannot
+    /// apply before planning).
+    package func keepingPatchEdges(where keep: (PatchEdge) -> Bool) -> PackageNode {
+        var node = self
+        node.children = children?.map { $0.keepingPatchEdges(where: keep) }
+        for (group, artifact) in artifacts ?? [:] {
+            guard let patches = artifact.patches else { continue }
+            let kept = patches.filter(keep)
+            guard kept.count != patches.count else { continue }
+            node.artifacts?[group]?.patches = kept.isEmpty ? nil : kept
+        }
+        return node
+    }
 }

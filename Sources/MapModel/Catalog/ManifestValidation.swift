@@ -65,7 +65,9 @@ package enum ManifestValidation {
             guard SiteLimits.accepts(edge.size, upTo: SiteLimits.blobBytes), edge.sha256.count == 64,
                 SiteLimits.accepts(edge.writeBytes ?? 0, upTo: SiteLimits.unpackedBytes),
                 SiteLimits.accepts(edge.cloneWriteBytes ?? 0, upTo: SiteLimits.unpackedBytes),
-                edge.fromTreeHash.count == 64, edge.toTreeHash.count == 64
+                edge.fromTreeHash.count == 64, edge.toTreeHash.count == 64,
+                (edge.codecs?.count ?? 0) <= 8,
+                edge.codecs?.allSatisfy({ (1...32).contains($0.utf8.count) }) ?? true
             else {
                 return
                     "artifact \(name) has a patch \(edge.from)→\(edge.to) with size \(edge.size) (outside 0…\(SiteLimits.blobBytes)) or malformed hashes"

@@ -39,7 +39,8 @@ package enum PatchBuilder {
                 margin: options.segmentMargin, level: options.level,
                 jobs: options.segmentJobs, workDirectory: work.path),
             segmentThreshold: options.segmentThreshold, skipByEstimate: options.skipByEstimate,
-            wholeFileSuffix: options.wholeFileSuffix, wholeRawFileSuffix: options.wholeRawFileSuffix)
+            wholeFileSuffix: options.wholeFileSuffix, wholeRawFileSuffix: options.wholeRawFileSuffix,
+            lzma: options.lzma && PatchCodecs.available.contains(PatchCodecs.lzma))
         let finder =
             options.findRenamedBases
             ? DeltaBaseFinder(old: old.files, newPaths: Set(new.files.map { PathKey($0.path) })) : nil

@@ -54,6 +54,9 @@ package struct PatchOptions: Sendable {
     /// the old file writing only the 16 KiB windows that changed, checkpointed every few MB
     /// (``PatchRun/inPlaceSuffixSize``).
     package var wholeRawFileSuffix = true
+    /// Whether LZMA2 payloads are tried (``PublishOptions/lzma``): only where this build has
+    /// liblzma.
+    package var lzma = PatchCodecs.available.contains(PatchCodecs.lzma)
     /// Segments encoded at once (default: one per core).
     package var segmentJobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
 

@@ -53,14 +53,17 @@ package struct PayloadChooser {
     let wholeFileSuffixLimit: Int64
     /// The same for a raw file (``PatchOptions/wholeRawFileSuffix``); 0 for none.
     let wholeRawFileSuffixLimit: Int64
+    /// Whether LZMA2 payloads are tried (``PatchOptions/lzma``).
+    let lzma: Bool
 
     /// A chooser encoding at `level` into files in `workDirectory`; files larger than
     /// `segmentThreshold` are cut into `segments`.
     package init(
         compressor: ZstdCompressor, level: Int, workDirectory: String, segments: SegmentedEncoder? = nil,
         segmentThreshold: Int64 = .max, skipByEstimate: Bool = true, wholeFileSuffix: Bool = false,
-        wholeRawFileSuffix: Bool = false
+        wholeRawFileSuffix: Bool = false, lzma: Bool = PatchCodecs.available.contains(PatchCodecs.lzma)
     ) {
+        self.lzma = lzma
         wholeRawFileSuffixLimit = wholeRawFileSuffix ? SuffixEncoder.maxWholeFileSize : 0
         self.skipByEstimate = skipByEstimate
         wholeFileSuffixLimit = wholeFileSuffix ? SuffixEncoder.maxWholeFileSize : 0
@@ -175,7 +178,7 @@ package struct PayloadChooser {
         // The other files are tried in the codec whose delta of the file alone won, where
         // one of zstd and LZMA2 did: on the sample world's 85 cross-file trials the other
         // codec's never won (a header and a longer prefix add about the same to both).
-        let lzmaApplies = LzmaEncoder.applies(newSize: newSize, prefix: prefix.bytes.count)
+        let lzmaApplies = lzma && LzmaEncoder.applies(newSize: newSize, prefix: prefix.bytes.count)
         let lzmaWon = choice.encoding == .lzmaDelta || choice.encoding == .lzma
         let zstdWon = choice.encoding == .delta
         if !(skipByEstimate && lzmaWon && lzmaApplies) {
@@ -298,7 +301,7 @@ package struct PayloadChooser {
         _ newPath: String, newSize: Int64, base: UnsafeRawBufferPointer?
     ) throws -> (path: String, length: Int64, encoding: PatchEncoding)? {
         let prefix = base.flatMap { $0.isEmpty ? nil : $0 }
-        guard LzmaEncoder.applies(newSize: newSize, prefix: prefix?.count ?? 0) else { return nil }
+        guard lzma, LzmaEncoder.applies(newSize: newSize, prefix: prefix?.count ?? 0) else { return nil }
         let path = workDirectory + "/lzma.payload"
         let length = try LzmaEncoder.encode(
             path: newPath, size: newSize, prefix: prefix, preset: LzmaEncoder.preset(forLevel: level), into: try SystemFile.createOrTruncate(path))

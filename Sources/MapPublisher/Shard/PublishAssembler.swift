@@ -74,6 +74,7 @@ package enum PublishAssembler {
                 edge.notes = result.notes
                 edge.writeBytes = result.writeBytes
                 edge.cloneWriteBytes = result.cloneWriteBytes
+                edge.codecs = result.codecs
                 edges.append(edge)
             }
             artifact.patches = edges.isEmpty ? nil : edges

@@ -37,6 +37,9 @@ package struct PublishPlan: Sendable, Codable, Equatable {
     package var segmentLength: Int64?
     /// The zstd level of patches.
     package var patchLevel: Int
+    /// Whether patches may carry LZMA2 payloads (``PublishOptions/lzma``); `nil` in plans
+    /// that predate it (yes).
+    package var lzma: Bool?
     /// The release folder when the plan was made (tasks may be told another path).
     package var release: String
     /// The site folder when the plan was made (tasks may be told another path).
@@ -98,7 +101,9 @@ package struct PublishPlan: Sendable, Codable, Equatable {
         /// plan's encoding settings): a result recorded for another plan of the same version
         /// (other data, other settings, shifted task numbers) never passes for this one.
         package func digest(in plan: PublishPlan) -> String {
-            let settings = "\(plan.version) \(plan.format.rawValue) \(plan.level) \(plan.patchLevel) \(plan.segmentLength ?? 0)"
+            let settings =
+                "\(plan.version) \(plan.format.rawValue) \(plan.level) \(plan.patchLevel) \(plan.segmentLength ?? 0)"
+                + (plan.lzma == false ? " no-lzma" : "")
             let task = (try? JSONCoding.encoder(pretty: false).encode(self)) ?? Data()
             return FileHashing.sha256(of: Data(settings.utf8) + task)
         }
@@ -154,6 +159,8 @@ package struct PublishTaskResult: Sendable, Codable, Equatable {
     package var writeBytes: Int64?
     /// For a patch: what it writes where files are cloned (``PatchEdge/cloneWriteBytes``).
     package var cloneWriteBytes: Int64?
+    /// For a patch: the optional codecs its payloads need (``PatchEdge/codecs``).
+    package var codecs: [String]?
     /// ``PublishPlan/Task/digest(in:)`` of the task that wrote it.
     package var taskDigest: String?
 }

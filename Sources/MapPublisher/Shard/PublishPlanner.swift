@@ -84,7 +84,8 @@ package enum PublishPlanner {
             serial: (previousCatalog?.serial ?? 0) + 1, baseCatalog: site.catalogHash(),
             published: published, format: options.format, level: options.level,
             validity: options.validity, manifestPartLeaves: options.manifestPartLeaves,
-            segmentLength: options.segmentLength, patchLevel: options.patchLevel, release: release.standardizedFileURL.path,
+            segmentLength: options.segmentLength, patchLevel: options.patchLevel, lzma: options.lzma,
+            release: release.standardizedFileURL.path,
             site: siteURL.standardizedFileURL.path, groups: tree.groups, root: tree.root,
             units: units, tasks: tasks)
     }

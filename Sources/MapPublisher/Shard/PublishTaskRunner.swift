@@ -1,4 +1,5 @@
 import Foundation
+import MapDelta
 import MapModel
 import MapPlatform
 import MapStore
@@ -86,6 +87,7 @@ package enum PublishTaskRunner {
             do {
                 var options = PatchOptions(level: plan.patchLevel, workDirectory: work, segmentLength: plan.segmentLength)
                 options.embedsTreeHash = false  // the manifest's patch edge names it
+                options.lzma = plan.lzma ?? options.lzma
                 stats = try PatchBuilder.build(
                     from: oldTree, to: try TreeScan(root: folder, files: entries), output: temporary, options: options)
             } catch {
@@ -107,7 +109,8 @@ package enum PublishTaskRunner {
             let logged = stats.files.compactMap { file in file.note.map { "\(file.path): \($0)" } }
             result = PublishTaskResult(
                 task: id, sha256: sha256, size: size, notes: notes.isEmpty ? nil : Array(notes.prefix(20)),
-                writeBytes: stats.writeBytes, cloneWriteBytes: stats.cloneWriteBytes)
+                writeBytes: stats.writeBytes, cloneWriteBytes: stats.cloneWriteBytes,
+                codecs: PatchCodecs.needed(by: stats.files.compactMap(\.encoding)))
             line =
                 "\(task.package)/\(task.group): patch \(version)→\(plan.version) \(ByteFormat.string(size))"
                 + logged.prefix(20).map { "\n    \($0)" }.joined()
