@@ -120,6 +120,11 @@ import MapPublisher
                 #expect(!FileManager.default.fileExists(atPath: work.appendingPathComponent("\(variant).payload").path), "\(name): \(variant)")
             }
         }
-        #expect(reach == ["table": true, "tile": false], "the pairs no longer show both cases (the CLI's delta leads): \(reach)")
+        #if LZMA
+            #expect(reach == ["table": true, "tile": false], "the pairs no longer show both cases (the CLI's delta leads): \(reach)")
+        #else
+            // Without LZMA2 (an app build) nothing is ahead of the zstd delta on the tile either.
+            #expect(reach == ["table": true, "tile": true], "\(reach)")
+        #endif
     }
 }
