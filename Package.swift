@@ -6,8 +6,9 @@ import PackageDescription
 // - swift-crypto: SHA-256 for every pinned byte, Ed25519 for signed catalogs.
 // - swift-system: typed file descriptors and errno for the platform layer (MapPlatform),
 //   so the library builds for Linux and Apple platforms alike.
-// The client's HTTP is libcurl (a system library, with back-pressure: a body goes to disk
-// as fast as the disk takes it, never piling up in memory) and the manifest server is a
+// The client's HTTP is libcurl on Linux (a system library, with back-pressure: a body goes
+// to disk as fast as the disk takes it, never piling up in memory), Foundation's URLSession
+// elsewhere (and on Linux on request), and the manifest server is a
 // small POSIX-socket server of our own (see Sources/ManifestServer), so neither NIO nor
 // Hummingbird is compiled: a clean build stays near two minutes on two cores.
 // - zstd (only with the trait PackagedZstd): zstd built from its own repository's package,
@@ -104,7 +105,11 @@ let package = Package(
         // Store: generations, locks, leases, archive extraction into staging.
         .target(name: "MapStore", dependencies: ["MapModel", "MapPlatform", "CArchive", system, crypto], swiftSettings: imports),
         // Transfer: HTTP and folder sites, resumable downloads, the signed catalog client.
-        .target(name: "MapTransfer", dependencies: ["MapModel", "MapPlatform", "CCurl", system], swiftSettings: imports),
+        // libcurl only on Linux; Apple platforms and Android carry downloads with URLSession.
+        .target(
+            name: "MapTransfer",
+            dependencies: ["MapModel", "MapPlatform", .target(name: "CCurl", condition: .when(platforms: [.linux])), system],
+            swiftSettings: imports),
         // The MapLoader actor: operations over the layers above, events, the public API.
         .target(
             name: "MapLoader",

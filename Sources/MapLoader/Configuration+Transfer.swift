@@ -1,3 +1,4 @@
+import Foundation
 import MapTransfer
 
 extension MapLoader.Configuration {
@@ -43,6 +44,44 @@ extension MapLoader.Configuration {
             self.rateWindow = rateWindow
             self.total = total
         }
+    }
+}
+
+extension MapLoader.Configuration {
+    /// The HTTP client that carries a loader's downloads. Every transport meets the same
+    /// pins, ranges, deadlines, retries, bandwidth cap and pause, with the same errors.
+    public struct Transport: Sendable, Hashable, CustomStringConvertible {
+        /// The transport's name: `curl` or `foundation`.
+        public let name: String
+
+        /// libcurl: the default on Linux. It reads the network no faster than the disk
+        /// takes the bytes, so a file comes in one request.
+        public static let curl = Transport(name: "curl")
+        /// Foundation's URLSession: the default on Apple platforms and Android, and on Linux
+        /// through FoundationNetworking. Files come in `Range` windows of 8 MiB (URLSession
+        /// does not slow the network to the disk's pace; a window bounds what it holds).
+        public static let foundation = Transport(name: "foundation")
+
+        /// The transports this build has: libcurl on Linux only, Foundation everywhere.
+        public static var available: [Transport] { HTTPTransports.available.map(Transport.init(name:)) }
+
+        /// This build's default: the transport `MAPLOADER_TRANSPORT` names in the
+        /// environment, if this build has it (a test run, a command line), else libcurl
+        /// where the build has it, else Foundation.
+        public static var standard: Transport {
+            if let named = ProcessInfo.processInfo.environment["MAPLOADER_TRANSPORT"].flatMap(Transport.init) { return named }
+            return available[0]
+        }
+
+        /// The transport called `name` (`curl`, `foundation`), or `nil` when this build does not have it.
+        public init?(_ name: String) {
+            guard HTTPTransports.available.contains(name) else { return nil }
+            self.name = name
+        }
+
+        private init(name: String) { self.name = name }
+
+        public var description: String { name }
     }
 }
 

@@ -70,6 +70,9 @@ public actor MapLoader {
         /// Where the delegate is called: on the main actor (the default), on the loader's
         /// own task, or isolated to an actor of yours. Calls come one at a time, in event order.
         public var delegateDelivery: DelegateDelivery = .mainActor
+        /// The HTTP client for downloads: libcurl on Linux, Foundation's URLSession on
+        /// Apple platforms and Android (see ``Transport/standard``).
+        public var transport: Transport = .standard
 
         /// The threads a patch apply uses: ``maximumThreads`` (at least 1), else every core.
         var threads: Int { max(1, maximumThreads ?? ProcessInfo.processInfo.activeProcessorCount) }
@@ -79,8 +82,9 @@ public actor MapLoader {
             server: String?, dataDirectory: URL = Configuration.defaultDataDirectory, retry: Retry = .init(),
             deadlines: Deadlines = .init(), trust: TrustPolicy = .init(), waitForLock: Bool = true,
             quota: Int64? = nil, maximumRate: Int64? = nil, mirrors: [String] = [], maximumThreads: Int? = nil,
-            delegateDelivery: DelegateDelivery = .mainActor
+            delegateDelivery: DelegateDelivery = .mainActor, transport: Transport = .standard
         ) {
+            self.transport = transport
             self.delegateDelivery = delegateDelivery
             self.maximumThreads = maximumThreads
             self.server = server
@@ -267,9 +271,11 @@ public actor MapLoader {
     private static func siteSource(_ configuration: Configuration, hub: EventHub) throws(MapLoaderError) -> any SiteSource {
         guard let server = configuration.server, !server.isEmpty else { throw .noServer }
         let limiter = configuration.maximumRate.map { RateLimiter(bytesPerSecond: $0) }
+        let transport = HTTPTransports.named(configuration.transport.name) ?? HTTPTransports.standard
         let sources = try ([server] + configuration.mirrors).map { (address) throws(MapLoaderError) in
             try makeSiteSource(
-                address, retry: RetryPolicy(configuration.retry), deadlines: TransferDeadlines(configuration.deadlines), limiter: limiter
+                address, retry: RetryPolicy(configuration.retry), deadlines: TransferDeadlines(configuration.deadlines), limiter: limiter,
+                transport: transport
             ) { event in
                 switch event {
                 case .lost(let url, let reason, let delay): hub.emit(.connectionLost(url: url, reason: reason, retryIn: delay))

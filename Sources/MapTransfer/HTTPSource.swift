@@ -18,6 +18,8 @@ package struct HTTPSource: SiteSource {
     package let limiter: RateLimiter?
     /// The time retries, deadlines and a bandwidth cap's pauses go by.
     package let clock: any TransferClock
+    /// The HTTP client that carries the requests.
+    package let transport: any HTTPTransport
     /// Hosts (`host:port`) that answered a request of this source: worth retrying when a
     /// later request gets no answer (a server restarting), unlike a host that never did.
     private let answered = AnsweredHosts()
@@ -25,10 +27,12 @@ package struct HTTPSource: SiteSource {
     /// A source for the site at `baseURL`.
     package init(
         baseURL: URL, retry: RetryPolicy, deadlines: TransferDeadlines,
-        limiter: RateLimiter? = nil, clock: any TransferClock = SystemTransferClock(),
+        limiter: RateLimiter? = nil, transport: any HTTPTransport = HTTPTransports.standard,
+        clock: any TransferClock = SystemTransferClock(),
         onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }
     ) {
         self.clock = clock
+        self.transport = transport
         self.baseURL = baseURL
         self.retry = retry
         self.deadlines = deadlines
@@ -42,20 +46,21 @@ package struct HTTPSource: SiteSource {
     ) async throws(MapLoaderError) {
         let url = baseURL.appendingPathComponent(path)
         let giveUp = deadlines.total.map { clock.now + .seconds($0) }
-        guard let limiter, case .exactly(let size) = limit else {
+        let capWindow = limiter.map { max(16_384, $0.bytesPerSecond / 4) }
+        guard case .exactly(let size) = limit, let chunk = [capWindow, transport.window].compactMap({ $0 }).min() else {
             return try await fetch(url, to: file, limit: limit, window: nil, giveUp: giveUp, progress: progress)
         }
         // Under a bandwidth cap the file comes in windows of a quarter second's worth,
         // each a Range request of its own, each waiting for its turn at the cap before it is
-        // requested: the network carries no more than the cap allows, whatever the client buffers.
-        let chunk = max(16_384, limiter.bytesPerSecond / 4)
+        // requested: the network carries no more than the cap allows, whatever the client
+        // buffers. A transport that cannot hold the network back asks for windows too.
         while true {
             let have = FileStatus.of(file.path)?.size ?? 0
             guard have < size else {
                 return try await fetch(url, to: file, limit: limit, window: nil, giveUp: giveUp, progress: progress)
             }
             let end = min(size, have + chunk) - 1
-            let pause = limiter.take(Int(end - have + 1), now: clock.now)
+            let pause = limiter?.take(Int(end - have + 1), now: clock.now) ?? .zero
             if pause > .zero {
                 do {
                     try await clock.sleep(for: pause)
@@ -88,7 +93,8 @@ package struct HTTPSource: SiteSource {
             let run = { [validator] in
                 await HTTPDownload.run(
                     url: url, file: file, limit: limit, validator: validator, deadlines: self.deadlines,
-                    giveUp: giveUp, window: window, control: control, clock: self.clock, progress: progress)
+                    giveUp: giveUp, window: window, control: control, transport: self.transport, clock: self.clock,
+                    progress: progress)
             }
             let outcome: HTTPDownload.Outcome
             if let control { outcome = await control.counting(run) } else { outcome = await run() }

@@ -72,7 +72,26 @@ struct ClientOptions: ParsableArguments {
             valueName: "n"))
     var threads: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The HTTP client for downloads: curl or foundation (URLSession).",
+            discussion:
+                "Also $MAPLOADER_TRANSPORT. Defaults to curl on Linux, foundation elsewhere; both fetch the same bytes with the same checks.",
+            valueName: "name"))
+    var transport: String?
+
     func validate() throws {
+        if let transport, MapLoader.Configuration.Transport(transport) == nil {
+            let names = MapLoader.Configuration.Transport.available.map(\.name).joined(separator: " or ")
+            throw ValidationError("--transport '\(transport)' is not a transport this build has: use \(names)")
+        }
+        if transport == nil, let fromEnv = ProcessInfo.processInfo.environment["MAPLOADER_TRANSPORT"],
+            MapLoader.Configuration.Transport(fromEnv) == nil
+        {
+            let names = MapLoader.Configuration.Transport.available.map(\.name).joined(separator: " or ")
+            throw ValidationError("MAPLOADER_TRANSPORT is '\(fromEnv)', not a transport this build has: use \(names), or unset it")
+        }
         if let threads, threads < 1 {
             throw ValidationError("--threads must be 1 or more")
         }
@@ -119,7 +138,8 @@ struct ClientOptions: ParsableArguments {
             server: servers.first, dataDirectory: URL(fileURLWithPath: directory),
             deadlines: deadlines, trust: trust, waitForLock: !noWait, maximumRate: rate,
             mirrors: Array(servers.dropFirst()),
-            maximumThreads: threads ?? env["MAPLOADER_THREADS"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil })
+            maximumThreads: threads ?? env["MAPLOADER_THREADS"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil },
+            transport: transport.flatMap(MapLoader.Configuration.Transport.init) ?? .standard)
     }
 
     /// Runs `body` with a loader whose events are rendered for a person (or silenced

@@ -40,7 +40,9 @@ package enum CLI {
             process.arguments = parent + [binary.path] + arguments
         }
         var env = ProcessInfo.processInfo.environment
-        for key in env.keys where key.hasPrefix("MAPLOADER_") { env[key] = nil }
+        // The test run's settings stay out of the CLI's way, but for the transport a run
+        // tests (scripts/test.sh runs the network suites again with MAPLOADER_TRANSPORT=foundation).
+        for key in env.keys where key.hasPrefix("MAPLOADER_") && key != "MAPLOADER_TRANSPORT" { env[key] = nil }
         env.merge(environment) { _, new in new }
         process.environment = env
         if let directory { process.currentDirectoryURL = directory }

@@ -1,0 +1,217 @@
+package import Foundation
+import MapModel
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    // URLSession on Linux and Android lives in a module of its own.
+    import FoundationNetworking
+#endif
+
+/// Foundation's URLSession as a transport: the default on Apple platforms and Android
+/// (where no libcurl comes with the system), and on Linux through FoundationNetworking,
+/// where the tests run it beside libcurl.
+///
+/// Data tasks hand each piece of body to the session's delegate, which writes it to the
+/// partial file on the delegate queue (never Swift's cooperative pool) and cancels the task
+/// at the first byte too many; each running task has a session of its own (``SessionPool``). URLSession does not slow the network to the delegate's pace
+/// (on Linux it queues every piece it reads for the delegate: an endless body outran a slow
+/// delegate by gigabytes), so each request asks for a window of at most ``window`` bytes
+/// with `Range`: an honest server's answer is then at most a window, held back by HTTP's
+/// own framing, and a resume after a drop or a pause continues the partial file without
+/// fetching a byte twice.
+package final class FoundationTransport: HTTPTransport {
+    /// The transport every loader shares.
+    package static let shared = FoundationTransport()
+
+    /// 8 MiB a request: a 2 GB map is 250 requests.
+    package let window: Int64? = 8 << 20
+    private let sessions = SessionPool()
+
+    /// A transport with sessions of its own.
+    package init() {}
+
+    package func perform(_ url: URL, exchange: HTTPExchange) async -> HTTPEnding {
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: exchange.stallSeconds + 5)
+        for header in exchange.requestHeaders { request.setValue(header.value, forHTTPHeaderField: header.name) }
+        let session = sessions.take()
+        defer { sessions.give(session) }
+        let task = session.session.dataTask(with: request)
+        let ticker = Task {
+            // The deadlines and a pause are checked four times a second (libcurl's own calls
+            // come at least once a second).
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(250))
+                if !exchange.tick() {
+                    task.cancel()
+                    return
+                }
+            }
+        }
+        defer { ticker.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<HTTPEnding, Never>) in
+                session.router.start(task, RunningRequest(exchange: exchange, continuation: continuation))
+            }
+        } onCancel: {
+            exchange.cancel()
+            task.cancel()
+        }
+    }
+}
+
+/// A URLSession that runs one task at a time, with its delegate.
+private struct PooledSession: Sendable {
+    let session: URLSession
+    let router: SessionRouter
+
+    init() {
+        let configuration = URLSessionConfiguration.ephemeral
+        // No cache (pinned bytes are checked, never served from a cache), no cookies, no
+        // stored credentials; the deadlines are the exchange's.
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.urlCredentialStorage = nil
+        configuration.timeoutIntervalForResource = 7 * 24 * 3600
+        router = SessionRouter()
+        let queue = OperationQueue()
+        queue.name = "MapLoader download"
+        // One at a time: a task's pieces are written in the order they came.
+        queue.maxConcurrentOperationCount = 1
+        session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
+    }
+}
+
+/// Idle sessions, reused so that a session's connection serves many requests. Each session
+/// runs one task at a time: FoundationNetworking (Linux, Android) stops delivering to a
+/// session's delegate when one of two running tasks is cancelled from it, and buffers what
+/// the network brings meanwhile (gigabytes of an endless body, measured); sessions of
+/// their own cancel at once.
+private final class SessionPool: Sendable {
+    /// More idle sessions than this are invalidated instead of kept.
+    private static let capacity = 8
+    private let idle = Mutex<[PooledSession]>([])
+
+    func take() -> PooledSession { idle.withLock { $0.popLast() } ?? PooledSession() }
+
+    func give(_ session: PooledSession) {
+        let kept = idle.withLock { idle in
+            guard idle.count < Self.capacity else { return false }
+            idle.append(session)
+            return true
+        }
+        // A session keeps its delegate until it is invalidated.
+        if !kept { session.session.finishTasksAndInvalidate() }
+    }
+}
+
+/// One data task's exchange, and the caller waiting for its end.
+private final class RunningRequest: Sendable {
+    let exchange: HTTPExchange
+    private let waiting: Mutex<CheckedContinuation<HTTPEnding, Never>?>
+    /// Redirects followed so far.
+    let redirects = Mutex(0)
+
+    init(exchange: HTTPExchange, continuation: CheckedContinuation<HTTPEnding, Never>) {
+        self.exchange = exchange
+        waiting = Mutex(continuation)
+    }
+
+    /// Ends the wait (once).
+    func end(_ ending: HTTPEnding) {
+        waiting.withLock { $0.take() }?.resume(returning: ending)
+    }
+}
+
+/// A session's delegate: routes its task's events to the request's exchange.
+private final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
+    /// Redirects one request may follow, as libcurl is told.
+    static let maximumRedirects = 5
+    private let running = Mutex<[Int: RunningRequest]>([:])
+
+    /// Starts `task` for `request` (a cancellation that came first never starts it).
+    func start(_ task: URLSessionDataTask, _ request: RunningRequest) {
+        running.withLock { $0[task.taskIdentifier] = request }
+        if Task.isCancelled {
+            request.exchange.cancel()
+            finish(task, .stopped)
+            return
+        }
+        task.resume()
+    }
+
+    private func request(_ task: URLSessionTask) -> RunningRequest? {
+        running.withLock { $0[task.taskIdentifier] }
+    }
+
+    private func finish(_ task: URLSessionTask, _ ending: HTTPEnding) {
+        running.withLock { $0.removeValue(forKey: task.taskIdentifier) }?.end(ending)
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        guard let request = request(dataTask), let http = response as? HTTPURLResponse else {
+            return completionHandler(.cancel)
+        }
+        let head = ResponseHead(
+            status: http.statusCode,
+            contentLength: http.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) },
+            contentRange: http.value(forHTTPHeaderField: "Content-Range"),
+            etag: http.value(forHTTPHeaderField: "ETag"))
+        let taken = request.exchange.head(head)
+        // FoundationNetworking ignores the disposition: a refused answer is cancelled here too.
+        if !taken { dataTask.cancel() }
+        completionHandler(taken ? .allow : .cancel)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let request = request(dataTask) else { return dataTask.cancel() }
+        let taken = data.withUnsafeBytes { request.exchange.write($0) }
+        if !taken { dataTask.cancel() }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        let scheme = newRequest.url?.scheme?.lowercased()
+        let followed = request(task)?.redirects.withLock { count in
+            count += 1
+            return count
+        }
+        // Not followed, the redirect itself is the answer (a 3xx the exchange refuses).
+        let allowed = (scheme == "http" || scheme == "https") && (followed ?? .max) <= Self.maximumRedirects
+        completionHandler(allowed ? newRequest : nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        finish(task, error.map(Self.ending) ?? .completed)
+    }
+
+    /// What a task's error means to the exchange.
+    static func ending(_ error: any Error) -> HTTPEnding {
+        guard let error = error as? URLError else { return .failed(.broken(error.localizedDescription)) }
+        let detail = error.localizedDescription
+        switch error.code {
+        case .cancelled:
+            return .stopped
+        case .cannotConnectToHost:
+            return .failed(.refused)
+        case .cannotFindHost, .dnsLookupFailed:
+            return .failed(.unresolved)
+        case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
+            .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
+            .clientCertificateRequired:
+            return .failed(.tls(detail))
+        case .unknown where detail.contains("SSL") || detail.contains("TLS"):
+            // FoundationNetworking names no code for libcurl's TLS failures (a handshake with a
+            // plain-HTTP server: "OpenSSL/3.0: … wrong version number"); its words say it.
+            return .failed(.tls(detail))
+        default:
+            return .failed(.broken(detail))
+        }
+    }
+}

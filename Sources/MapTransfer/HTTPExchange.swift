@@ -1,0 +1,147 @@
+import Foundation
+import MapModel
+import MapPlatform
+import Synchronization
+
+/// The final response head of a request (redirects and `100 Continue` are not passed on),
+/// as any transport reads it.
+package struct ResponseHead: Sendable, Equatable {
+    package var status: Int
+    /// `nil` when the server announced none (a chunked or endless body).
+    package var contentLength: Int64?
+    package var contentRange: String?
+    package var etag: String?
+
+    package init(status: Int, contentLength: Int64? = nil, contentRange: String? = nil, etag: String? = nil) {
+        self.status = status
+        self.contentLength = contentLength
+        self.contentRange = contentRange.map { String($0.prefix(200)) }
+        self.etag = etag.map { String($0.prefix(512)) }
+    }
+}
+
+/// One request's state between a transport and its partial file: the transport reports
+/// what the network did (a head, body bytes, the time passing, the end) and obeys the
+/// answers (`false`: stop the request); ``DownloadAttempt`` decides, and this type writes
+/// the bytes it accepts. Called from the transport's threads (libcurl's transfer thread,
+/// URLSession's delegate queue) and from a cancellation, in any order.
+package final class HTTPExchange: Sendable {
+    private struct State {
+        var attempt: DownloadAttempt
+        var headDecided = false
+        var cancelled = false
+    }
+
+    let output: SystemFile
+    let control: TransferControl?
+    /// The time the attempt's deadlines go by.
+    let clock: any TransferClock
+    let progress: @Sendable (Int64) -> Void
+    private let state: Mutex<State>
+
+    init(
+        output: SystemFile, attempt: DownloadAttempt, control: TransferControl?, clock: any TransferClock,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) {
+        self.output = output
+        self.control = control
+        self.clock = clock
+        self.progress = progress
+        state = Mutex(State(attempt: attempt))
+    }
+
+    /// The request's headers: `Accept-Encoding: identity` (bytes as pinned), and `Range`
+    /// with `If-Range` for a resumed or windowed request.
+    package var requestHeaders: [(name: String, value: String)] {
+        let (range, validator) = state.withLock { ($0.attempt.rangeHeader, $0.attempt.validator) }
+        var headers = [("Accept-Encoding", "identity")]
+        if let range {
+            headers.append(("Range", range))
+            if let validator { headers.append(("If-Range", validator)) }
+        }
+        return headers
+    }
+
+    /// Seconds of silence before the attempt is given up (a transport's own timeouts go a little beyond).
+    package var stallSeconds: Double { state.withLock { $0.attempt.deadlines.stall } }
+
+    /// Stops the attempt as cancelled (from any thread).
+    package func cancel() { state.withLock { $0.cancelled = true } }
+
+    /// The final response head; `false` stops the request.
+    package func head(_ head: ResponseHead) -> Bool {
+        apply(state.withLock { decide(head, &$0) })
+    }
+
+    private func decide(_ head: ResponseHead, _ state: inout State) -> DownloadAttempt.HeadAction {
+        state.headDecided = true
+        return state.attempt.head(
+            status: head.status, contentLength: head.contentLength, contentRange: head.contentRange,
+            etag: head.etag, now: clock.now)
+    }
+
+    /// Carries out a head decision; `false` stops the request.
+    private func apply(_ decision: DownloadAttempt.HeadAction?) -> Bool {
+        switch decision {
+        case nil, .append?:
+            return true
+        case .restart?:
+            do {
+                try output.truncate(to: 0)
+                try output.seek(to: 0)
+                return true
+            } catch {
+                _ = state.withLock { $0.attempt.interrupt(.failed(.storage(path: output.path, error))) }
+                return false
+            }
+        case .stop?:
+            return false
+        }
+    }
+
+    /// Body bytes; `false` stops the request before they are written. Body bytes before
+    /// any head (a transport's fault) stop the request as an answer without a status.
+    package func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let decision: DownloadAttempt.HeadAction? = state.withLock {
+            $0.headDecided ? nil : decide(ResponseHead(status: 0), &$0)
+        }
+        guard apply(decision) else { return false }
+        let refused = state.withLock { $0.attempt.body(bytes.count, now: clock.now) }
+        guard refused == nil else { return false }
+        do {
+            try output.writeAll(bytes)
+        } catch {
+            _ = state.withLock { $0.attempt.interrupt(.failed(.storage(path: output.path, error))) }
+            return false
+        }
+        progress(state.withLock { $0.attempt.offset })
+        return true
+    }
+
+    /// The time passing (a transport calls at least once a second while the request runs);
+    /// `false` stops the request: cancelled, paused, or a deadline broken.
+    package func tick() -> Bool {
+        let paused = control?.isPaused == true
+        return state.withLock { state in
+            if state.cancelled { _ = state.attempt.interrupt(.failed(.cancelled)) }
+            if paused { _ = state.attempt.interrupt(.paused(validator: state.attempt.validator)) }
+            return state.attempt.tick(now: clock.now) == nil
+        }
+    }
+
+    /// The request's end as the transport saw it; the attempt's outcome. The partial file
+    /// is flushed whatever the outcome: a resume continues from its bytes.
+    package func finish(_ ending: HTTPEnding) -> DownloadOutcome {
+        let outcome = state.withLock { state in
+            if state.cancelled { _ = state.attempt.interrupt(.failed(.cancelled)) }
+            switch ending {
+            case .completed: return state.attempt.end(nil)
+            case .failed(let failure): return state.attempt.end(failure)
+            case .stopped:
+                return state.attempt.interrupt(.retryable(reason: "the transfer stopped", validator: nil, worked: false))
+            }
+        }
+        try? output.sync()
+        return outcome
+    }
+}

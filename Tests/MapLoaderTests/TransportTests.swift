@@ -1,0 +1,108 @@
+import Foundation
+import ManifestServer
+import Synchronization
+import Testing
+import MapTestSupport
+import MapLoader
+
+/// Each HTTP transport this build has (libcurl on Linux, Foundation's URLSession
+/// everywhere), chosen in the configuration whatever `MAPLOADER_TRANSPORT` says, against a
+/// real server on 127.0.0.1: the same bytes, in the requests the transport should make, and
+/// a server killed mid-download resumed without a byte sent twice (counted by the server).
+@Suite struct TransportTests {
+    static let transports = MapLoader.Configuration.Transport.available
+
+    /// A folder with one file of `size` random bytes, its path and its SHA-256.
+    static func bigFile(_ size: Int, in dir: TemporaryDirectory) throws -> (folder: URL, path: String, sha256: String) {
+        let folder = dir.path("site")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // Random 64 KiB blocks, each stamped with its number: no two windows alike.
+        var bytes = Data(capacity: size)
+        while bytes.count < size {
+            var block = [UInt8](repeating: 0, count: min(65_536, size - bytes.count))
+            for index in block.indices { block[index] = UInt8.random(in: 0...255) }
+            bytes.append(contentsOf: block)
+        }
+        try bytes.write(to: folder.appendingPathComponent("big.bin"))
+        return (folder, "big.bin", FileHashing.sha256(of: bytes))
+    }
+
+    static func source(_ url: URL, _ transport: MapLoader.Configuration.Transport, attempts: Int = 3) throws -> HTTPSource {
+        HTTPSource(
+            baseURL: url, retry: RetryPolicy(attempts: attempts, initialDelay: 0.2, maxDelay: 0.5),
+            deadlines: TransferDeadlines(stall: 10, minimumRate: 0, rateWindow: 60, total: nil),
+            transport: try #require(HTTPTransports.named(transport.name)))
+    }
+
+    /// An install through the configuration's transport lands the release's bytes.
+    @Test(arguments: transports)
+    func anInstallThroughTheTransportLandsTheSameBytes(_ transport: MapLoader.Configuration.Transport) async throws {
+        let site = try TestSite()
+        let server = ManifestServer(root: site.site)
+        let port = try server.start()
+        defer { server.stop() }
+        let dir = TemporaryDirectory()
+        let loader = MapLoader(
+            configuration: .init(
+                server: "http://127.0.0.1:\(port)", dataDirectory: dir.path("data"), trust: TrustPolicy(keys: [site.publicKey]),
+                transport: transport))
+        #expect(loader.configuration.transport == transport)
+        _ = try await loader.install(["de-berlin"])
+        #expect(try snapshot(loader.currentFolder.appendingPathComponent("de-berlin/base")) == snapshot(site.release(1, "de-berlin", "base")))
+    }
+
+    /// libcurl fetches a 20 MB file in one request; URLSession in 8 MiB `Range` windows
+    /// (three requests), which bound what it buffers.
+    @Test(arguments: transports)
+    func aLargeFileComesInTheTransportsRequests(_ transport: MapLoader.Configuration.Transport) async throws {
+        let dir = TemporaryDirectory()
+        let (folder, path, sha256) = try Self.bigFile(20_000_000, in: dir)
+        let server = ManifestServer(root: folder)
+        let port = try server.start()
+        defer { server.stop() }
+        let file = dir.path("download")
+        try await Self.source(URL(string: "http://127.0.0.1:\(port)")!, transport).download(path, to: file, limit: .exactly(20_000_000)) { _ in }
+        #expect(try FileHashing.sha256(of: Data(contentsOf: file)) == sha256)
+        let statistics = server.statistics
+        #expect(statistics.bodyBytesSent == 20_000_000, "no byte twice")
+        #expect(statistics.requests == (transport == .foundation ? 3 : 1), "\(statistics.statusCounts)")
+    }
+
+    /// A real `maploader serve`, killed with SIGKILL mid-download and started again on its
+    /// port: the download resumes with `Range` where the partial file ends, and the new
+    /// server sends exactly the bytes the client did not have (its request log counts them).
+    @Test(arguments: transports)
+    func aServerKilledMidDownloadResumesWithoutAByteTwice(_ transport: MapLoader.Configuration.Transport) async throws {
+        let dir = TemporaryDirectory()
+        let size = 6_000_000
+        let (folder, path, sha256) = try Self.bigFile(size, in: dir)
+        let first = try CLI.start(["serve", folder.path, "--port", "0", "--json", "--throttle", "1000000"])
+        var announced = ""
+        for _ in 0..<500 where !announced.contains("}") {
+            announced = (try? String(contentsOf: first.output, encoding: .utf8)) ?? ""
+            usleep(20_000)
+        }
+        let port = try #require(announced.firstMatch(of: /"port"\s*:\s*(\d+)/).flatMap { Int($0.1) })
+        let file = dir.path("download")
+        let source = try Self.source(URL(string: "http://127.0.0.1:\(port)")!, transport, attempts: 20)
+        let download = Task { try await source.download(path, to: file, limit: .exactly(Int64(size))) { _ in } }
+        // Once 1 MB is in (of 6 MB at 1 MB/s), the server dies; what the socket held reaches the file within a moment.
+        while (FileStatus.of(file.path)?.size ?? 0) < 1_000_000 { try await Task.sleep(for: .milliseconds(10)) }
+        kill(first.0.processIdentifier, SIGKILL)
+        first.0.waitUntilExit()
+        try await Task.sleep(for: .milliseconds(400))
+        let kept = try #require(FileStatus.of(file.path)?.size)
+        #expect(kept < Int64(size))
+        let second = try CLI.start(["serve", folder.path, "--port", "\(port)"])
+        defer {
+            second.0.terminate()
+            second.0.waitUntilExit()
+        }
+        try await download.value
+        #expect(try FileHashing.sha256(of: Data(contentsOf: file)) == sha256)
+        // The restarted server's log: one line per answered request, `GET /big.bin 206 <bytes>B`.
+        let log = (try String(contentsOf: second.output, encoding: .utf8)) + (try String(contentsOf: second.errors, encoding: .utf8))
+        let sent = log.matches(of: /GET \/big\.bin (\d+) (\d+)B/).reduce(Int64(0)) { $0 + (Int64($1.2) ?? 0) }
+        #expect(sent == Int64(size) - kept, "the restarted server sent \(sent) bytes; the client missed \(Int64(size) - kept)\n\(log)")
+    }
+}
