@@ -81,6 +81,7 @@ extension MapLoader.Configuration {
 
         private init(name: String) { self.name = name }
 
+        /// The transport's name, as `--transport` takes it.
         public var description: String { name }
     }
 }

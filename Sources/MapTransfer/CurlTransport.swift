@@ -70,7 +70,9 @@
                     Self.record(trimmed, in: &reading)
                     return nil
                 }
-                // The end of a head: informational answers and redirects libcurl follows are not decided on.
+                // The end of a head: informational answers and redirects libcurl follows are not
+                // decided on, nor the blank line after a chunked body's trailers.
+                guard !reading.passed else { return nil }
                 let status = reading.head.status
                 if (100..<200).contains(status) || ((300..<400).contains(status) && reading.location) { return nil }
                 reading.passed = true

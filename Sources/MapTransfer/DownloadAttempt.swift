@@ -100,6 +100,9 @@ package struct DownloadAttempt: Sendable {
     /// the whole pinned file; a failure when it holds more than allowed.
     package var before: DownloadOutcome? {
         if case .exactly(let size) = limit, offset == size { return .finished }
+        // A window whose bytes all came before its request ended (a pause or a drop after
+        // the last byte): asking again would send an empty, invalid range.
+        if let window, offset == window + 1 { return .finished }
         if offset > limit.maximum {
             return .retryable(reason: "the partial file was longer than pinned", validator: nil, worked: true)
         }

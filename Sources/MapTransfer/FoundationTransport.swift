@@ -34,13 +34,18 @@ package final class FoundationTransport: HTTPTransport {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: exchange.stallSeconds + 5)
         for header in exchange.requestHeaders { request.setValue(header.value, forHTTPHeaderField: header.name) }
         let session = sessions.take()
-        defer { sessions.give(session) }
+        let running = Mutex<RunningRequest?>(nil)
+        // A session goes back to the pool only once its task completed: FoundationNetworking
+        // stalls a session running two tasks (see ``SessionPool``).
+        defer { sessions.give(session, reusable: running.withLock { $0?.completed ?? false }) }
         let task = session.session.dataTask(with: request)
         let ticker = Task {
             // The deadlines and a pause are checked four times a second (libcurl's own calls
             // come at least once a second).
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(250))
+                // Not after the request ended: a late tick would turn a whole body into a pause.
+                if Task.isCancelled { return }
                 if !exchange.tick() {
                     task.cancel()
                     return
@@ -50,7 +55,9 @@ package final class FoundationTransport: HTTPTransport {
         defer { ticker.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<HTTPEnding, Never>) in
-                session.router.start(task, RunningRequest(exchange: exchange, continuation: continuation))
+                let request = RunningRequest(exchange: exchange, continuation: continuation)
+                running.withLock { $0 = request }
+                session.router.start(task, request)
             }
         } onCancel: {
             exchange.cancel()
@@ -95,9 +102,9 @@ private final class SessionPool: Sendable {
 
     func take() -> PooledSession { idle.withLock { $0.popLast() } ?? PooledSession() }
 
-    func give(_ session: PooledSession) {
+    func give(_ session: PooledSession, reusable: Bool) {
         let kept = idle.withLock { idle in
-            guard idle.count < Self.capacity else { return false }
+            guard reusable, idle.count < Self.capacity else { return false }
             idle.append(session)
             return true
         }
@@ -112,6 +119,13 @@ private final class RunningRequest: Sendable {
     private let waiting: Mutex<CheckedContinuation<HTTPEnding, Never>?>
     /// Redirects followed so far.
     let redirects = Mutex(0)
+    private let delivered = Mutex(false)
+
+    /// Whether the session delivered the task's completion.
+    var completed: Bool { delivered.withLock { $0 } }
+
+    /// The session delivered the task's completion.
+    func markCompleted() { delivered.withLock { $0 = true } }
 
     init(exchange: HTTPExchange, continuation: CheckedContinuation<HTTPEnding, Never>) {
         self.exchange = exchange
@@ -188,6 +202,7 @@ private final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        request(task)?.markCompleted()
         finish(task, error.map(Self.ending) ?? .completed)
     }
 

@@ -44,6 +44,6 @@ package enum HTTPDownload {
         }
         let exchange = HTTPExchange(output: output, attempt: attempt, control: control, clock: clock, progress: progress)
         let ending = await transport.perform(url, exchange: exchange)
-        return exchange.finish(ending)
+        return await exchange.finish(ending)
     }
 }

@@ -130,8 +130,9 @@ package final class HTTPExchange: Sendable {
     }
 
     /// The request's end as the transport saw it; the attempt's outcome. The partial file
-    /// is flushed whatever the outcome: a resume continues from its bytes.
-    package func finish(_ ending: HTTPEnding) -> DownloadOutcome {
+    /// is flushed whatever the outcome (a resume continues from its bytes), on the blocking
+    /// threads, never Swift's cooperative pool.
+    package func finish(_ ending: HTTPEnding) async -> DownloadOutcome {
         let outcome = state.withLock { state in
             if state.cancelled { _ = state.attempt.interrupt(.failed(.cancelled)) }
             switch ending {
@@ -141,7 +142,8 @@ package final class HTTPExchange: Sendable {
                 return state.attempt.interrupt(.retryable(reason: "the transfer stopped", validator: nil, worked: false))
             }
         }
-        try? output.sync()
+        let output = self.output
+        _ = try? await offActor { try output.sync() }
         return outcome
     }
 }
