@@ -121,6 +121,14 @@ private final class RunningRequest: Sendable {
     let redirects = Mutex(0)
     private let delivered = Mutex(false)
 
+    private let ending = Mutex<HTTPEnding?>(nil)
+
+    /// The ending the delegate decided on (a refused redirect), if any.
+    var overridden: HTTPEnding? { ending.withLock { $0 } }
+
+    /// Ends the request this way whatever the session reports next.
+    func override(_ decided: HTTPEnding) { ending.withLock { $0 = $0 ?? decided } }
+
     /// Whether the session delivered the task's completion.
     var completed: Bool { delivered.withLock { $0 } }
 
@@ -167,7 +175,9 @@ private final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
-        guard let request = request(dataTask), let http = response as? HTTPURLResponse else {
+        // A redirect refused (the session then hands it over as the answer) is no answer.
+        guard let request = request(dataTask), request.overridden == nil, let http = response as? HTTPURLResponse else {
+            dataTask.cancel()
             return completionHandler(.cancel)
         }
         let head = ResponseHead(
@@ -196,14 +206,23 @@ private final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
             count += 1
             return count
         }
-        // Not followed, the redirect itself is the answer (a 3xx the exchange refuses).
-        let allowed = (scheme == "http" || scheme == "https") && (followed ?? .max) <= Self.maximumRedirects
-        completionHandler(allowed ? newRequest : nil)
+        let problem: String? =
+            if scheme != "http" && scheme != "https" {
+                "a redirect to '\(scheme ?? "")' (only http and https are followed)"
+            } else if (followed ?? .max) > Self.maximumRedirects {
+                "more than \(Self.maximumRedirects) redirects"
+            } else { nil }
+        guard let problem else { return completionHandler(newRequest) }
+        // Refused as libcurl refuses it: a broken transfer, not the redirect's status.
+        request(task)?.override(.failed(.broken(problem)))
+        completionHandler(nil)
+        task.cancel()
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        request(task)?.markCompleted()
-        finish(task, error.map(Self.ending) ?? .completed)
+        let request = request(task)
+        request?.markCompleted()
+        finish(task, request?.overridden ?? error.map(Self.ending) ?? .completed)
     }
 
     /// What a task's error means to the exchange.

@@ -9,6 +9,12 @@ import MapPlatform
 package enum HTTPDownload {
     package typealias Outcome = DownloadOutcome
 
+    /// How an attempt ended, and the entity tag the server sent (the next window's `If-Range`).
+    package struct Ending: Sendable {
+        package let outcome: Outcome
+        package let validator: String?
+    }
+
     /// `host:port` of the URL, for messages.
     package static func host(of url: URL) -> String {
         (url.host ?? url.absoluteString) + (url.port.map { ":\($0)" } ?? "")
@@ -25,14 +31,14 @@ package enum HTTPDownload {
         giveUp: ContinuousClock.Instant? = nil, window: Int64? = nil, control: TransferControl? = nil,
         transport: any HTTPTransport = HTTPTransports.standard, clock: any TransferClock = SystemTransferClock(),
         progress: @escaping @Sendable (Int64) -> Void
-    ) async -> Outcome {
+    ) async -> Ending {
         let output: SystemFile
         let offset: Int64
         do {
             output = try SystemFile.openForAppend(file.path)
             offset = try output.size()
         } catch {
-            return .failed(.storage(path: file.path, error))
+            return Ending(outcome: .failed(.storage(path: file.path, error)), validator: validator)
         }
         let attempt = DownloadAttempt(
             url: url.absoluteString, host: host(of: url), limit: limit, window: window,
@@ -40,10 +46,10 @@ package enum HTTPDownload {
             now: clock.now)
         if let decided = attempt.before {
             if case .retryable = decided { FileSystem.removeTree(file) }
-            return decided
+            return Ending(outcome: decided, validator: validator)
         }
         let exchange = HTTPExchange(output: output, attempt: attempt, control: control, clock: clock, progress: progress)
         let ending = await transport.perform(url, exchange: exchange)
-        return await exchange.finish(ending)
+        return Ending(outcome: await exchange.finish(ending), validator: exchange.validator ?? validator)
     }
 }

@@ -65,6 +65,9 @@ package final class HTTPExchange: Sendable {
     /// Seconds of silence before the attempt is given up (a transport's own timeouts go a little beyond).
     package var stallSeconds: Double { state.withLock { $0.attempt.deadlines.stall } }
 
+    /// The entity tag the server sent, to resume or continue against.
+    package var validator: String? { state.withLock { $0.attempt.validator } }
+
     /// Stops the attempt as cancelled (from any thread).
     package func cancel() { state.withLock { $0.cancelled = true } }
 

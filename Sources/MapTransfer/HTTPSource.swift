@@ -48,8 +48,10 @@ package struct HTTPSource: SiteSource {
         let giveUp = deadlines.total.map { clock.now + .seconds($0) }
         let capWindow = limiter.map { max(16_384, $0.bytesPerSecond / 4) }
         guard case .exactly(let size) = limit, let chunk = [capWindow, transport.window].compactMap({ $0 }).min() else {
-            return try await fetch(url, to: file, limit: limit, window: nil, giveUp: giveUp, progress: progress)
+            try await fetch(url, to: file, limit: limit, window: nil, giveUp: giveUp, progress: progress)
+            return
         }
+        var validator: String?
         // Under a bandwidth cap the file comes in windows of a quarter second's worth,
         // each a Range request of its own, each waiting for its turn at the cap before it is
         // requested: the network carries no more than the cap allows, whatever the client
@@ -57,7 +59,8 @@ package struct HTTPSource: SiteSource {
         while true {
             let have = FileStatus.of(file.path)?.size ?? 0
             guard have < size else {
-                return try await fetch(url, to: file, limit: limit, window: nil, giveUp: giveUp, progress: progress)
+                try await fetch(url, to: file, limit: limit, window: nil, validator: validator, giveUp: giveUp, progress: progress)
+                return
             }
             let end = min(size, have + chunk) - 1
             let pause = limiter?.take(Int(end - have + 1), now: clock.now) ?? .zero
@@ -68,16 +71,21 @@ package struct HTTPSource: SiteSource {
                     throw .cancelled
                 }
             }
-            try await fetch(url, to: file, limit: limit, window: end, giveUp: giveUp, progress: progress)
+            // Each window asks with the entity tag of the one before (`If-Range`): a file
+            // replaced mid-download comes whole instead of spliced from two versions.
+            validator = try await fetch(
+                url, to: file, limit: limit, window: end, validator: validator, giveUp: giveUp, progress: progress)
         }
     }
 
-    /// One request (bytes up to `window`, or to the end), retried as the policy says.
+    /// One request (bytes up to `window`, or to the end), retried as the policy says;
+    /// returns the entity tag the server sent.
+    @discardableResult
     private func fetch(
-        _ url: URL, to file: URL, limit: TransferLimit, window: Int64?, giveUp: ContinuousClock.Instant?,
-        progress: @escaping @Sendable (Int64) -> Void
-    ) async throws(MapLoaderError) {
-        var validator: String?
+        _ url: URL, to file: URL, limit: TransferLimit, window: Int64?, validator known: String? = nil,
+        giveUp: ContinuousClock.Instant?, progress: @escaping @Sendable (Int64) -> Void
+    ) async throws(MapLoaderError) -> String? {
+        var validator = known
         var lostOnce = false
         var everWorked = false
         var attempt = 0
@@ -96,9 +104,9 @@ package struct HTTPSource: SiteSource {
                     giveUp: giveUp, window: window, control: control, transport: self.transport, clock: self.clock,
                     progress: progress)
             }
-            let outcome: HTTPDownload.Outcome
-            if let control { outcome = await control.counting(run) } else { outcome = await run() }
-            switch outcome {
+            let ending: HTTPDownload.Ending
+            if let control { ending = await control.counting(run) } else { ending = await run() }
+            switch ending.outcome {
             case .paused(let newValidator):
                 // The partial file stays; the next request continues it after resume().
                 validator = newValidator ?? validator
@@ -106,7 +114,7 @@ package struct HTTPSource: SiteSource {
             case .finished:
                 answered.insert(url)
                 if lostOnce { onConnection(.found(url: url.absoluteString)) }
-                return
+                return ending.validator ?? validator
             case .failed(let error):
                 throw error
             case .retryable(let reason, let newValidator, let worked):
