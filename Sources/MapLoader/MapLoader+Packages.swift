@@ -110,7 +110,7 @@ extension MapLoader {
             return (try await planningContext(operation, atInstalledVersion: atInstalledVersion, parts: parts), nil)
         } catch let error as MapLoaderError {
             switch error {
-            case .noServer, .connectionFailed, .httpStatus: break
+            case .noServer, .connectionFailed, .httpStatus, .networkNotAllowed: break
             default: throw error
             }
             guard let offline = try Self.offlineContext(operation, reason: error.description) else { throw error }

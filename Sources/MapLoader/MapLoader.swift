@@ -73,6 +73,8 @@ public actor MapLoader {
         /// The HTTP client for downloads: libcurl on Linux, Foundation's URLSession on
         /// Apple platforms and Android (see ``Transport/standard``).
         public var transport: Transport = .standard
+        /// Which networks may carry downloads (``NetworkPolicy/any`` by default).
+        public var network: NetworkPolicy = .any
 
         /// The threads a patch apply uses: ``maximumThreads`` (at least 1), else every core.
         var threads: Int { max(1, maximumThreads ?? ProcessInfo.processInfo.activeProcessorCount) }
@@ -82,8 +84,9 @@ public actor MapLoader {
             server: String?, dataDirectory: URL = Configuration.defaultDataDirectory, retry: Retry = .init(),
             deadlines: Deadlines = .init(), trust: TrustPolicy = .init(), waitForLock: Bool = true,
             quota: Int64? = nil, maximumRate: Int64? = nil, mirrors: [String] = [], maximumThreads: Int? = nil,
-            delegateDelivery: DelegateDelivery = .mainActor, transport: Transport = .standard
+            delegateDelivery: DelegateDelivery = .mainActor, transport: Transport = .standard, network: NetworkPolicy = .any
         ) {
+            self.network = network
             self.transport = transport
             self.delegateDelivery = delegateDelivery
             self.maximumThreads = maximumThreads
@@ -271,11 +274,12 @@ public actor MapLoader {
     private static func siteSource(_ configuration: Configuration, hub: EventHub) throws(MapLoaderError) -> any SiteSource {
         guard let server = configuration.server, !server.isEmpty else { throw .noServer }
         let limiter = configuration.maximumRate.map { RateLimiter(bytesPerSecond: $0) }
-        let transport = HTTPTransports.named(configuration.transport.name) ?? HTTPTransports.standard
+        let policy = NetworkPolicy(configuration.network)
+        let transport = HTTPTransports.named(configuration.transport.name, policy: policy) ?? HTTPTransports.standard
         let sources = try ([server] + configuration.mirrors).map { (address) throws(MapLoaderError) in
             try makeSiteSource(
                 address, retry: RetryPolicy(configuration.retry), deadlines: TransferDeadlines(configuration.deadlines), limiter: limiter,
-                transport: transport
+                transport: transport, policy: policy
             ) { event in
                 switch event {
                 case .lost(let url, let reason, let delay): hub.emit(.connectionLost(url: url, reason: reason, retryIn: delay))

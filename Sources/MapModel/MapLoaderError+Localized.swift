@@ -37,6 +37,7 @@ extension MapLoaderError: LocalizedError {
         case .noServer: return ("noServer", [:])
         case .connectionFailed: return ("connectionFailed", [:])
         case .httpStatus(_, let status): return (status == 404 ? "httpStatus.missing" : "httpStatus", ["status": "\(status)"])
+        case .networkNotAllowed: return ("networkNotAllowed", [:])
         case .integrityFailed: return ("integrityFailed", [:])
         case .invalidMetadata: return ("invalidMetadata", [:])
         case .invalidArchive(let package, _, _): return ("invalidArchive", ["package": package])
@@ -129,6 +130,9 @@ extension MapLoaderError: LocalizedError {
         "storageFailed.description": "Maps could not be saved on this device.",
         "storageFailed.reason": "Reading or writing the map storage failed.",
         "storageFailed.suggestion": "Check that the device has free storage and try again.",
+        "networkNotAllowed.description": "Maps are not downloaded on this network.",
+        "networkNotAllowed.reason": "The device is on a cellular or low-data network, which the app's settings leave out for downloads.",
+        "networkNotAllowed.suggestion": "Connect to Wi-Fi, or allow downloads on this network in the settings.",
         "busy.description": "The maps are being changed right now.",
         "busy.reason": "Another download or update is working on the same maps.",
         "busy.suggestion": "Try again when it has finished.",

@@ -29,6 +29,9 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
     case connectionFailed(url: String, reason: String)
     /// The server answered with an HTTP error status.
     case httpStatus(url: String, status: Int)
+    /// The network the device is on may not carry downloads (a cellular network or one in
+    /// Low Data Mode, which the configuration's network policy leaves out); `reason` names it.
+    case networkNotAllowed(reason: String)
     /// Downloaded or installed bytes do not match the signed hash or length.
     case integrityFailed(what: String, detail: String)
     /// The catalog or a manifest cannot be read.
@@ -84,6 +87,8 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
                 ? "the site is missing this file; ask the publisher to republish"
                 : "the server failed; retry later"
             return "server answered HTTP \(status) for \(url): \(hint)"
+        case .networkNotAllowed(let reason):
+            return "downloads are not allowed on this network: \(reason); connect to Wi-Fi or a wired network, or allow this kind of network"
         case .integrityFailed(let what, let detail):
             return "integrity check failed for \(what): \(detail); nothing was installed, retry or report it to the publisher"
         case .invalidMetadata(let what, let detail):

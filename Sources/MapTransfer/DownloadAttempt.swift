@@ -21,6 +21,8 @@ package enum TransportFailure: Sendable, Equatable {
     case tls(String)
     /// The connection broke or timed out; `detail` is the transport's words.
     case broken(String)
+    /// The system refused the network the request would use (the network policy); `detail` names it.
+    case notAllowed(String)
 }
 
 /// The decisions of one HTTP download attempt, as a value: what to do with a response
@@ -296,6 +298,8 @@ package struct DownloadAttempt: Sendable {
                 .connectionFailed(
                     url: url,
                     reason: "the TLS handshake with \(host) failed (\(detail)); if the server speaks plain HTTP, use http://"))
+        case .notAllowed(let detail)?:
+            return .failed(.networkNotAllowed(reason: detail))
         case .broken(let detail)?:
             if !responded {
                 return .retryable(reason: "the request to \(host) failed without an answer (\(detail))", validator: validator, worked: false)

@@ -20,15 +20,25 @@ import Synchronization
 /// own framing, and a resume after a drop or a pause continues the partial file without
 /// fetching a byte twice.
 package final class FoundationTransport: HTTPTransport {
-    /// The transport every loader shares.
-    package static let shared = FoundationTransport()
+    /// The transport loaders of one network policy share.
+    package static func shared(_ policy: NetworkPolicy) -> FoundationTransport {
+        instances.withLock { instances in
+            if let made = instances[policy] { return made }
+            let made = FoundationTransport(policy: policy)
+            instances[policy] = made
+            return made
+        }
+    }
+
+    private static let instances = Mutex<[NetworkPolicy: FoundationTransport]>([:])
 
     /// 8 MiB a request: a 2 GB map is 250 requests.
     package let window: Int64? = 8 << 20
-    private let sessions = SessionPool()
+    private let sessions: SessionPool
 
-    /// A transport with sessions of its own.
-    package init() {}
+    /// A transport with sessions of its own, which use only the networks `policy` allows
+    /// (on Apple platforms; elsewhere ``HTTPSource`` checks the network before each request).
+    package init(policy: NetworkPolicy = .any) { sessions = SessionPool(policy: policy) }
 
     package func perform(_ url: URL, exchange: HTTPExchange) async -> HTTPEnding {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: exchange.stallSeconds + 5)
@@ -71,8 +81,14 @@ private struct PooledSession: Sendable {
     let session: URLSession
     let router: SessionRouter
 
-    init() {
+    init(policy: NetworkPolicy) {
         let configuration = URLSessionConfiguration.ephemeral
+        #if !canImport(FoundationNetworking)
+            // Apple's URLSession only (FoundationNetworking has neither): the system keeps
+            // requests off the networks the policy leaves out, and says so in the error.
+            configuration.allowsExpensiveNetworkAccess = policy.allowsExpensive
+            configuration.allowsConstrainedNetworkAccess = policy.allowsConstrained
+        #endif
         // No cache (pinned bytes are checked, never served from a cache), no cookies, no
         // stored credentials; the deadlines are the exchange's.
         configuration.urlCache = nil
@@ -99,8 +115,11 @@ private final class SessionPool: Sendable {
     /// More idle sessions than this are invalidated instead of kept.
     private static let capacity = 8
     private let idle = Mutex<[PooledSession]>([])
+    let policy: NetworkPolicy
 
-    func take() -> PooledSession { idle.withLock { $0.popLast() } ?? PooledSession() }
+    init(policy: NetworkPolicy) { self.policy = policy }
+
+    func take() -> PooledSession { idle.withLock { $0.popLast() } ?? PooledSession(policy: policy) }
 
     func give(_ session: PooledSession, reusable: Bool) {
         let kept = idle.withLock { idle in
@@ -229,6 +248,15 @@ private final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
     static func ending(_ error: any Error) -> HTTPEnding {
         guard let error = error as? URLError else { return .failed(.broken(error.localizedDescription)) }
         let detail = error.localizedDescription
+        #if !canImport(FoundationNetworking)
+            // Apple's URLSession only: the request needed a network the policy leaves out.
+            switch error.networkUnavailableReason {
+            case .expensive?: return .failed(.notAllowed("the only network is cellular (expensive)"))
+            case .constrained?: return .failed(.notAllowed("the network is in Low Data Mode"))
+            case .cellular?: return .failed(.notAllowed("the only network is cellular"))
+            default: break
+            }
+        #endif
         switch error.code {
         case .cancelled:
             return .stopped

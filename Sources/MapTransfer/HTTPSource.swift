@@ -1,7 +1,7 @@
 package import Foundation
 import Synchronization
 package import MapModel
-import MapPlatform
+package import MapPlatform
 
 /// A site on an HTTP(S) server. Any static server works: the client needs GET and, for
 /// resuming, `Range` (it copes with servers that ignore it).
@@ -20,6 +20,10 @@ package struct HTTPSource: SiteSource {
     package let clock: any TransferClock
     /// The HTTP client that carries the requests.
     package let transport: any HTTPTransport
+    /// Which networks may carry the requests.
+    package let policy: NetworkPolicy
+    /// The network requests would go over now (read before each attempt).
+    package let conditions: @Sendable () -> NetworkConditions?
     /// Hosts (`host:port`) that answered a request of this source: worth retrying when a
     /// later request gets no answer (a server restarting), unlike a host that never did.
     private let answered = AnsweredHosts()
@@ -28,9 +32,12 @@ package struct HTTPSource: SiteSource {
     package init(
         baseURL: URL, retry: RetryPolicy, deadlines: TransferDeadlines,
         limiter: RateLimiter? = nil, transport: any HTTPTransport = HTTPTransports.standard,
+        policy: NetworkPolicy = .any, conditions: @escaping @Sendable () -> NetworkConditions? = NetworkConditions.current,
         clock: any TransferClock = SystemTransferClock(),
         onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }
     ) {
+        self.policy = policy
+        self.conditions = conditions
         self.clock = clock
         self.transport = transport
         self.baseURL = baseURL
@@ -97,6 +104,11 @@ package struct HTTPSource: SiteSource {
                 } catch {
                     throw .cancelled
                 }
+            }
+            // The network is checked before each request: a device that moved from Wi-Fi to
+            // cellular mid-download stops there, keeping its partial file.
+            if policy != .any, let refusal = policy.refusal(conditions()) {
+                throw .networkNotAllowed(reason: refusal)
             }
             let run = { [validator] in
                 await HTTPDownload.run(

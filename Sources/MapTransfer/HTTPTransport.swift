@@ -28,10 +28,11 @@ package enum HTTPEnding: Sendable, Equatable {
 
 /// The HTTP clients MapLoader carries downloads with.
 package enum HTTPTransports {
-    /// The transport named `name` (`curl`, `foundation`), if this build has it.
-    package static func named(_ name: String) -> (any HTTPTransport)? {
+    /// The transport named `name` (`curl`, `foundation`), if this build has it; URLSession
+    /// keeps to the networks `policy` allows.
+    package static func named(_ name: String, policy: NetworkPolicy = .any) -> (any HTTPTransport)? {
         switch name {
-        case "foundation": return FoundationTransport.shared
+        case "foundation": return FoundationTransport.shared(policy)
         case "curl": return curl
         default: return nil
         }
@@ -50,5 +51,5 @@ package enum HTTPTransports {
     package static var available: [String] { (curl == nil ? [] : ["curl"]) + ["foundation"] }
 
     /// The default: libcurl where the build has it (Linux), else Foundation's URLSession.
-    package static var standard: any HTTPTransport { curl ?? FoundationTransport.shared }
+    package static var standard: any HTTPTransport { curl ?? FoundationTransport.shared(.any) }
 }

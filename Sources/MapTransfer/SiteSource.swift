@@ -145,7 +145,7 @@ extension SiteSource {
 /// `host:port`, another scheme) is refused, saying which forms work.
 package func makeSiteSource(
     _ server: String, retry: RetryPolicy, deadlines: TransferDeadlines,
-    limiter: RateLimiter? = nil, transport: any HTTPTransport = HTTPTransports.standard,
+    limiter: RateLimiter? = nil, transport: any HTTPTransport = HTTPTransports.standard, policy: NetworkPolicy = .any,
     onConnection: @escaping @Sendable (ConnectionEvent) -> Void = { _ in }
 ) throws(MapLoaderError) -> any SiteSource {
     let forms = "use http://host:port/…, https://…, file:///path, /absolute/path or ./relative/path"
@@ -154,7 +154,8 @@ package func makeSiteSource(
             throw .invalidParameters("'\(server)' is not a valid URL: \(forms)")
         }
         return HTTPSource(
-            baseURL: url, retry: retry, deadlines: deadlines, limiter: limiter, transport: transport, onConnection: onConnection)
+            baseURL: url, retry: retry, deadlines: deadlines, limiter: limiter, transport: transport, policy: policy,
+            onConnection: onConnection)
     }
     if server.hasPrefix("file://") {
         guard let url = URL(string: server), url.isFileURL, !url.path.isEmpty else {

@@ -81,7 +81,22 @@ struct ClientOptions: ParsableArguments {
             valueName: "name"))
     var transport: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Which networks may carry downloads: any, or unmetered (not cellular, not Low Data Mode).",
+            discussion:
+                "Also $MAPLOADER_NETWORK. With unmetered, a download on a cellular network stops with exit 11 and keeps what it fetched; on Linux a default route through a cellular modem (wwan) counts as cellular. For timers: maploader update --if-available --network unmetered.",
+            valueName: "kind"))
+    var network: String?
+
     func validate() throws {
+        for (given, source) in [(network, "--network"), (ProcessInfo.processInfo.environment["MAPLOADER_NETWORK"], "MAPLOADER_NETWORK")] {
+            if let given, Self.networkPolicy(given) == nil {
+                throw ValidationError("\(source) '\(given)' is not a kind of network: use any or unmetered")
+            }
+            if network != nil { break }
+        }
         if let transport, MapLoader.Configuration.Transport(transport) == nil {
             let names = MapLoader.Configuration.Transport.available.map(\.name).joined(separator: " or ")
             throw ValidationError("--transport '\(transport)' is not a transport this build has: use \(names)")
@@ -112,6 +127,15 @@ struct ClientOptions: ParsableArguments {
         }
     }
 
+    /// The policy a `--network` value names.
+    static func networkPolicy(_ name: String) -> MapLoader.Configuration.NetworkPolicy? {
+        switch name {
+        case "any": .any
+        case "unmetered": .unmetered
+        default: nil
+        }
+    }
+
     /// The resolved configuration.
     var configuration: MapLoader.Configuration {
         let env = ProcessInfo.processInfo.environment
@@ -134,12 +158,13 @@ struct ClientOptions: ParsableArguments {
             server.isEmpty
             ? [env["MAPLOADER_SERVER"]].compactMap { $0 } + (env["MAPLOADER_MIRRORS"] ?? "").split(separator: " ").map(String.init)
             : server
+        let threadCount: Int? = threads ?? env["MAPLOADER_THREADS"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
+        let chosen: MapLoader.Configuration.Transport = transport.flatMap(MapLoader.Configuration.Transport.init) ?? .standard
+        let networks: MapLoader.Configuration.NetworkPolicy = (network ?? env["MAPLOADER_NETWORK"]).flatMap(Self.networkPolicy) ?? .any
         return .init(
             server: servers.first, dataDirectory: URL(fileURLWithPath: directory),
             deadlines: deadlines, trust: trust, waitForLock: !noWait, maximumRate: rate,
-            mirrors: Array(servers.dropFirst()),
-            maximumThreads: threads ?? env["MAPLOADER_THREADS"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil },
-            transport: transport.flatMap(MapLoader.Configuration.Transport.init) ?? .standard)
+            mirrors: Array(servers.dropFirst()), maximumThreads: threadCount, transport: chosen, network: networks)
     }
 
     /// Runs `body` with a loader whose events are rendered for a person (or silenced
@@ -201,6 +226,7 @@ struct Failure: Error, CustomStringConvertible {
         switch error {
         case .storageFailed, .dataDirectoryRefused: return 1
         case .busy: return 10
+        case .networkNotAllowed: return 11
         case .invalidParameters, .noServer: return 64
         case .unknownPackage, .unknownGroup, .requiredGroup, .notInstalled: return 4
         case .connectionFailed, .httpStatus: return 5

@@ -10,7 +10,7 @@ enum CommandLineFront {
     /// Options every client command takes, with whether each takes a value.
     static let sharedOptions: [String: Bool] = [
         "--server": true, "--data-dir": true, "--trust-key": true, "--timeout": true, "--limit-rate": true,
-        "--threads": true, "--transport": true, "--json": false, "--allow-unsigned": false, "--no-wait": false,
+        "--threads": true, "--transport": true, "--network": true, "--json": false, "--allow-unsigned": false, "--no-wait": false,
     ]
 
     /// `arguments` with shared options that precede the subcommand moved after it (before a

@@ -9,6 +9,7 @@ extension MapLoaderError {
         case .notInstalled(let id): return "run 'maploader install \(id)'"
         case .noServer: return "pass --server URL or set MAPLOADER_SERVER"
         case .versionUnavailable: return "run 'maploader update'"
+        case .networkNotAllowed: return "--network any allows every network"
         case .quotaExceeded: return "'maploader config set quota SIZE' sets the quota"
         case .signatureRefused:
             return "--trust-key KEY trusts a publisher key (--add-trust-key beside those trusted, "

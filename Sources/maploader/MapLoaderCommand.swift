@@ -23,7 +23,8 @@ struct MapLoaderCommand: AsyncParsableCommand {
               maploader check-update || [ $? -eq 3 ] && maploader update
 
             Options shared by the client commands (--server, --data-dir, --trust-key, \
-            --timeout, --json, --allow-unsigned, --no-wait) may come before or after the command.
+            --timeout, --json, --allow-unsigned, --no-wait, --limit-rate, --threads, --transport, \
+            --network) may come before or after the command.
 
             Installed files are read at <data-dir>/current/<package>/<group>/<path>. On a \
             card without symbolic links (FAT, exFAT) current is a file naming the live \
@@ -41,6 +42,7 @@ struct MapLoaderCommand: AsyncParsableCommand {
               8  not enough disk space
               9  installed version no longer on the server: update first
               10 another maploader is changing the data directory (with --no-wait)
+              11 the network may not carry downloads (with --network unmetered)
               64 usage error;  130 cancelled
             """,
         version: MapLoaderVersion.current,

@@ -109,6 +109,26 @@ import MapPublisher
         #expect((object["port"] as? Int ?? 0) > 0)
     }
 
+    /// `--network` and `--transport` take only the names they list (a usage error, exit 64,
+    /// naming the choices); `--network unmetered` installs on this machine's wired network,
+    /// through each transport, and works before the command as after it.
+    @Test func networkAndTransportOptionsAreChecked() async throws {
+        let site = try TestSite(revisions: [1])
+        let data = site.dir.path("data")
+        let bogus = try await CLI.run(["install", "de-berlin", "--network", "satellite"] + CLI.client(site, data))
+        #expect(bogus.status == 64)
+        #expect(bogus.stderr.contains("any or unmetered"), "\(bogus.stderr)")
+        let wrongTransport = try await CLI.run(["list", "--transport", "carrier-pigeon"] + CLI.client(site, data))
+        #expect(wrongTransport.status == 64)
+        #expect(wrongTransport.stderr.contains("curl or foundation"), "\(wrongTransport.stderr)")
+        let fromEnvironment = try await CLI.run(["list"] + CLI.client(site, data), environment: ["MAPLOADER_NETWORK": "cheap"])
+        #expect(fromEnvironment.status == 64 && fromEnvironment.stderr.contains("MAPLOADER_NETWORK"), "\(fromEnvironment.stderr)")
+        let installed = try await CLI.run(["--network", "unmetered", "--transport", "foundation", "install", "de-berlin"] + CLI.client(site, data))
+        #expect(installed.status == 0, "\(installed.stderr)")
+        let listed = try await CLI.run(["list", "--installed", "--network", "unmetered", "--transport", "curl"] + CLI.client(site, data))
+        #expect(listed.status == 0 && listed.stdout.contains("de-berlin"), "\(listed.stderr)")
+    }
+
     @Test func exitCodesMeanWhatTheTableSays() async throws {
         let site = try TestSite(revisions: [1])
         let data = site.dir.path("data")

@@ -196,7 +196,8 @@ extension FailureTests {
         let errors: [MapLoaderError] = [
             .invalidParameters("x"), .unknownPackage("a", suggestion: "b"), .unknownGroup("g", known: ["base"]), .requiredGroup("base"),
             .notInstalled("a"), .cancelled, .noServer, .connectionFailed(url: "http://h", reason: "down"),
-            .httpStatus(url: "http://h", status: 404), .integrityFailed(what: "w", detail: "d"), .invalidMetadata(what: "w", detail: "d"),
+            .httpStatus(url: "http://h", status: 404), .networkNotAllowed(reason: "cellular"), .integrityFailed(what: "w", detail: "d"),
+            .invalidMetadata(what: "w", detail: "d"),
             .invalidArchive(package: "a", group: "g", detail: "d"), .versionUnavailable(installed: "v1", current: "v2"),
             .insufficientSpace(needed: 2, available: 1, path: "/p"), .quotaExceeded(quota: 1, needed: 2, largest: ["a"]),
             .storageFailed(path: "/p", reason: "r"), .busy(pid: 7), .dataDirectoryRefused(path: "/p", reason: "r"),

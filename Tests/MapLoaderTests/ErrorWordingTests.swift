@@ -12,6 +12,7 @@ import MapTestSupport
         .unknownPackage("xx", suggestion: nil), .unknownGroup("terrain", known: ["base", "poi"]), .requiredGroup("base"),
         .notInstalled("de-berlin"), .cancelled, .noServer, .connectionFailed(url: "https://maps.example.com", reason: "timed out"),
         .httpStatus(url: "https://maps.example.com/x", status: 404), .httpStatus(url: "https://maps.example.com/x", status: 503),
+        .networkNotAllowed(reason: "the default route goes through wwan0, a cellular (metered) network"),
         .integrityFailed(what: "de-berlin/base", detail: "SHA-256 differs"), .invalidMetadata(what: "catalog.json", detail: "bad JSON"),
         .invalidArchive(package: "de-berlin", group: "base", detail: "a path with .."), .versionUnavailable(installed: "v1", current: "v3"),
         .insufficientSpace(needed: 0, available: 0, path: "/maps"), .insufficientSpace(needed: 9_000_000, available: 100, path: "/maps"),
@@ -24,7 +25,7 @@ import MapTestSupport
     static func covers(_ error: MapLoaderError) -> Bool {
         switch error {
         case .invalidParameters, .unknownPackage, .unknownGroup, .requiredGroup, .notInstalled, .cancelled, .noServer,
-            .connectionFailed, .httpStatus, .integrityFailed, .invalidMetadata, .invalidArchive, .versionUnavailable,
+            .connectionFailed, .httpStatus, .networkNotAllowed, .integrityFailed, .invalidMetadata, .invalidArchive, .versionUnavailable,
             .insufficientSpace, .quotaExceeded, .storageFailed, .busy, .dataDirectoryRefused, .signatureRefused,
             .rollbackRefused:
             return true

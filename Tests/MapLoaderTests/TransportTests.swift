@@ -146,4 +146,54 @@ import MapLoader
         #expect(got == newSHA || got == oldSHA, "old and new bytes spliced")
         #expect(server.statistics.statusCounts[200, default: 0] >= 1, "the changed file came whole: \(server.statistics.statusCounts)")
     }
+
+    /// With the unmetered policy, a download on a cellular network is refused before any
+    /// request (nothing reaches the server); one that moves to cellular between windows
+    /// stops there, keeping its bytes, and the same call back on Wi-Fi continues without a
+    /// byte sent twice. The cellular network is a fake (the conditions the source reads),
+    /// the server and transfers are real.
+    @Test func aDownloadStopsWhenTheNetworkTurnsCellularAndGoesOnAfter() async throws {
+        let dir = TemporaryDirectory()
+        let size = 20_000_000
+        let (folder, path, sha256) = try Self.bigFile(size, in: dir)
+        let server = ManifestServer(root: folder)
+        let port = try server.start()
+        defer { server.stop() }
+        let cellular = NetworkConditions(interface: "wwan0", expensive: true)
+        let wifi = NetworkConditions(interface: "wlan0", expensive: false)
+        let file = dir.path("download")
+        // Cellular from the start: refused, and no request was made.
+        let onCellular = HTTPSource(
+            baseURL: URL(string: "http://127.0.0.1:\(port)")!, retry: RetryPolicy(attempts: 3, initialDelay: 0.2, maxDelay: 0.5),
+            deadlines: TransferDeadlines(stall: 10, minimumRate: 0, rateWindow: 60, total: nil),
+            transport: try #require(HTTPTransports.named("foundation")), policy: NetworkPolicy(allowsExpensive: false),
+            conditions: { cellular })
+        await #expect(throws: MapLoaderError.networkNotAllowed(reason: "the default route goes through wwan0, a cellular (metered) network")) {
+            try await onCellular.download(path, to: file, limit: .exactly(Int64(size))) { _ in }
+        }
+        #expect(server.statistics.requests == 0)
+        // Wi-Fi for the first window only.
+        let windows = Mutex(0)
+        let moving = HTTPSource(
+            baseURL: URL(string: "http://127.0.0.1:\(port)")!, retry: RetryPolicy(attempts: 3, initialDelay: 0.2, maxDelay: 0.5),
+            deadlines: TransferDeadlines(stall: 10, minimumRate: 0, rateWindow: 60, total: nil),
+            transport: try #require(HTTPTransports.named("foundation")), policy: NetworkPolicy(allowsExpensive: false),
+            conditions: {
+                windows.withLock {
+                    $0 += 1; return $0
+                } > 1 ? cellular : wifi
+            })
+        await #expect(throws: MapLoaderError.self) {
+            try await moving.download(path, to: file, limit: .exactly(Int64(size))) { _ in }
+        }
+        #expect(FileStatus.of(file.path)?.size == 8 << 20, "the first window was kept")
+        let back = HTTPSource(
+            baseURL: URL(string: "http://127.0.0.1:\(port)")!, retry: RetryPolicy(attempts: 3, initialDelay: 0.2, maxDelay: 0.5),
+            deadlines: TransferDeadlines(stall: 10, minimumRate: 0, rateWindow: 60, total: nil),
+            transport: try #require(HTTPTransports.named("foundation")), policy: NetworkPolicy(allowsExpensive: false),
+            conditions: { wifi })
+        try await back.download(path, to: file, limit: .exactly(Int64(size))) { _ in }
+        #expect(try FileHashing.sha256(of: Data(contentsOf: file)) == sha256)
+        #expect(server.statistics.bodyBytesSent == Int64(size), "no byte twice")
+    }
 }
