@@ -4,6 +4,7 @@
 // of the documentation; scripts/docs.sh builds the documentation from the same lines.
 @_exported import enum MapModel.MapLoaderError
 @_exported import struct MapModel.TrustPolicy
+@_exported import struct MapModel.NetworkPolicy
 @_exported import struct MapModel.BoundingBox
 @_exported import struct MapModel.DataGroup
 @_exported import struct MapModel.DiskUsage

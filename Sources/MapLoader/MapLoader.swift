@@ -274,7 +274,7 @@ public actor MapLoader {
     private static func siteSource(_ configuration: Configuration, hub: EventHub) throws(MapLoaderError) -> any SiteSource {
         guard let server = configuration.server, !server.isEmpty else { throw .noServer }
         let limiter = configuration.maximumRate.map { RateLimiter(bytesPerSecond: $0) }
-        let policy = NetworkPolicy(configuration.network)
+        let policy = configuration.network
         let transport = HTTPTransports.named(configuration.transport.name, policy: policy) ?? HTTPTransports.standard
         let sources = try ([server] + configuration.mirrors).map { (address) throws(MapLoaderError) in
             try makeSiteSource(

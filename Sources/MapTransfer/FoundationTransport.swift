@@ -1,5 +1,5 @@
 package import Foundation
-import MapModel
+package import MapModel
 import Synchronization
 
 #if canImport(FoundationNetworking)

@@ -1,4 +1,5 @@
 package import Foundation
+package import MapModel
 
 /// An HTTP client that carries one GET at a time into an ``HTTPExchange``: it sends the
 /// exchange's headers, reports the final head, the body and the time passing, stops when

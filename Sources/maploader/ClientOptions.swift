@@ -128,7 +128,7 @@ struct ClientOptions: ParsableArguments {
     }
 
     /// The policy a `--network` value names.
-    static func networkPolicy(_ name: String) -> MapLoader.Configuration.NetworkPolicy? {
+    static func networkPolicy(_ name: String) -> NetworkPolicy? {
         switch name {
         case "any": .any
         case "unmetered": .unmetered
@@ -160,7 +160,7 @@ struct ClientOptions: ParsableArguments {
             : server
         let threadCount: Int? = threads ?? env["MAPLOADER_THREADS"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
         let chosen: MapLoader.Configuration.Transport = transport.flatMap(MapLoader.Configuration.Transport.init) ?? .standard
-        let networks: MapLoader.Configuration.NetworkPolicy = (network ?? env["MAPLOADER_NETWORK"]).flatMap(Self.networkPolicy) ?? .any
+        let networks: NetworkPolicy = (network ?? env["MAPLOADER_NETWORK"]).flatMap(Self.networkPolicy) ?? .any
         return .init(
             server: servers.first, dataDirectory: URL(fileURLWithPath: directory),
             deadlines: deadlines, trust: trust, waitForLock: !noWait, maximumRate: rate,
