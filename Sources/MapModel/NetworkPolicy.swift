@@ -4,14 +4,18 @@ package import MapPlatform
 /// unit, nothing over its cellular modem.
 ///
 /// On Apple platforms URLSession keeps requests off the networks left out
-/// (`allowsExpensiveNetworkAccess`, `allowsConstrainedNetworkAccess`). On Linux and
-/// Android the loader checks before each request whether the default route goes through
-/// a cellular modem (the kernel's `DEVTYPE=wwan`, or an interface named `wwan…`,
-/// `rmnet…` or `ppp…`); Low Data Mode has no equivalent there. A refused download fails
-/// with ``MapLoaderError/networkNotAllowed(reason:)`` and keeps what it fetched, so the
-/// same call on Wi-Fi continues where it stopped.
+/// (`allowsExpensiveNetworkAccess`, `allowsConstrainedNetworkAccess`), personal hotspots
+/// included. On Linux the loader checks before each request (libcurl fetches a file in one
+/// request, URLSession in 8 MiB windows) whether the IPv4 default route goes through a
+/// cellular modem (the kernel's `DEVTYPE=wwan`, or an interface named `wwan…`, `rmnet…`,
+/// `ccmni…` or `ppp…`); Low Data Mode has no equivalent there, and where nothing tells
+/// (no IPv4 default route; Android 10 and later, which hides `/proc/net` from apps) every
+/// network is allowed: an Android app checks `ConnectivityManager` itself before it
+/// starts an update. A refused download fails with
+/// ``MapLoaderError/networkNotAllowed(reason:)`` and keeps what it fetched, so the same
+/// call on Wi-Fi continues where it stopped.
 public struct NetworkPolicy: Sendable, Hashable {
-    /// Whether cellular networks and personal hotspots (expensive networks) may carry downloads.
+    /// Whether expensive networks may carry downloads: cellular, and on Apple platforms personal hotspots.
     public var allowsExpensive: Bool
     /// Whether networks in Low Data Mode (constrained networks) may carry downloads.
     public var allowsConstrained: Bool

@@ -3,11 +3,13 @@ import Foundation
 /// What the system says about the network downloads would go over, where it says anything
 /// a file can show.
 ///
-/// - Linux and Android: the interface of the default route (`/proc/net/route`) and what
-///   the kernel calls it (`/sys/class/net/<interface>/uevent`): `DEVTYPE=wwan` is a
-///   cellular modem (the qmi_wwan, cdc_mbim and Android rmnet drivers name it so), and an
-///   interface named `wwan…`, `rmnet…` or `ppp…` is taken for one too. No file tells Low Data
-///   Mode, so a network there is never constrained.
+/// - Linux: the interface of the IPv4 default route (`/proc/net/route`, the lowest metric)
+///   and what the kernel calls it (`/sys/class/net/<interface>/uevent`): `DEVTYPE=wwan` is a
+///   cellular modem (the qmi_wwan and cdc_mbim drivers name it so), and an interface named
+///   `wwan…`, `rmnet…`, `ccmni…` (Android radios) or `ppp…` (a dial-up modem, though PPPoE
+///   DSL is named so too) is taken for one. No file tells Low Data Mode, so a network is
+///   never constrained here. Unknown (`nil`) without an IPv4 default route, behind a VPN
+///   that hides the link, and on Android 10 and later, which keeps `/proc/net` from apps.
 /// - Apple platforms: unknown here (`nil`); URLSession enforces the policy itself
 ///   (`allowsExpensiveNetworkAccess`, `allowsConstrainedNetworkAccess`).
 package struct NetworkConditions: Sendable, Equatable {
@@ -42,16 +44,19 @@ package struct NetworkConditions: Sendable, Equatable {
         var best: (name: String, metric: Int)?
         for line in table.split(separator: "\n").dropFirst() {
             let fields = line.split(whereSeparator: { $0 == "\t" || $0 == " " })
-            guard fields.count >= 8, fields[1] == "00000000", fields[7] == "00000000",
-                let metric = Int(fields[6]), best.map({ metric < $0.metric }) ?? true
+            // The kernel prints the unsigned metric with %d; a reject route (flag 0x0200) carries nothing.
+            guard fields.count >= 8, fields[1] == "00000000", fields[7] == "00000000", fields[0] != "*",
+                let flags = Int(fields[3], radix: 16), flags & 0x0200 == 0,
+                let signed = Int32(fields[6]), best.map({ Int(UInt32(bitPattern: signed)) < $0.metric }) ?? true
             else { continue }
+            let metric = Int(UInt32(bitPattern: signed))
             best = (String(fields[0]), metric)
         }
         guard let name = best?.name, !name.contains("/"), !name.contains("..") else { return nil }
         let uevent = FileSystem.contents("\(interfaces)/\(name)/uevent").map { String(decoding: $0, as: UTF8.self) } ?? ""
         let cellular =
             uevent.split(separator: "\n").contains("DEVTYPE=wwan")
-            || ["wwan", "rmnet", "ppp"].contains(where: name.hasPrefix)
+            || ["wwan", "rmnet", "ccmni", "ppp"].contains(where: name.hasPrefix)
         return NetworkConditions(interface: name, expensive: cellular)
     }
 }

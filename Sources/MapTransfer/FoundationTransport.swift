@@ -251,7 +251,7 @@ private final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
         #if !canImport(FoundationNetworking)
             // Apple's URLSession only: the request needed a network the policy leaves out.
             switch error.networkUnavailableReason {
-            case .expensive?: return .failed(.notAllowed("the only network is cellular (expensive)"))
+            case .expensive?: return .failed(.notAllowed("the network is expensive (cellular or a personal hotspot)"))
             case .constrained?: return .failed(.notAllowed("the network is in Low Data Mode"))
             case .cellular?: return .failed(.notAllowed("the only network is cellular"))
             default: break

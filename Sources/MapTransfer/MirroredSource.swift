@@ -44,8 +44,8 @@ package final class MirroredSource: SiteSource {
 
     /// Runs `body` with each mirror in turn, the one that last worked first (or the
     /// configured site first, for `.configured`), until it succeeds; that mirror is asked
-    /// first next time. Errors of this device (cancelled,
-    /// no space, storage, quota) end the walk at once: no other mirror helps with them.
+    /// first next time. Errors of this device (cancelled, no space, storage, quota, a
+    /// network the policy leaves out) end the walk at once: no other mirror helps with them.
     /// Throws the first mirror's error when every mirror failed.
     package func failingOver<T: Sendable>(
         from order: FailoverOrder, _ body: @Sendable (any SiteSource) async throws -> T
@@ -61,7 +61,8 @@ package final class MirroredSource: SiteSource {
             } catch {
                 let error = MapLoaderError(error)
                 switch error {
-                case .cancelled, .insufficientSpace, .storageFailed, .quotaExceeded: throw error
+                // Not the mirror's fault: the device's own state (a network the policy leaves out included).
+                case .cancelled, .insufficientSpace, .storageFailed, .quotaExceeded, .networkNotAllowed: throw error
                 default: break
                 }
                 failure = failure ?? error

@@ -31,7 +31,7 @@ extension SiteClient {
                 older = try await self.manifest(entry.version, in: catalog, parts: .holding(packages), knownFrom: known)
             } catch {
                 switch error {
-                case .cancelled, .noServer, .connectionFailed: throw error
+                case .cancelled, .noServer, .connectionFailed, .networkNotAllowed: throw error
                 default: continue
                 }
             }

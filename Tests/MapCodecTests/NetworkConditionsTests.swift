@@ -46,6 +46,18 @@ import MapTestSupport
         #expect(NetworkConditions.read(routes: routes2, interfaces: interfaces2)?.expensive == false)
     }
 
+    /// The kernel prints a metric of 2^31 or more as a negative number: it is large, not small.
+    @Test func aMetricPrintedNegativeIsLargeAndRejectRoutesCarryNothing() throws {
+        let dir = TemporaryDirectory()
+        let (routes, interfaces) = try Self.fakeSystem([("wwan0", "00000000", -2), ("eth0", "00000000", 1000)], devtypes: ["wwan0": "wwan"], in: dir)
+        #expect(NetworkConditions.read(routes: routes, interfaces: interfaces)?.interface == "eth0")
+        let table =
+            Self.header
+            + "wwan0\t00000000\t00000000\t0201\t0\t0\t0\t00000000\t0\t0\t0\neth0\t00000000\t010200C0\t0003\t0\t0\t500\t00000000\t0\t0\t0\n"
+        try Data(table.utf8).write(to: dir.path("route"))
+        #expect(NetworkConditions.read(routes: routes, interfaces: interfaces)?.interface == "eth0", "a reject route is passed over")
+    }
+
     @Test func noDefaultRouteOrAStrangeNameIsUnknown() throws {
         let dir = TemporaryDirectory()
         let (routes, interfaces) = try Self.fakeSystem([("eth0", "000200C0", 0)], in: dir)

@@ -183,7 +183,7 @@ import MapLoader
                     $0 += 1; return $0
                 } > 1 ? cellular : wifi
             })
-        await #expect(throws: MapLoaderError.self) {
+        await #expect(throws: MapLoaderError.networkNotAllowed(reason: "the default route goes through wwan0, a cellular (metered) network")) {
             try await moving.download(path, to: file, limit: .exactly(Int64(size))) { _ in }
         }
         #expect(FileStatus.of(file.path)?.size == 8 << 20, "the first window was kept")
@@ -195,5 +195,28 @@ import MapLoader
         try await back.download(path, to: file, limit: .exactly(Int64(size))) { _ in }
         #expect(try FileHashing.sha256(of: Data(contentsOf: file)) == sha256)
         #expect(server.statistics.bodyBytesSent == Int64(size), "no byte twice")
+    }
+
+    /// A network the policy leaves out is the device's state, not a bad mirror: a mirrored
+    /// site does not walk its mirrors for it (no "trying mirror" event), and says why once.
+    @Test func aRefusedNetworkDoesNotFailOverToMirrors() async throws {
+        let dir = TemporaryDirectory()
+        let (folder, path, _) = try Self.bigFile(100_000, in: dir)
+        let server = ManifestServer(root: folder)
+        let port = try server.start()
+        defer { server.stop() }
+        let mirrors = (0..<2).map { _ in
+            HTTPSource(
+                baseURL: URL(string: "http://127.0.0.1:\(port)")!, retry: RetryPolicy(attempts: 1, initialDelay: 0.1, maxDelay: 0.1),
+                deadlines: TransferDeadlines(stall: 10, minimumRate: 0, rateWindow: 60, total: nil),
+                policy: .unmetered, conditions: { NetworkConditions(interface: "wwan0", expensive: true) })
+        }
+        let failovers = Mutex(0)
+        let site = MirroredSource(mirrors) { _, _, _ in failovers.withLock { $0 += 1 } }
+        await #expect(throws: MapLoaderError.networkNotAllowed(reason: "the default route goes through wwan0, a cellular (metered) network")) {
+            try await site.fetchPinned(path, size: 100_000, sha256: String(repeating: "0", count: 64), pinnedBy: "test", scratch: dir.url)
+        }
+        #expect(failovers.withLock { $0 } == 0)
+        #expect(server.statistics.requests == 0)
     }
 }

@@ -222,9 +222,11 @@ actor PlanSession {
                         size: files.reduce(0) { $0 + $1.size }), step
                 )
             } catch {
+                // A network the policy leaves out refuses the archive as it refused the patch.
                 if error is CancellationError || (error as? MapLoaderError) == .cancelled || Self.isNoSpace(error) {
                     throw error
                 }
+                if case .networkNotAllowed? = error as? MapLoaderError { throw error }
                 FileSystem.removeTree(
                     builder.directory.appendingPathComponent(step.package)
                         .appendingPathComponent(step.group))
