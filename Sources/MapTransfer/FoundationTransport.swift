@@ -12,13 +12,15 @@ import Synchronization
 /// where the tests run it beside libcurl.
 ///
 /// Data tasks hand each piece of body to the session's delegate, which writes it to the
-/// partial file on the delegate queue (never Swift's cooperative pool) and cancels the task
-/// at the first byte too many; each running task has a session of its own (``SessionPool``). URLSession does not slow the network to the delegate's pace
-/// (on Linux it queues every piece it reads for the delegate: an endless body outran a slow
-/// delegate by gigabytes), so each request asks for a window of at most ``window`` bytes
-/// with `Range`: an honest server's answer is then at most a window, held back by HTTP's
-/// own framing, and a resume after a drop or a pause continues the partial file without
-/// fetching a byte twice.
+/// partial file on the delegate queue (never Swift's cooperative pool); at the first byte
+/// too many it cancels the task from another thread (``cancelAside(_:)``) and drops what
+/// still comes unread. Each running task has a session of its own (``SessionPool``).
+/// URLSession does not slow the network to the delegate's pace (on Linux it queues every
+/// piece it reads for the delegate, and a cancel lands only when the process-wide queue of
+/// FoundationNetworking gets a turn), so each request asks for a window of at most
+/// ``window`` bytes with `Range`: an honest server's answer is then at most a window, held
+/// back by HTTP's own framing, and a resume after a drop or a pause continues the partial
+/// file without fetching a byte twice.
 package final class FoundationTransport: HTTPTransport {
     /// The transport loaders of one network policy share.
     package static func shared(_ policy: NetworkPolicy) -> FoundationTransport {
@@ -57,7 +59,7 @@ package final class FoundationTransport: HTTPTransport {
                 // Not after the request ended: a late tick would turn a whole body into a pause.
                 if Task.isCancelled { return }
                 if !exchange.tick() {
-                    task.cancel()
+                    cancelAside(task)
                     return
                 }
             }
@@ -71,9 +73,20 @@ package final class FoundationTransport: HTTPTransport {
             }
         } onCancel: {
             exchange.cancel()
-            task.cancel()
+            cancelAside(task)
         }
     }
+}
+
+/// Cancels `task` from a thread of its own, never the caller's. FoundationNetworking before
+/// Swift 6.4 waits in `cancel()` for the session's work queue (`workQueue.sync`;
+/// swift-corelibs-foundation #5412, fixed by #5417), and that queue stays busy as long as a
+/// server sends: a cancel on the delegate queue stopped the delegate while the network queued
+/// up to 1.8 GB for it (measured: AttackTests' endless bodies), and one in a cancellation
+/// handler or on Swift's cooperative pool would hold a thread that must not wait. Apple's
+/// URLSession cancels asynchronously anyway.
+private func cancelAside(_ task: URLSessionTask) {
+    DispatchQueue.global(qos: .utility).async { task.cancel() }
 }
 
 /// A URLSession that runs one task at a time, with its delegate.
@@ -151,6 +164,19 @@ private final class RunningRequest: Sendable {
     /// Whether the session delivered the task's completion.
     var completed: Bool { delivered.withLock { $0 } }
 
+    private let refusedBody = Mutex(false)
+
+    /// Whether the exchange refused the body: what still comes is dropped unread.
+    var refused: Bool { refusedBody.withLock { $0 } }
+
+    /// Refuses the rest of the body; true the first time.
+    func refuse() -> Bool {
+        refusedBody.withLock { refused in
+            defer { refused = true }
+            return !refused
+        }
+    }
+
     /// The session delivered the task's completion.
     func markCompleted() { delivered.withLock { $0 = true } }
 
@@ -196,7 +222,7 @@ private final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
     ) {
         // A redirect refused (the session then hands it over as the answer) is no answer.
         guard let request = request(dataTask), request.overridden == nil, let http = response as? HTTPURLResponse else {
-            dataTask.cancel()
+            cancelAside(dataTask)
             return completionHandler(.cancel)
         }
         let head = ResponseHead(
@@ -206,14 +232,16 @@ private final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
             etag: http.value(forHTTPHeaderField: "ETag"))
         let taken = request.exchange.head(head)
         // FoundationNetworking ignores the disposition: a refused answer is cancelled here too.
-        if !taken { dataTask.cancel() }
+        if !taken, request.refuse() { cancelAside(dataTask) }
         completionHandler(taken ? .allow : .cancel)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let request = request(dataTask) else { return dataTask.cancel() }
+        // Pieces that come after a refusal (the cancel lands late) are dropped at once, so the
+        // delegate keeps up with the network until it does.
+        guard let request = request(dataTask), !request.refused else { return }
         let taken = data.withUnsafeBytes { request.exchange.write($0) }
-        if !taken { dataTask.cancel() }
+        if !taken, request.refuse() { cancelAside(dataTask) }
     }
 
     func urlSession(
@@ -235,7 +263,7 @@ private final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
         // Refused as libcurl refuses it: a broken transfer, not the redirect's status.
         request(task)?.override(.failed(.broken(problem)))
         completionHandler(nil)
-        task.cancel()
+        cancelAside(task)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
