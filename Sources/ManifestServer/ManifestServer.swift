@@ -109,7 +109,9 @@ package final class ManifestServer: Sendable {
                 if state.withLock({ $0.phase != .running }) { break accepting }
                 switch code {
                 case EINTR, ECONNABORTED, EAGAIN, EPROTO: continue accepting
-                case EMFILE, ENFILE, ENOBUFS, ENOMEM: usleep(10_000); continue accepting
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    usleep(10_000)
+                    continue accepting
                 default: break accepting
                 }
             }

@@ -38,7 +38,10 @@ enum RequestPath: Sendable, Equatable {
         var out: [UInt8] = []
         var bytes = text.utf8.makeIterator()
         while let byte = bytes.next() {
-            guard byte == UInt8(ascii: "%") else { out.append(byte); continue }
+            guard byte == UInt8(ascii: "%") else {
+                out.append(byte)
+                continue
+            }
             guard let high = bytes.next().flatMap(hexValue), let low = bytes.next().flatMap(hexValue) else { return nil }
             out.append(high << 4 | low)
         }

@@ -1,5 +1,6 @@
 import MapModel
 package import MapPlatform
+
 /// A bounds-checked cursor over decoded manifest bytes; every read that would run past
 /// the end throws ``PatchError/corrupt(detail:)`` instead of trapping.
 package struct ByteReader {

@@ -1,11 +1,12 @@
+import Foundation
+import MapModel
+package import MapPlatform
+
 #if PackagedZstd
     import libzstd
 #else
     import CZstd
 #endif
-import Foundation
-import MapModel
-package import MapPlatform
 /// Columns of numbers compressed against what the client already has: `u32 frame length,
 /// u32 columns length` (little-endian), then one zstd frame of the columns with a prefix
 /// the client computes from its old file (the old file's layout or gather map). A scanned

@@ -1,6 +1,7 @@
 import Foundation
 import MapModel
 package import MapPlatform
+
 /// The files a cross-file delta reads besides nothing else: the zstd frame's prefix is
 /// their bytes concatenated in this order. Map folders repeat themselves (one record in a
 /// gazetteer cut at several population thresholds, one polygon at two resolutions), so a
@@ -38,8 +39,12 @@ package struct CrossReferences: Sendable, Equatable {
         var out: [UInt8] = withUnsafeBytes(of: UInt32(references.count).littleEndian, Array.init)
         for reference in references {
             switch reference {
-            case .old(let index): out.append(0); out += withUnsafeBytes(of: UInt32(index).littleEndian, Array.init)
-            case .new(let index): out.append(1); out += withUnsafeBytes(of: UInt32(index).littleEndian, Array.init)
+            case .old(let index):
+                out.append(0)
+                out += withUnsafeBytes(of: UInt32(index).littleEndian, Array.init)
+            case .new(let index):
+                out.append(1)
+                out += withUnsafeBytes(of: UInt32(index).littleEndian, Array.init)
             }
         }
         return out

@@ -1,6 +1,7 @@
 import Foundation
 import MapModel
 package import MapPlatform
+
 /// A recipe of many streams (a tile archive holds thousands) written column by column and
 /// compressed against the old file's layout, which the client computes itself: unchanged
 /// tiles cost next to nothing, where 20 bytes a stream once cost more than the changed

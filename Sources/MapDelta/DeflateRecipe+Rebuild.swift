@@ -121,8 +121,11 @@ extension DeflateRecipe {
             position += segments[index].expandedLength
         }
         let results = Mutex<[Int: Result<[UInt8], any Error>]>([:])
-        let next = Atomic<Int>(0), running = Atomic<Int>(0), peak = Atomic<Int>(0)
-        let segments = self.segments, offsets = starts
+        let next = Atomic<Int>(0)
+        let running = Atomic<Int>(0)
+        let peak = Atomic<Int>(0)
+        let segments = self.segments
+        let offsets = starts
         DispatchQueue.concurrentPerform(iterations: min(threads, batch.count)) { _ in
             while true {
                 let item = next.add(1, ordering: .relaxed).oldValue

@@ -1,6 +1,7 @@
 import Foundation
 import MapModel
 package import MapPlatform
+
 /// How to rebuild a file byte for byte from its expansion (the file with the deflate
 /// streams that zlib reproduces inflated in place): raw runs copied as they are, and each
 /// inflated segment deflated again with the parameters the publisher checked.

@@ -29,7 +29,8 @@ extension DeflateStreams {
         let budget = Int64(size) * scanWasteFactor + (1 << 20)
         var index = 0
         while index + 10 <= size, wasted < budget, streams.count < maxStreams {
-            let b0 = bytes[index], b1 = bytes[index + 1]
+            let b0 = bytes[index]
+            let b1 = bytes[index + 1]
             var found: (start: Int, deflate: Int, trailer: Int)?
             if b0 == 0x1F, b1 == 0x8B, bytes[index + 2] == 8, bytes[index + 3] & 0xE0 == 0 {
                 // A header with its optional name, comment and extra field: 4 KiB covers every
@@ -80,7 +81,8 @@ extension DeflateStreams {
         guard inflateInit2_(&stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
         defer { inflateEnd(&stream) }
         var out = [UInt8](repeating: 0, count: 1 << 16)
-        var crc = CZlib.crc32(0, nil, 0), adler = CZlib.adler32(0, nil, 0)
+        var crc = CZlib.crc32(0, nil, 0)
+        var adler = CZlib.adler32(0, nil, 0)
         var output = 0
         stream.next_in = UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: Bytef.self) + offset)
         stream.avail_in = uInt(min(bytes.count - offset, Int(UInt32.max)))

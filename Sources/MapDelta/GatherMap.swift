@@ -1,6 +1,7 @@
 import Foundation
 import MapModel
 package import MapPlatform
+
 /// A file's bytes in another order, so that a deflate stream a container cut into
 /// fragments lies in one piece: each ``Move`` takes a range of the file out of its place
 /// and puts it before the byte at ``Move/insertAt``. An SQLite database (MBTiles) keeps a

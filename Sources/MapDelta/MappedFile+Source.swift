@@ -1,4 +1,5 @@
 package import MapPlatform
+
 extension MappedFile {
     /// Maps an old file that a patch reads; a missing file, a symbolic link or anything but
     /// a regular file is ``PatchError/sourceMissing(path:)`` naming `displayPath`.

@@ -122,13 +122,13 @@ extension DeflateStreams {
         var adler = CZlib.adler32(0, nil, 0)
         try deflate(
             content, offset: offset, length: length, parameters: parameters, windowBits: run.windowBits,
-            onInput: { adler = CZlib.adler32(adler, $0.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt($0.count)) }
-        ) {
-            zlib += $0
-            guard Int64(zlib.count) <= PNGRun.maxRunLength else {
-                throw PatchError.corrupt(detail: "a PNG image stream grows past \(PNGRun.maxRunLength) bytes")
-            }
-        }
+            onInput: { adler = CZlib.adler32(adler, $0.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt($0.count)) },
+            output: {
+                zlib += $0
+                guard Int64(zlib.count) <= PNGRun.maxRunLength else {
+                    throw PatchError.corrupt(detail: "a PNG image stream grows past \(PNGRun.maxRunLength) bytes")
+                }
+            })
         zlib += [UInt8(adler >> 24 & 0xFF), UInt8(adler >> 16 & 0xFF), UInt8(adler >> 8 & 0xFF), UInt8(adler & 0xFF)]
         var framed: [UInt8] = []
         framed.reserveCapacity(zlib.count + zlib.count / Int(run.chunkSize) * 12 + 12)

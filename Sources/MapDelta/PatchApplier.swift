@@ -14,10 +14,11 @@ package enum PatchApplier {
     ///   (in forms 2 and 3, a file it gives no digest for is checked through the tree hash);
     ///   an old file used as a delta base is checked through the result (the output must
     ///   match its SHA-256, and a mismatch then names the old file when it was the cause);
-    ///   every produced file is streamed to disk with bounded memory, fsync'ed and checked
-    ///   against its SHA-256 (form 3: a small one, through the tree hash) and size;
-    ///   directories are created as needed and fsync'ed. Form 3 keeps the old tree's files it
-    ///   does not name.
+    ///   every produced file is streamed to disk with bounded memory and checked against its
+    ///   SHA-256 (form 3: a small one, through the tree hash) and size; directories are
+    ///   created as needed. Files and directories are fsync'ed only when `durable` is true
+    ///   (the client passes false and flushes the whole generation once). Form 3 keeps the
+    ///   old tree's files it does not name.
     /// - At the end `newTree` must hold exactly the patch's target files, and (forms 2 and
     ///   3) their digests and sizes must have the patch's ``PatchManifest/treeHash``.
     /// - `progress` is called with the cumulative number of target bytes done (see

@@ -1,11 +1,12 @@
+package import Foundation
+package import MapModel
+package import MapPlatform
+
 #if PackagedZstd
     import libzstd
 #else
     import CZstd
 #endif
-package import Foundation
-package import MapModel
-package import MapPlatform
 /// Reading patch containers (layout in ``PatchFormat``).
 package enum PatchContainer {
     /// The manifest of the container at `url`, after its header, manifest and payload

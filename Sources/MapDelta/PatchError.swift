@@ -7,7 +7,8 @@ import MapPlatform
 /// Every message is one line that says what failed and what to do next; most failures
 /// mean "this patch cannot be used here, fall back to a full download".
 package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
-    /// The file does not start with a patch magic (`MLPATCH1` or `MLPATCH2`).
+    /// The file does not start with a patch magic (`MLPATCH3`, or the earlier `MLPATCH1` and
+    /// `MLPATCH2`: `PatchFormat.forms`).
     case notAPatch(path: String)
     /// The container ends before the data its header or manifest declares.
     case truncated(detail: String)

@@ -1,5 +1,6 @@
 import MapModel
 import MapPlatform
+
 /// The byte layout of a patch container.
 ///
 /// ```

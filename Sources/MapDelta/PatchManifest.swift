@@ -1,5 +1,6 @@
 import MapModel
 package import MapPlatform
+
 /// How a payload in a patch container is encoded.
 package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// The raw bytes of the file.

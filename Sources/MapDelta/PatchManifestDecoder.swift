@@ -1,5 +1,6 @@
 package import MapModel
 import MapPlatform
+
 /// Parses the binary manifest (see ``PatchFormat``) and checks that it is self-consistent:
 /// safe and unique paths, indices in range, encodings that fit their operations, and
 /// payloads that exactly fill the rest of the container.

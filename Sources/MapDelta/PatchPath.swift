@@ -1,5 +1,6 @@
 import MapModel
 import MapPlatform
+
 /// The rules for paths inside a patch container: the project's ``RelativePath`` rules
 /// (relative, no empty, `.` or `..` segments, no NUL or backslash, length limits), and
 /// already in normal form, so every path has exactly one spelling.

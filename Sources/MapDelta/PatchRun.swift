@@ -148,10 +148,12 @@ package struct PatchRun {
     /// The full paths of the files `references` names for `target`, each a regular file:
     /// old files of the patch's sources, new files produced before this one; none twice.
     private func referencedPaths(_ references: CrossReferences, target: PatchManifest.Target) throws -> [String] {
-        let sources = patch.manifest.sources, targets = patch.manifest.targets
+        let sources = patch.manifest.sources
+        let targets = patch.manifest.targets
         var paths: [String] = []
         for reference in references.references {
-            let path: String, relative: String
+            let path: String
+            let relative: String
             switch reference {
             case .old(let index):
                 guard sources.indices.contains(index) else { throw PatchError.corrupt(detail: "\(target.path) refers to a missing old file") }

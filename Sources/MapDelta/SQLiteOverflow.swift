@@ -112,7 +112,9 @@ package enum SQLiteOverflow {
 
         /// The overflowing cells of table leaf `page`, in cell-pointer order.
         func cells(of page: Int) -> [Cell] {
-            let base = offset(of: page), end = base + usable, head = header(of: page)
+            let base = offset(of: page)
+            let end = base + usable
+            let head = header(of: page)
             guard head + 8 <= end else { return [] }
             let count = u16(head + 3)
             guard head + 8 + 2 * count <= end else { return [] }

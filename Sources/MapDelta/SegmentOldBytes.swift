@@ -1,4 +1,5 @@
 package import MapPlatform
+
 /// The old bytes a segmented delta's windows address: one file, or several one after
 /// another (a cross-file payload's references). A window must lie inside one file.
 package struct SegmentOldBytes {

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import MapModel
 package import MapPlatform
+
 /// A delta cut into segments, for files of any size with bounded memory: each segment of
 /// the new file is one zstd frame whose prefix is a window of the old file (where that
 /// part of the new file most likely comes from), so decoding one needs a buffer of the

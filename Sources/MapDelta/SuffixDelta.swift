@@ -1,11 +1,12 @@
+import Foundation
+import MapModel
+package import MapPlatform
+
 #if PackagedZstd
     import libzstd
 #else
     import CZstd
 #endif
-import Foundation
-import MapModel
-package import MapPlatform
 /// A bsdiff-class delta: the publisher matches the new file against a suffix array of the
 /// old one, and writes per step "add `add` bytes (each the old byte plus a difference),
 /// then `copy` new bytes, then move in the old file by `seek`". The differences are mostly
@@ -109,7 +110,8 @@ package enum SuffixDelta {
             steps += 1
             guard steps - 1 <= targetSize else { throw corrupt("more steps than the file has bytes") }
             var fields = ByteReader(step)
-            let add = try fields.length(), copy = try fields.length()
+            let add = try fields.length()
+            let copy = try fields.length()
             let seek = Int64(bitPattern: try fields.u64())
             guard add >= 0, copy >= 0, add <= targetSize - written, copy <= targetSize - written - add,
                 oldPosition >= 0, add <= Int64(old.count) - oldPosition

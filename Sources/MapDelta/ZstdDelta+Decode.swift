@@ -1,11 +1,12 @@
+package import Foundation
+import MapModel
+package import MapPlatform
+
 #if PackagedZstd
     import libzstd
 #else
     import CZstd
 #endif
-package import Foundation
-import MapModel
-package import MapPlatform
 extension ZstdDelta {
     /// Decodes the single zstd frame in `delta` into a new file at `output`, using `old` as
     /// the raw-content prefix (nil for a plain zstd frame). Reads frames written by

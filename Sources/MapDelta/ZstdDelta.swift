@@ -1,10 +1,11 @@
+import MapModel
+import MapPlatform
+
 #if PackagedZstd
     import libzstd
 #else
     import CZstd
 #endif
-import MapModel
-import MapPlatform
 
 /// Byte deltas of one file against its old version: a zstd frame compressed with the old
 /// file as raw-content prefix (`ZSTD_CCtx_refPrefix`, applied with `ZSTD_DCtx_refPrefix`),

@@ -1,7 +1,7 @@
 public import Foundation
 import MapModel
-import MapPlatform
 import MapPlanner
+import MapPlatform
 import MapStore
 import MapTransfer
 

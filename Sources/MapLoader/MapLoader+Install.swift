@@ -1,10 +1,10 @@
 import Foundation
+import MapDelta
 import MapModel
 import MapPlanner
-import MapDelta
+import MapPlatform
 import MapStore
 import MapTransfer
-import MapPlatform
 
 extension MapLoader {
     /// Installs packages: a leaf with its selected groups, an inner node with all its
@@ -77,7 +77,10 @@ extension MapLoader {
             }
             var leaves = Set<String>()
             for id in ids {
-                if state.packages[id] != nil { leaves.insert(id); continue }
+                if state.packages[id] != nil {
+                    leaves.insert(id)
+                    continue
+                }
                 guard let node = manifest?.root.allNodes.first(where: { $0.id == id }) else {
                     guard let manifest else { throw MapLoaderError.notInstalled(id) }
                     let ids = manifest.root.allNodes.map(\.id)

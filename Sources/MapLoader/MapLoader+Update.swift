@@ -1,10 +1,10 @@
 import Foundation
+import MapDelta
 import MapModel
 import MapPlanner
-import MapDelta
+import MapPlatform
 import MapStore
 import MapTransfer
-import MapPlatform
 
 extension MapLoader {
     /// Compares the installed maps with the newest published version and plans the update

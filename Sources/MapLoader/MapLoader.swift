@@ -1,10 +1,10 @@
 public import Foundation
+import MapDelta
 import MapModel
 import MapPlanner
-import MapDelta
+import MapPlatform
 import MapStore
 package import MapTransfer
-import MapPlatform
 
 /// Installs offline map packages and keeps them current.
 ///

@@ -1,11 +1,11 @@
 public import Foundation
-import Synchronization
+import MapDelta
 import MapModel
 import MapPlanner
-import MapDelta
+import MapPlatform
 import MapStore
 import MapTransfer
-import MapPlatform
+import Synchronization
 
 extension MapLoader {
     /// One installed map version, pinned for reading.

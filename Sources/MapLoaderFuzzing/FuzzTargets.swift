@@ -1,8 +1,8 @@
 import Foundation
 import MapDelta
 import MapModel
-import MapStore
 import MapPlatform
+import MapStore
 
 /// The code paths that read untrusted bytes, each as one function of an input: used by
 /// the libFuzzer executable (`scripts/fuzz.sh`) and by the regression tests that replay

@@ -1,5 +1,6 @@
 import Foundation
 import MapPlatform
+
 /// Sizes in human units: `1.4 MB`, `512 B` (decimal, as disks and downloads are sold).
 package enum ByteFormat {
     /// `bytes` as a short human string.

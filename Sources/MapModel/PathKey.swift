@@ -1,4 +1,5 @@
 import MapPlatform
+
 /// A relative path compared and hashed by its UTF-8 bytes, as file systems compare names.
 ///
 /// Swift's `String` equality is canonical equivalence, so `"café"` spelled with a composed

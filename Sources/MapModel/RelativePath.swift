@@ -1,4 +1,5 @@
 import MapPlatform
+
 /// Checks a relative path taken from untrusted input (an archive entry, a patch).
 package enum RelativePath {
     /// Most bytes of a path; a component may have at most 255.

@@ -1,4 +1,5 @@
 import MapPlatform
+
 /// "Did you mean …?" for mistyped ids and command names.
 package enum Suggestion {
     /// The candidate closest to `word` by edit distance, when it is close enough to be a typo.

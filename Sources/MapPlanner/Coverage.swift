@@ -1,5 +1,6 @@
 public import Foundation
 package import MapModel
+
 /// Where the maps are: every leaf package with its outline and its state on this device
 /// (``MapLoader/coverage(installedOnly:)``), ready to write as GeoJSON for any map tool or
 /// to draw as an SVG world map.

@@ -1,4 +1,5 @@
 public import MapModel
+
 extension Plan {
     /// What an install or update does with one package's data group, and why.
     public struct Step: Sendable, Hashable, Encodable {

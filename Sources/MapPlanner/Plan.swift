@@ -1,4 +1,5 @@
 import MapModel
+
 /// The steps that take the installed maps to a target: computed by the planner, carried
 /// out by ``MapLoader``.
 public struct Plan: Sendable, Hashable, Encodable {

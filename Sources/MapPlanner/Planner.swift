@@ -1,4 +1,5 @@
 package import MapModel
+
 /// Turns (installed state, target manifest, wanted packages, selected groups) into a
 /// ``Plan``. Pure: no I/O, so it is tested with tables.
 package enum Planner {

@@ -1,4 +1,5 @@
 package import MapModel
+
 /// What planning reads: the accepted catalog, the manifest planned against, the installed
 /// state, the user's settings and the groups they select.
 package struct PlanningContext: Sendable {

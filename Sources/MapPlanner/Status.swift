@@ -1,5 +1,6 @@
 public import Foundation
 public import MapModel
+
 extension PackageStatus {
     /// The state of a package on this device.
     public enum State: String, Sendable, Hashable, Codable {

@@ -1,6 +1,7 @@
 import Crypto
 package import Foundation
 import SystemPackage
+
 /// Streaming SHA-256 of files: reads in 1 MiB chunks, never the whole file.
 package enum FileHashing {
     /// The lowercase hex SHA-256 and the length of the file at `url`.

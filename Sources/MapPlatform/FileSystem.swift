@@ -1,6 +1,6 @@
+import CPlatform
 package import Foundation
 package import SystemPackage
-import CPlatform
 
 #if canImport(Darwin)
     import Darwin

@@ -1,3 +1,5 @@
+import SystemPackage
+
 #if canImport(Darwin)
     import Darwin
 #elseif canImport(Android)
@@ -7,7 +9,6 @@
 #elseif canImport(Musl)
     import Musl
 #endif
-import SystemPackage
 
 /// A whole file mapped read-only into memory (`mmap(PROT_READ, MAP_PRIVATE)`).
 ///

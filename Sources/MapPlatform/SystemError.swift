@@ -1,4 +1,5 @@
 package import SystemPackage
+
 /// A failed system call: which operation, on which path, and the system's `errno`.
 ///
 /// The one error type of the platform layer. Callers decide by ``errno`` (a typed

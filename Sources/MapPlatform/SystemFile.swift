@@ -1,5 +1,6 @@
 import Synchronization
 package import SystemPackage
+
 #if canImport(Darwin)
     import Darwin
 #elseif canImport(Android)

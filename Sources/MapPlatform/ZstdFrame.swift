@@ -1,3 +1,5 @@
+import Foundation
+
 #if PackagedZstd && SystemZstd
     #error("choose one of the traits SystemZstd and PackagedZstd: swift build --disable-default-traits --traits PackagedZstd")
 #elseif PackagedZstd
@@ -7,7 +9,6 @@
 #else
     #error("choose one of the traits SystemZstd (the default) and PackagedZstd")
 #endif
-import Foundation
 
 /// One whole zstd frame in memory, with its content size (and a checksum unless the
 /// caller pins the bytes another way): for small metadata (patch-container manifests,

@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
 import MapDelta
 import MapModel
 import MapPlatform
+import Synchronization
 
 /// Turns release folders into a static site any HTTP server can host.
 ///

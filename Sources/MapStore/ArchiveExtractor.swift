@@ -225,7 +225,8 @@ package enum ArchiveExtractor {
 
         /// Makes folder `relative` and its parents, refusing a part that is a file.
         mutating func make(_ relative: String) throws {
-            var path = root, part = ""
+            var path = root
+            var part = ""
             for component in relative.split(separator: "/") {
                 path += "/" + component
                 part += (part.isEmpty ? "" : "/") + component

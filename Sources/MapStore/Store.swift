@@ -1,6 +1,7 @@
 package import Foundation
 package import MapModel
 package import MapPlatform
+
 /// The on-device store: immutable generations and one `current` pointer that names the
 /// live one (``CurrentPointer``), in the data directory that ``DataDirectory`` lays out.
 ///

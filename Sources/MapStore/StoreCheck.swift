@@ -55,9 +55,18 @@ package enum StoreCheck {
                 }
                 var problem: String?
                 for entry in index {
-                    guard let status = found[PathKey(entry.path)] else { problem = "\(entry.path) is missing"; break }
-                    guard status.size == entry.size else { problem = "\(entry.path) changed size"; break }
-                    if let detail = file(folder.appendingPathComponent(entry.path), entry, status) { problem = detail; break }
+                    guard let status = found[PathKey(entry.path)] else {
+                        problem = "\(entry.path) is missing"
+                        break
+                    }
+                    guard status.size == entry.size else {
+                        problem = "\(entry.path) changed size"
+                        break
+                    }
+                    if let detail = file(folder.appendingPathComponent(entry.path), entry, status) {
+                        problem = detail
+                        break
+                    }
                 }
                 if let problem { findings.append(Finding(key: key, detail: problem)) }
             }

@@ -1,4 +1,5 @@
 package import MapModel
+
 /// How one download attempt ended.
 package enum DownloadOutcome: Sendable, Equatable {
     case finished

@@ -1,7 +1,7 @@
 package import Foundation
-import Synchronization
 package import MapModel
 package import MapPlatform
+import Synchronization
 
 /// A site on an HTTP(S) server. Any static server works: the client needs GET and, for
 /// resuming, `Range` (it copes with servers that ignore it).

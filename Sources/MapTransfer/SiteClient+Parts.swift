@@ -25,7 +25,7 @@ extension SiteClient {
         switch parts {
         case .all:
             resolved = try await fetchParts(stubs)
-        case let .holding(packages):
+        case .holding(let packages):
             var whereabouts: [String: String] = [:]
             for sha in knownFrom { whereabouts.merge(Self.partOfPackage(index: sha, in: cache)) { first, _ in first } }
             var wanted = Set(packages.compactMap { whereabouts[$0] })
@@ -37,7 +37,7 @@ extension SiteClient {
                 // Moved, new, or the cache lost track: read the rest too.
                 resolved.merge(try await fetchParts(stubs.filter { resolved[$0.id] == nil })) { first, _ in first }
             }
-        case let .around(latitude, longitude):
+        case .around(let latitude, let longitude):
             resolved = try await fetchParts(
                 stubs.filter {
                     $0.part!.bounds?.contains(lat: latitude, lon: longitude) ?? true

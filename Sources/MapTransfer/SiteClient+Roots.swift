@@ -1,5 +1,6 @@
 package import Foundation
 package import MapModel
+
 /// A root file and its signature file, as the site serves them.
 package struct RootFile: Sendable, Hashable {
     package let version: Int

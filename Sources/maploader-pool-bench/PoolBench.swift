@@ -27,7 +27,7 @@ struct PoolBench {
             // 8 MB per file, half random, half runs (compresses like map data, not to nothing).
             var bytes = [UInt8](repeating: 0, count: 8 << 20)
             for offset in stride(from: 0, to: bytes.count, by: 8) where (offset / 4096) % 2 == 0 {
-                state = state &* 6364136223846793005 &+ 1442695040888963407
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                 withUnsafeBytes(of: state) { bytes.replaceSubrange(offset..<offset + 8, with: $0) }
             }
             let files = release.appendingPathComponent("data/big-\(index % 4)/base")

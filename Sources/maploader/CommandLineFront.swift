@@ -7,11 +7,19 @@ import MapModel
 /// before the subcommand are moved after it, and an unknown command name is answered with
 /// a suggestion and exit 64 instead of the main help.
 enum CommandLineFront {
-    /// Options every client command takes, with whether each takes a value.
-    static let sharedOptions: [String: Bool] = [
-        "--server": true, "--data-dir": true, "--trust-key": true, "--timeout": true, "--limit-rate": true,
-        "--threads": true, "--transport": true, "--network": true, "--json": false, "--allow-unsigned": false, "--no-wait": false,
+    /// Options every client command takes (``ClientOptions``), with whether each takes a
+    /// value, in the order the main help lists them.
+    static let sharedOptionList: [(name: String, takesValue: Bool)] = [
+        ("--server", true), ("--data-dir", true), ("--trust-key", true), ("--add-trust-key", true), ("--timeout", true),
+        ("--json", false), ("--allow-unsigned", false), ("--no-wait", false), ("--limit-rate", true), ("--threads", true),
+        ("--transport", true), ("--network", true),
     ]
+
+    /// ``sharedOptionList`` by name.
+    static let sharedOptions = [String: Bool](uniqueKeysWithValues: sharedOptionList.map { ($0.name, $0.takesValue) })
+
+    /// The shared options' names as the main help gives them.
+    static var sharedOptionNames: String { sharedOptionList.map(\.name).joined(separator: ", ") }
 
     /// `arguments` with shared options that precede the subcommand moved after it (before a
     /// `--` terminator, whose rest belongs to another program).

@@ -42,7 +42,7 @@ struct CoverageCommand: AsyncParsableCommand {
         let coverage = try await client.withLoader { [installed] in try await $0.coverage(installedOnly: installed) }
         var written: [String] = []
         let outputs = [geojson.map { ($0, coverage.geoJSON()) }, svg.map { ($0, Data(coverage.svg(width: width).utf8)) }]
-        for case let (path, data)? in outputs {
+        for case (let path, let data)? in outputs {
             do {
                 try write(data, to: path)
             } catch {

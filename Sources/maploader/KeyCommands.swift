@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import MapLoader
-import MapPublisher
 import MapModel
+import MapPublisher
 
 /// `maploader keygen <key-file>`.
 struct KeygenCommand: ParsableCommand {

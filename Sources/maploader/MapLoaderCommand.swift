@@ -22,9 +22,8 @@ struct MapLoaderCommand: AsyncParsableCommand {
               maploader install de-berlin
               maploader check-update || [ $? -eq 3 ] && maploader update
 
-            Options shared by the client commands (--server, --data-dir, --trust-key, \
-            --timeout, --json, --allow-unsigned, --no-wait, --limit-rate, --threads, --transport, \
-            --network) may come before or after the command.
+            Options shared by the client commands (\(CommandLineFront.sharedOptionNames)) may \
+            come before or after the command.
 
             Installed files are read at <data-dir>/current/<package>/<group>/<path>. On a \
             card without symbolic links (FAT, exFAT) current is a file naming the live \

@@ -1,6 +1,6 @@
 import Foundation
-import MapModel
 import MapLoader
+import MapModel
 
 /// Where the CLI writes: results to stdout, progress and errors to stderr.
 enum Output {

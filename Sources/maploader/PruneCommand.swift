@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import MapLoader
-import MapPublisher
 import MapModel
+import MapPublisher
 
 /// `maploader prune <site> --keep N [--delete]`.
 struct PruneCommand: AsyncParsableCommand {

@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import MapDelta
 import MapLoader
-import MapPublisher
 import MapModel
+import MapPublisher
 
 /// `maploader publish <release> --site <dir> --version <label>`.
 struct PublishCommand: ParsableCommand {

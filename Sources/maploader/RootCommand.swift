@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import MapLoader
-import MapPublisher
 import MapModel
+import MapPublisher
 
 /// `maploader root new|sign|publish|show`: a site's root of trust.
 struct RootCommand: ParsableCommand {

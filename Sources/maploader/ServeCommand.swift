@@ -103,7 +103,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let url = "http://\(host):\(bound)/"
         if json {
-            struct Listening: Encodable { let url: String; let port: Int; let site: String }
+            struct Listening: Encodable {
+                let url: String
+                let port: Int
+                let site: String
+            }
             Output.json(Listening(url: url, port: bound, site: site))
         } else {
             Output.line("serving \(site) at \(url) (Ctrl-C to stop)")

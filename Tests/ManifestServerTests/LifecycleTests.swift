@@ -100,7 +100,7 @@ struct LifecycleTests {
         // Each client sends one byte of a request every 50 ms and would never finish.
         let answers = try await RawHTTP.onThread { () -> [String] in
             let fds = try (0..<clients).map { _ in try RawHTTP.connect(port) }
-            defer { fds.forEach { _ = Glibc.close($0) } }
+            defer { for fd in fds { _ = Glibc.close(fd) } }
             let request = Array("GET /a.bin HTTP/1.1\r\nHost: x\r\nX-Padding: \(String(repeating: "p", count: 400))\r\n\r\n".utf8)
             var answers = [String?](repeating: nil, count: clients)
             var sent = 0

@@ -1,5 +1,6 @@
-@testable import ManifestServer
 import Testing
+
+@testable import ManifestServer
 
 @Suite("Parsing helpers")
 struct ParsingTests {

@@ -1,9 +1,10 @@
 import Foundation
+import ManifestServer
+import Testing
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-import ManifestServer
-import Testing
 
 @Suite("Serving files")
 struct ServingTests {

@@ -104,7 +104,10 @@ enum RawHTTP {
             var endedWithError = false
             while true {
                 let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                if n > 0 { raw += chunk[0..<n]; continue }
+                if n > 0 {
+                    raw += chunk[0..<n]
+                    continue
+                }
                 endedWithError = n < 0
                 break
             }

@@ -1,9 +1,10 @@
 import Foundation
 import ManifestServer
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// The attacks of TUF's and Uptane's threat models that apply to MapLoader, each run
 /// against the real `maploader` and a real HTTP server on 127.0.0.1 that plays the
@@ -321,7 +322,10 @@ import MapPublisher
         let good = ManifestServer(root: device.site.site)
         let badPort = try bad.start()
         let goodPort = try good.start()
-        defer { bad.stop(); good.stop() }
+        defer {
+            bad.stop()
+            good.stop()
+        }
         let result = try await CLI.run([
             "install", "de-hamburg", "--server", "http://127.0.0.1:\(badPort)", "--server",
             "http://127.0.0.1:\(goodPort)", "--data-dir", device.data.path,

@@ -1,9 +1,10 @@
 import Foundation
 import ManifestServer
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// What a new user meets first, through the real `maploader` binary: arguments, help,
 /// JSON, exit codes, where files go.
@@ -49,6 +50,33 @@ import MapPublisher
         #expect(after.stdout.contains("\"de-berlin\""))
         let nested = try CLI.run(CLI.client(site, data) + ["groups", "select", "transit", "--json"])
         #expect(try Self.json(nested)["selected"] as? Bool == true)
+    }
+
+    /// Every option the client commands share (the options that `install`, `list` and
+    /// `verify` all list) is one the front parser moves after the command, and the main help
+    /// names it: an option added to the client commands but not to the front list fails here
+    /// (`--add-trust-key` once did: "Unknown option" before the command).
+    @Test func everyClientOptionMayComeBeforeTheCommand() throws {
+        func options(_ command: String) throws -> Set<String> {
+            let help = try CLI.run([command, "--help"])
+            let names = help.stdout.split(separator: "\n").compactMap { line -> String? in
+                guard let match = line.firstMatch(of: /^  (?:-[a-z], )?(--[a-z-]+)/) else { return nil }
+                return String(match.1)
+            }
+            return Set(names).subtracting(["--help", "--version"])
+        }
+        let shared = try options("install").intersection(options("list")).intersection(options("verify"))
+        #expect(shared.count >= 12, "\(shared.sorted())")
+        let main = try CLI.run(["--help"]).stdout.replacingOccurrences(of: "\n", with: " ")
+        let listed = try #require(main.firstMatch(of: /Options shared by the client commands \(([^)]*)\)/)).1
+        let named = Set(listed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        #expect(named == shared, "the main help names \(named.sorted()), the commands take \(shared.sorted())")
+        let site = try TestSite()
+        let data = site.dir.path("data")
+        let key = site.publicKey.base64
+        let front = try CLI.run(["--add-trust-key", key, "--server", site.url, "--data-dir", data.path, "list"])
+        #expect(front.status == 0, "\(front.stderr)")
+        #expect(!front.stderr.contains("Unknown option"), "\(front.stderr)")
     }
 
     @Test func versionHelpAndUnknownCommands() throws {

@@ -1,9 +1,10 @@
 import Foundation
 import ManifestServer
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// Real crashes: the `maploader` binary is killed with SIGKILL at seeded random instants
 /// during install and update; the next run must recover by itself and `current/` must be

@@ -1,8 +1,9 @@
 import Foundation
-import Synchronization
 import ManifestServer
-import Testing
 import MapTestSupport
+import Synchronization
+import Testing
+
 @testable import MapLoader
 
 /// One data directory, many loaders and processes: the write lock, pinned snapshots, the
@@ -142,7 +143,8 @@ import MapTestSupport
         func waitUntilReached() async {
             await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {
-                    self.reached.wait(); continuation.resume()
+                    self.reached.wait()
+                    continuation.resume()
                 }
             }
         }
@@ -267,7 +269,10 @@ import MapTestSupport
                 if attempt == 0 { _ = try await loader.packageTree() } else { try await loader.install(["ch"]) }
                 Issue.record("a foreign folder was used as a data directory")
             } catch {
-                guard case .dataDirectoryRefused(_, let reason) = error else { Issue.record("\(error)"); continue }
+                guard case .dataDirectoryRefused(_, let reason) = error else {
+                    Issue.record("\(error)")
+                    continue
+                }
                 #expect(reason.contains("not a MapLoader data directory"))
             }
         }

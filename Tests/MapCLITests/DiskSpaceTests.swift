@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// Real full disks: small tmpfs mounts (mount(2) needs root, as CI and this machine have).
 @Suite(.enabled(if: ReadOnlyMount.available, "needs mount(2) for a small tmpfs"))
@@ -17,7 +18,10 @@ struct DiskSpaceTests {
             try await loader.install(["germany"])
             Issue.record("install on a too-small disk succeeded")
         } catch {
-            guard case .insufficientSpace(let needed, let available, _, _) = error else { Issue.record("\(error)"); return }
+            guard case .insufficientSpace(let needed, let available, _, _) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(needed > available)
             #expect(error.description.contains(ByteFormat.string(needed)) && error.description.contains(ByteFormat.string(available)))
         }
@@ -39,7 +43,10 @@ struct DiskSpaceTests {
             try await loader.install(["germany"])
             Issue.record("install with no inodes left succeeded")
         } catch {
-            guard case .insufficientSpace = error else { Issue.record("\(error)"); return }
+            guard case .insufficientSpace = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(error.description.contains("inodes"))
         }
         #expect(try snapshot(loader.currentFolder) == before)
@@ -79,7 +86,10 @@ struct DiskSpaceTests {
             try await loader.install(["de-hamburg", "ch"])
             Issue.record("install on a disk that filled up succeeded")
         } catch {
-            guard case .insufficientSpace = error else { Issue.record("\(error)"); return }
+            guard case .insufficientSpace = error else {
+                Issue.record("\(error)")
+                return
+            }
         }
         #expect(try snapshot(loader.currentFolder) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("staging").path).isEmpty)

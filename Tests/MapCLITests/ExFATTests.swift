@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import MapTestSupport
+import Testing
+
 @testable import MapLoader
 
 /// A data directory on exFAT, the file system of the SD cards and USB sticks that phones and

@@ -1,7 +1,8 @@
 import Foundation
 import ManifestServer
-import Testing
 import MapTestSupport
+import Testing
+
 @testable import MapLoader
 
 /// Bad input and faults: each is one clear error and leaves installed maps exactly as they were.
@@ -39,9 +40,9 @@ import MapTestSupport
 
     @Test func missingBlobIs404() async throws {
         let site = try TestSite()
-        try await expectRefusal(site, break: { try FileManager.default.removeItem(at: site.blob("de-hamburg", "base")) }) {
-            if case .httpStatus(_, 404) = $0 { return true } else { return false }
-        }
+        try await expectRefusal(
+            site, break: { try FileManager.default.removeItem(at: site.blob("de-hamburg", "base")) },
+            matches: { if case .httpStatus(_, 404) = $0 { return true } else { return false } })
     }
 
     @Test func blobWithWrongBytesFailsItsHash() async throws {
@@ -53,10 +54,8 @@ import MapTestSupport
                 var data = try Data(contentsOf: blob)
                 data[data.count / 2] ^= 0xFF
                 try data.write(to: blob)
-            }
-        ) {
-            if case .integrityFailed(_, let detail) = $0 { return detail.contains("SHA-256") } else { return false }
-        }
+            },
+            matches: { if case .integrityFailed(_, let detail) = $0 { return detail.contains("SHA-256") } else { return false } })
     }
 
     @Test func truncatedBlobOnTheServerIsRefused() async throws {
@@ -67,10 +66,8 @@ import MapTestSupport
                 let blob = try site.blob("de-hamburg", "base")
                 let data = try Data(contentsOf: blob)
                 try data.prefix(data.count / 2).write(to: blob)
-            }
-        ) {
-            if case .integrityFailed = $0 { return true } else { return false }
-        }
+            },
+            matches: { if case .integrityFailed = $0 { return true } else { return false } })
     }
 
     @Test func connectionDroppedEveryTimeGivesUpCleanly() async throws {
@@ -81,7 +78,10 @@ import MapTestSupport
             try await loader.install(["de-berlin"])
             Issue.record("install succeeded although every download was cut")
         } catch {
-            guard case .connectionFailed(let url, let reason) = error else { Issue.record("\(error)"); return }
+            guard case .connectionFailed(let url, let reason) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(url.contains("/blobs/sha256/"))
             #expect(reason.contains("after 3 attempts"))
         }
@@ -120,7 +120,10 @@ import MapTestSupport
             try await site.loader().install(["de-berlin"])
             Issue.record("a manifest that does not match its pin was accepted")
         } catch {
-            guard case .integrityFailed(let what, _) = error else { Issue.record("\(error)"); return }
+            guard case .integrityFailed(let what, _) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(what.contains("manifest.json"))
         }
         // Pinned correctly but not a manifest: metadata error.
@@ -141,7 +144,10 @@ import MapTestSupport
             try await loader.install(["de-berlin"])
             Issue.record("a malformed manifest was accepted")
         } catch {
-            guard case .invalidMetadata(_, let detail) = error else { Issue.record("\(error)"); return }
+            guard case .invalidMetadata(_, let detail) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(detail.contains("missing field"))
         }
     }
@@ -164,7 +170,10 @@ import MapTestSupport
             try await loader.install(["de-berlin"])
             Issue.record("install without a server succeeded")
         } catch {
-            guard case .connectionFailed = error else { Issue.record("\(error)"); return }
+            guard case .connectionFailed = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(error.description.contains("127.0.0.1:\(port)"))
         }
     }
@@ -182,7 +191,10 @@ import MapTestSupport
             try await loader.install(["de-hamburg"])
             Issue.record("install into a read-only data directory succeeded")
         } catch {
-            guard case .storageFailed(_, let reason) = error else { Issue.record("\(error)"); return }
+            guard case .storageFailed(_, let reason) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(reason.localizedCaseInsensitiveContains("read-only"))
         }
         #expect(try snapshot(loader.currentFolder) == before)

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// Release folders a third party hands a publisher, and the patches they make for devices
 /// (issue "Hostile signed payloads", cases 5, 6 and 8): the real `maploader publish` and

@@ -1,9 +1,10 @@
 import Foundation
 import ManifestServer
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// The client cases of issue "Hostile signed payloads", end to end: a compromised
 /// publisher signs a manifest whose blobs pass their pins but ask, once opened, for more

@@ -1,7 +1,8 @@
 import Foundation
+import MapTestSupport
 import Synchronization
 import Testing
-import MapTestSupport
+
 @testable import MapLoader
 
 /// Handles per operation: pause keeps the partial file, resume continues with Range.

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// `maploader prune`: old versions leave the catalog; files nothing kept needs go after a
 /// grace period, so clients reading the previous catalog still find theirs.

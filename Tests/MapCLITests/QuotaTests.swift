@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import MapTestSupport
+import Testing
+
 @testable import MapLoader
 
 /// A quota on the data directory: refused up front, nothing changed, the error says what to do.
@@ -21,7 +22,10 @@ import MapTestSupport
             try await limited.install(["de-hamburg"])
             Issue.record("an install past the quota was carried out")
         } catch {
-            guard case .quotaExceeded(let quota, let needed, let largest) = error else { Issue.record("\(error)"); return }
+            guard case .quotaExceeded(let quota, let needed, let largest) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(quota == installed + plan.peakBytes - 1 && needed == installed + plan.peakBytes)
             #expect(largest.first?.hasPrefix("de-berlin ") == true)
             #expect(error.description.contains("uninstall one of the largest packages (de-berlin"))

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import MapTestSupport
+import Testing
+
 @testable import MapLoader
 
 /// A bandwidth cap for background use (`--limit-rate`, `Configuration.maximumRate`).

@@ -1,12 +1,13 @@
 import Foundation
 import ManifestServer
+import MapPlatform
+import MapPublisher
+import MapStore
+import MapTestSupport
 import Synchronization
 import Testing
-import MapTestSupport
-import MapPlatform
-import MapStore
+
 @testable import MapLoader
-import MapPublisher
 
 /// A real crash in the middle of rebuilding a large gzip file: the CLI is killed with
 /// SIGKILL once it has checkpointed part of the rebuild; the next `update` takes over the

@@ -1,11 +1,12 @@
 import Foundation
 import ManifestServer
-import Testing
-import MapTestSupport
 import MapPlatform
-import MapStore
-@testable import MapLoader
 import MapPublisher
+import MapStore
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// A real crash in the middle of a large file's apply: the CLI is killed with SIGKILL once
 /// it has checkpointed a segment; the next `update` continues from the checkpoint.

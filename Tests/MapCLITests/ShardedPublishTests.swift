@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// `maploader shard plan|run|assemble`: a publish cut into tasks that separate processes
 /// run against one shared site, giving the same bytes as a single-machine publish.

@@ -1,9 +1,10 @@
 import Foundation
+import ManifestServer
+import MapTestSupport
 import Synchronization
 import Testing
-import MapTestSupport
+
 @testable import MapLoader
-import ManifestServer
 
 /// A site on a USB stick or inside an app bundle: `--server` names a folder (or a
 /// `file://` URL) and installs and updates work exactly as over HTTP, with the same
@@ -56,7 +57,10 @@ import ManifestServer
                 .install(["ch"])
             Issue.record("a tampered catalog was accepted")
         } catch {
-            guard case .signatureRefused = error else { Issue.record("expected signatureRefused, got \(error)"); return }
+            guard case .signatureRefused = error else {
+                Issue.record("expected signatureRefused, got \(error)")
+                return
+            }
         }
         #expect(try Store(root: fresh).state().packages.isEmpty)
     }
@@ -130,7 +134,10 @@ import ManifestServer
             try await receiver.install(["de-berlin"])
             Issue.record("a tampered export was installed")
         } catch {
-            guard case .integrityFailed = error else { Issue.record("\(error)"); return }
+            guard case .integrityFailed = error else {
+                Issue.record("\(error)")
+                return
+            }
         }
         #expect(try Store(root: data).state().packages.isEmpty)
     }

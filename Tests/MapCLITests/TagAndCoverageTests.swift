@@ -1,10 +1,12 @@
 import Foundation
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
+
 #if canImport(FoundationXML)
     import FoundationXML
 #endif
-import Testing
-import MapTestSupport
-@testable import MapLoader
 
 /// Tags and coverage maps: what owners attach to their maps and how they see them.
 @Suite struct TagAndCoverageTests {
@@ -93,7 +95,8 @@ import MapTestSupport
         #expect(try await CLI.run(["info", "de-berlin"], site: site, data: data).stdout.contains("trip=2026-summer"))
         #expect(try await CLI.run(["tag", "de-berlin", "oops"], site: site, data: data).status == 64)
         #expect(try await CLI.run(["tag", "ch", "a=b"], site: site, data: data).status != 0)
-        let geojson = site.dir.path("c.geojson"), svg = site.dir.path("c.svg")
+        let geojson = site.dir.path("c.geojson")
+        let svg = site.dir.path("c.svg")
         let written = try await CLI.run(["coverage", "--geojson", geojson.path, "--svg", svg.path], site: site, data: data)
         #expect(written.status == 0)
         #expect(written.stderr.contains("wrote 3 package area(s)"))

@@ -1,9 +1,10 @@
 import Foundation
+import MapPublisher
+import MapTestSupport
 import Synchronization
 import Testing
-import MapTestSupport
+
 @testable import MapLoader
-import MapPublisher
 
 /// Signed catalogs after TUF's threat model: each refusal changes nothing installed.
 @Suite struct TrustTests {

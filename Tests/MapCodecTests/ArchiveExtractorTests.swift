@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import MapTestSupport
+import Testing
+
 @testable import MapLoader
 
 /// Real archives, made by Python's tarfile so they can hold what our writer never would.

@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-import MapTestSupport
 import MapDelta
 import MapPublisher
+import MapTestSupport
+import Testing
 
 /// A compressed file whose see-through delta won gets no byte-level trials (whole-file
 /// encodes of its compressed bytes) where content-defined anchors say those bytes hold
@@ -20,7 +20,8 @@ import MapPublisher
         let records = revision == 3 ? count + count / 55 : count
         bytes.reserveCapacity(records * 16)
         for index in 0..<records {
-            var x = Int32(truncatingIfNeeded: generator.next() % 3_600_000), y = Int32(truncatingIfNeeded: generator.next() % 1_800_000)
+            var x = Int32(truncatingIfNeeded: generator.next() % 3_600_000)
+            var y = Int32(truncatingIfNeeded: generator.next() % 1_800_000)
             var attribute = UInt32(truncatingIfNeeded: generator.next())
             if revision == 2 {
                 x &+= 7
@@ -95,7 +96,8 @@ import MapPublisher
             try Self.write(dir.path("\(release)/more.bin.gz"), revision: revision, records: 2_000)
         }
         let (quick, full) = try await PatchBuilder.buildWithAndWithoutEstimates(from: dir.path("r1"), to: dir.path("r2"), in: dir)
-        let file = try #require(quick.file("points.bin.gz")), every = try #require(full.file("points.bin.gz"))
+        let file = try #require(quick.file("points.bin.gz"))
+        let every = try #require(full.file("points.bin.gz"))
         #expect(file.encoding?.seeThrough != nil, "\(file.encoding) \(file.tried)")
         #expect(file.note?.contains("anchors of the file") != true, "\(file.note ?? "no note")")
         #expect(file.tried[.crossDelta] == nil && file.tried[.lzmaCrossDelta] == nil, "\(file.tried)")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import MapTestSupport
+import Testing
 
 @testable import MapPublisher
 
@@ -13,7 +13,8 @@ import MapTestSupport
     @Test func contentOnlyAnotherFileHoldsKeepsTheTrialAndEditsOfTheBaseSkipIt() throws {
         let dir = TemporaryDirectory()
         var generator = SeededGenerator(seed: 7)
-        let base = Self.random(1 << 20, &generator), other = Self.random(1 << 20, &generator)
+        let base = Self.random(1 << 20, &generator)
+        let other = Self.random(1 << 20, &generator)
         var edited = base
         for change in 0..<10 {
             for offset in 0..<4_096 { edited[change * 100_000 + offset] = UInt8(truncatingIfNeeded: generator.next()) }

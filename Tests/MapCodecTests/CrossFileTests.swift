@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// Cross-file deltas: a change repeated in several files of a group (a gazetteer cut at
 /// several population thresholds) is paid once, the later files referring to the new
@@ -54,7 +55,8 @@ import MapPublisher
         // cities500 holds every city the other cuts hold: with the new cuts produced before it
         // as references, its renames are mostly paid for already (3.0 kB here, against 5.0 kB
         // for its best encoding alone, a suffix-array delta, and 10.2 kB for a zstd delta).
-        let superset = try #require(together.file("cities500.csv")), single = try #require(alone.file("cities500.csv"))
+        let superset = try #require(together.file("cities500.csv"))
+        let single = try #require(alone.file("cities500.csv"))
         #expect(
             superset.encoding.map(cross.contains) == true && superset.payloadBytes * 3 < single.payloadBytes * 2,
             "cities500.csv: \(superset.payloadBytes) B with references, \(single.payloadBytes) B alone")
@@ -106,7 +108,8 @@ import MapPublisher
         // a.bin: 17 MiB; b.bin: a.bin and 1 MiB more. The new a.bin has three 64 kB blocks
         // inserted: b.bin alone would pay them again, with a.bin as reference it need not.
         let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
-        let a = try random.read(upToCount: 17 << 20)!, tail = try random.read(upToCount: 1 << 20)!
+        let a = try random.read(upToCount: 17 << 20)!
+        let tail = try random.read(upToCount: 1 << 20)!
         var newA = a
         for k in (1...3).reversed() { newA.insert(contentsOf: try random.read(upToCount: 64 << 10)!, at: k * (5 << 20)) }
         try random.close()

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 extension DeltaTests {
     /// ZstdDelta: the `--patch-from` style codec for one file.
@@ -32,7 +33,8 @@ extension DeltaTests {
             let (old, new) = pair(in: dir)
             _ = try ZstdDelta.encode(new: new, old: old, to: dir.path("d"), level: 3)
             guard case .codec? = patchError({ try ZstdDelta.decode(delta: dir.path("d"), old: nil, to: dir.path("out")) }) else {
-                Issue.record("a delta decoded without its prefix"); return
+                Issue.record("a delta decoded without its prefix")
+                return
             }
         }
 

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 extension DeltaTests {
     /// Hostile and damaged containers: every one must throw, none may crash or write outside.
@@ -64,7 +65,8 @@ extension DeltaTests {
                         .init(path: "a/b", size: 0, sha256: someHash, origin: add),
                     ], deletions: []), to: patch)
             guard case .corrupt? = patchError({ _ = try PatchContainer.manifest(at: patch) }) else {
-                Issue.record("nested target accepted"); return
+                Issue.record("nested target accepted")
+                return
             }
         }
 
@@ -80,12 +82,14 @@ extension DeltaTests {
             bytes += [0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f]
             try Data(bytes).write(to: dir.path("p"))
             guard case .corrupt? = patchError({ _ = try PatchContainer.manifest(at: dir.path("p")) }) else {
-                Issue.record("absurd lengths accepted"); return
+                Issue.record("absurd lengths accepted")
+                return
             }
             bytes = PatchContainerWriter.header(compressed: 1000, raw: 2000)
             try Data(bytes).write(to: dir.path("q"))
             guard case .truncated? = patchError({ _ = try PatchContainer.manifest(at: dir.path("q")) }) else {
-                Issue.record("manifest longer than file accepted"); return
+                Issue.record("manifest longer than file accepted")
+                return
             }
         }
 

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 extension DeltaTests {
     /// A file past zstd's default 128 MiB decoder window, with a small edit: the patch is
@@ -34,7 +35,8 @@ extension DeltaTests {
                 exit(EXIT_FAILURE)
             }
             let dir = TemporaryDirectory("large")
-            let oldTree = dir.path("old"), newTree = dir.path("new")
+            let oldTree = dir.path("old")
+            let newTree = dir.path("new")
             try FileManager.default.createDirectory(at: oldTree, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: newTree, withIntermediateDirectories: true)
             let expected = try writePair(
@@ -65,16 +67,24 @@ extension DeltaTests {
             _ = FileManager.default.createFile(atPath: old.path, contents: nil)
             _ = FileManager.default.createFile(atPath: new.path, contents: nil)
             let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
-            let oldOut = try FileHandle(forWritingTo: old), newOut = try FileHandle(forWritingTo: new)
-            defer { try? random.close(); try? oldOut.close(); try? newOut.close() }
-            let edit = size / 3, insert = 2 * size / 3, delete = size - 5000
+            let oldOut = try FileHandle(forWritingTo: old)
+            let newOut = try FileHandle(forWritingTo: new)
+            defer {
+                try? random.close()
+                try? oldOut.close()
+                try? newOut.close()
+            }
+            let edit = size / 3
+            let insert = 2 * size / 3
+            let delete = size - 5000
             var offset: Int64 = 0
             while offset < size {
                 var chunk = try random.read(upToCount: 1 << 20)!
                 try oldOut.write(contentsOf: chunk)
                 let range = offset..<offset + Int64(chunk.count)
                 if range.contains(edit) {
-                    let at = Int(edit - offset), count = min(200, chunk.count - Int(edit - offset))
+                    let at = Int(edit - offset)
+                    let count = min(200, chunk.count - Int(edit - offset))
                     chunk.replaceSubrange(at..<at + count, with: Data(repeating: 0x5a, count: count))
                 }
                 if range.contains(delete) { chunk.removeSubrange(Int(delete - offset)..<Int(delete - offset) + 1000) }

@@ -1,5 +1,6 @@
-import Testing
 import MapTestSupport
+import Testing
+
 @testable import MapLoader
 
 extension DeltaTests {

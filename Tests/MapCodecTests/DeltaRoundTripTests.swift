@@ -1,10 +1,11 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
-import MapPublisher
 import MapDelta
 import MapPlatform
+import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 extension DeltaTests {
     /// PatchBuilder → PatchApplier on a generated release with every kind of change.
@@ -55,12 +56,14 @@ extension DeltaTests {
 
             // Edited in place: a delta against the same path (zstd's or LZMA2's).
             guard case .patch(let roadsBase, let roadsPayload)? = target("roads.bin")?.origin else {
-                Issue.record("roads.bin is not a patch"); return
+                Issue.record("roads.bin is not a patch")
+                return
             }
             #expect(manifest.sources[roadsBase].path == "roads.bin" && [.delta, .lzmaDelta].contains(roadsPayload.encoding))
             // Renamed and edited: a delta against the most similar old file.
             guard case .patch(let indexBase, _)? = target("index/v2.idx")?.origin else {
-                Issue.record("index/v2.idx is not a patch"); return
+                Issue.record("index/v2.idx is not a patch")
+                return
             }
             #expect(manifest.sources[indexBase].path == "index/v1.idx")
             #expect(stats.file("index/v2.idx")?.source == "index/v1.idx")
@@ -73,7 +76,8 @@ extension DeltaTests {
             #expect(stats.file("meta/version.txt")?.note?.contains("not smaller") == true)
             // Moves and duplicates carry no payload.
             guard case .copy(let moved)? = target("tiles/moved/0-1-1.mvt")?.origin else {
-                Issue.record("moved tile is not a copy"); return
+                Issue.record("moved tile is not a copy")
+                return
             }
             #expect(manifest.sources[moved].path == "tiles/0/1/1.mvt")
             // Kept as it is: not listed (form 3), the old tree's file taken over.

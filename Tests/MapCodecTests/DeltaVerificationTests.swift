@@ -1,11 +1,12 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
-import MapPublisher
 import MapDelta
 import MapModel
 import MapPlatform
+import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 extension DeltaTests {
     /// The applier checks every old file before use and every produced file after writing.
@@ -40,14 +41,16 @@ extension DeltaTests {
                 _ = try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out"), resumeIn: nil, oldFiles: index)
             }
             guard case .sourceMismatch(let path, let expected, let found)? = error else {
-                Issue.record("expected sourceMismatch, got \(String(describing: error))"); return
+                Issue.record("expected sourceMismatch, got \(String(describing: error))")
+                return
             }
             #expect(path == "roads.bin" && expected != found)
             #expect(error!.description.contains("roads.bin") && error!.description.contains("full download"))
             // Without the record the tree hash still refuses the result.
             let bare = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out2")) }
             guard case .treeMismatch? = bare else {
-                Issue.record("expected treeMismatch, got \(String(describing: bare))"); return
+                Issue.record("expected treeMismatch, got \(String(describing: bare))")
+                return
             }
         }
 
@@ -65,12 +68,14 @@ extension DeltaTests {
                 _ = try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out"), resumeIn: nil, oldFiles: index)
             }
             guard case .sourceMismatch(let path, _, _)? = named else {
-                Issue.record("expected sourceMismatch, got \(String(describing: named))"); return
+                Issue.record("expected sourceMismatch, got \(String(describing: named))")
+                return
             }
             #expect(path == "docs/readme.txt")
             let caught = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out2")) }
             guard case .treeMismatch(let expected, let found)? = caught else {
-                Issue.record("expected treeMismatch, got \(String(describing: caught))"); return
+                Issue.record("expected treeMismatch, got \(String(describing: caught))")
+                return
             }
             #expect(expected != found && caught!.description.contains("full download"))
         }
@@ -83,7 +88,8 @@ extension DeltaTests {
                 _ = try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out"), resumeIn: nil, oldFiles: index)
             }
             guard case .sourceMismatch(let path, _, _)? = error else {
-                Issue.record("expected sourceMismatch, got \(String(describing: error))"); return
+                Issue.record("expected sourceMismatch, got \(String(describing: error))")
+                return
             }
             #expect(path == "docs/readme.txt")
         }
@@ -93,7 +99,8 @@ extension DeltaTests {
             try Data("x".utf8).write(to: old.appendingPathComponent("tiles/0/1/1.mvt"))
             let error = patchError { try PatchApplier.apply(patch: patch, oldTree: old, into: release.directory.path("out")) }
             guard case .sourceMismatch(let path, _, _)? = error else {
-                Issue.record("expected sourceMismatch, got \(String(describing: error))"); return
+                Issue.record("expected sourceMismatch, got \(String(describing: error))")
+                return
             }
             #expect(path == "tiles/0/1/1.mvt")
         }
@@ -118,7 +125,8 @@ extension DeltaTests {
             try Data(bytes).write(to: patch)
             let error = patchError { try PatchApplier.apply(patch: patch, oldTree: release.old, into: release.directory.path("out")) }
             guard case .treeMismatch? = error else {
-                Issue.record("expected treeMismatch, got \(String(describing: error))"); return
+                Issue.record("expected treeMismatch, got \(String(describing: error))")
+                return
             }
             // The same patch with every digest (form 2) names the file.
             let full = try PatchManifestDecoder.keepingUnlisted(manifest, oldFiles: FileTree.files(in: release.old))
@@ -136,7 +144,8 @@ extension DeltaTests {
                 to: formTwo, form: 2)
             let error2 = patchError { try PatchApplier.apply(patch: formTwo, oldTree: release.old, into: release.directory.path("out2")) }
             guard case .outputMismatch(let path, let expected, let found, _, _)? = error2 else {
-                Issue.record("expected outputMismatch, got \(String(describing: error2))"); return
+                Issue.record("expected outputMismatch, got \(String(describing: error2))")
+                return
             }
             #expect(path == "added/random.bin" && expected != found)
             #expect(!FileManager.default.fileExists(atPath: release.directory.path("out2/added/random.bin").path))
@@ -154,7 +163,8 @@ extension DeltaTests {
             // /dev/shm is tmpfs: link(2) from there into the temp dir fails with EXDEV.
             let shm = URL(fileURLWithPath: "/dev/shm/delta-\(UUID().uuidString)")
             let dir = TemporaryDirectory()
-            var st1 = stat(), st2 = stat()
+            var st1 = stat()
+            var st2 = stat()
             guard stat("/dev/shm", &st1) == 0, stat(dir.url.path, &st2) == 0, st1.st_dev != st2.st_dev else { return }
             defer { try? FileManager.default.removeItem(at: shm) }
             let bytes = Array("same bytes on another device\n".utf8)
@@ -170,7 +180,10 @@ extension DeltaTests {
                     source: shm.path, destination: dir.path("copy2").path, displayPath: "copy2",
                     sha256: SHA256Hash(bytes: [UInt8](repeating: 0, count: 32))!, size: Int64(bytes.count))
             }
-            guard case .outputMismatch? = wrong else { Issue.record("copy was not verified"); return }
+            guard case .outputMismatch? = wrong else {
+                Issue.record("copy was not verified")
+                return
+            }
         }
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 import MapTestSupport
-@testable import MapLoader
 import MapTransfer
+import Testing
+
+@testable import MapLoader
 
 /// The decisions of one download attempt, as tables: no server, no file, no clock (the
 /// instants are chosen), so each network fault is one row.
@@ -176,7 +177,10 @@ import MapTransfer
                     validator: "\"v1\"", worked: false),
             "retried only for a host that answered before")
         var tls = Self.attempt()
-        guard case .failed(.connectionFailed(_, let tlsReason)) = tls.end(.tls("wrong version number")) else { Issue.record("not failed"); return }
+        guard case .failed(.connectionFailed(_, let tlsReason)) = tls.end(.tls("wrong version number")) else {
+            Issue.record("not failed")
+            return
+        }
         #expect(tlsReason.contains("use http://"))
         var silent = Self.attempt()
         #expect(
@@ -206,7 +210,10 @@ import MapTransfer
             after = attempt.body(2_000, now: t0 + .seconds(second)) ?? attempt.tick(now: t0 + .seconds(second))
         }
         guard suspension != nil else {
-            guard case .failed(.connectionFailed(_, let reason))? = after else { Issue.record("not too slow: \(String(describing: after))"); return }
+            guard case .failed(.connectionFailed(_, let reason))? = after else {
+                Issue.record("not too slow: \(String(describing: after))")
+                return
+            }
             #expect(reason.contains("is too slow"))
             return
         }
@@ -214,7 +221,10 @@ import MapTransfer
         // Silence while the client runs (a call each second) is still the server's.
         var silent: DownloadOutcome?
         for second in 101...140 where silent == nil { silent = attempt.tick(now: t0 + .seconds(second)) }
-        guard case .retryable(let reason, _, true)? = silent else { Issue.record("no stall: \(String(describing: silent))"); return }
+        guard case .retryable(let reason, _, true)? = silent else {
+            Issue.record("no stall: \(String(describing: silent))")
+            return
+        }
         #expect(reason.hasPrefix("maps.example:8080 stopped sending for 30 s"))
     }
 
@@ -232,17 +242,26 @@ import MapTransfer
         _ = stalled.head(status: 200, contentLength: nil, contentRange: nil, etag: nil, now: t0)
         _ = stalled.body(7_000, now: t0 + .seconds(10))
         #expect(stalled.tick(now: t0 + .seconds(39)) == nil)
-        guard case .retryable(let reason, _, true)? = stalled.tick(now: t0 + .seconds(41)) else { Issue.record("no stall"); return }
+        guard case .retryable(let reason, _, true)? = stalled.tick(now: t0 + .seconds(41)) else {
+            Issue.record("no stall")
+            return
+        }
         #expect(reason.hasPrefix("maps.example:8080 stopped sending for 30 s"))
         var slow = Self.attempt(deadlines: deadlines)
         _ = slow.head(status: 200, contentLength: nil, contentRange: nil, etag: nil, now: t0)
         for second in stride(from: 5, through: 60, by: 5) { _ = slow.body(100, now: t0 + .seconds(second)) }
-        guard case .failed(.connectionFailed(_, let slowReason))? = slow.tick(now: t0 + .seconds(60)) else { Issue.record("not slow"); return }
+        guard case .failed(.connectionFailed(_, let slowReason))? = slow.tick(now: t0 + .seconds(60)) else {
+            Issue.record("not slow")
+            return
+        }
         #expect(slowReason.contains("is too slow"))
         var late = Self.attempt(deadlines: deadlines, giveUp: t0 + .seconds(600))
         _ = late.head(status: 200, contentLength: nil, contentRange: nil, etag: nil, now: t0)
         _ = late.body(1, now: t0 + .seconds(600))
-        guard case .failed(.connectionFailed(_, let lateReason))? = late.tick(now: t0 + .seconds(601)) else { Issue.record("not late"); return }
+        guard case .failed(.connectionFailed(_, let lateReason))? = late.tick(now: t0 + .seconds(601)) else {
+            Issue.record("not late")
+            return
+        }
         #expect(lateReason.contains("took longer than the 600 s allowed for one file"))
     }
 

@@ -1,10 +1,11 @@
 import Foundation
-import Testing
-import MapTestSupport
 import MapDelta
 import MapPlatform
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// The suffix-array codec with filtered extra bytes: new coordinates (a boundary redrawn)
 /// travel as differences from the field before them, which compress far better than the
@@ -18,8 +19,10 @@ import MapPublisher
         var rng = SeededGenerator(seed: 41)
         var redraw = SeededGenerator(seed: 77)
         var bytes: [UInt8] = []
-        var x: Int32 = 1_234_567, y: Int32 = -7_654_321
-        var rx: Int32 = 0, ry: Int32 = 0
+        var x: Int32 = 1_234_567
+        var y: Int32 = -7_654_321
+        var rx: Int32 = 0
+        var ry: Int32 = 0
         for index in 0..<200_000 {
             x &+= Int32(truncatingIfNeeded: rng.next() % 2001) &- 1000
             y &+= Int32(truncatingIfNeeded: rng.next() % 2001) &- 1000

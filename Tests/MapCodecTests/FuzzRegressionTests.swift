@@ -1,8 +1,8 @@
 import Foundation
 import MapLoaderFuzzing
 import MapPublisher
-import Testing
 import MapTestSupport
+import Testing
 
 /// Replays every seed and every input the fuzzer found (`Tests/Fuzz/<target>/`) through the
 /// same code the fuzzer runs: a regression brings back the crash.

@@ -1,11 +1,12 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapDelta
 import MapModel
 import MapPlatform
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// A signed patch is pinned by its bytes, not by what it then asks for: each attack of
 /// issue "Hostile signed payloads" made small, against the real applier and a real file
@@ -45,7 +46,10 @@ import MapPublisher
                 patch: patch, oldTree: dir.path("old"), into: dir.path("fits"), resumeIn: nil,
                 treeHash: String(repeating: "0", count: 64), limits: TreeLimits(files: 5001, bytes: 1 << 20))
         }
-        guard case .treeMismatch? = within else { Issue.record("expected treeMismatch, got \(String(describing: within))"); return }
+        guard case .treeMismatch? = within else {
+            Issue.record("expected treeMismatch, got \(String(describing: within))")
+            return
+        }
     }
 
     /// Attack 2: a 3 GiB target in a group declared at 1 MB is refused before a byte is
@@ -106,7 +110,10 @@ import MapPublisher
             _ = try PatchApplier.apply(
                 patch: patch, oldTree: old, into: new, resumeIn: nil, treeHash: String(repeating: "0", count: 64), limits: limits)
         }
-        guard case .beyondLimits(let detail)? = error else { Issue.record("expected beyondLimits, got \(String(describing: error))"); return }
+        guard case .beyondLimits(let detail)? = error else {
+            Issue.record("expected beyondLimits, got \(String(describing: error))")
+            return
+        }
         #expect(detail.contains("\(limits.folders) folders"), "\(detail)")
         var folders = 0
         if let walker = FileManager.default.enumerator(atPath: new.path) {
@@ -157,7 +164,10 @@ import MapPublisher
                 patch: patch, oldTree: old, into: dir.path("new"), resumeIn: nil, treeHash: String(repeating: "0", count: 64),
                 limits: TreeLimits(files: 10, bytes: 1 << 30))
         }
-        guard case .beyondLimits(let detail)? = error else { Issue.record("expected beyondLimits, got \(String(describing: error))"); return }
+        guard case .beyondLimits(let detail)? = error else {
+            Issue.record("expected beyondLimits, got \(String(describing: error))")
+            return
+        }
         #expect(detail.contains("more than the 1048576 deflate streams a patch may expand"), "\(detail)")
     }
 
@@ -184,7 +194,10 @@ import MapPublisher
                 patch: patch, oldTree: dir.path("old"), into: dir.path("new"), resumeIn: nil,
                 treeHash: String(repeating: "0", count: 64), limits: TreeLimits(files: 10, bytes: 1 << 20))
         }
-        guard case .beyondLimits(let detail)? = error else { Issue.record("expected beyondLimits, got \(String(describing: error))"); return }
+        guard case .beyondLimits(let detail)? = error else {
+            Issue.record("expected beyondLimits, got \(String(describing: error))")
+            return
+        }
         #expect(detail == "an expansion of \(1 << 40) bytes for a 1000-byte file, at most \(64 << 20)", "\(detail)")
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
         #expect(!left.contains { $0.contains(".expand-") } && !FileManager.default.fileExists(atPath: dir.path("new/tile.gz").path), "\(left)")

@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-import MapTestSupport
 import MapDelta
 import MapPublisher
+import MapTestSupport
+import Testing
 
 /// The trials a large file (over 16 MiB) gets: each is a whole-file encode, so those an
 /// estimate or a rule rules out are skipped, and the patch notes say so. The estimate
@@ -77,12 +77,14 @@ import MapPublisher
     /// stay short, while the suffix-array delta's byte differences repeat.
     static func shifted(in dir: TemporaryDirectory) throws {
         var generator = SeededGenerator(seed: 21)
-        var old: [UInt8] = [], new: [UInt8] = []
+        var old: [UInt8] = []
+        var new: [UInt8] = []
         let records = 1_150_000
         old.reserveCapacity(records * 16)
         new.reserveCapacity(records * 16)
         for index in 0..<records {
-            let x = UInt32(truncatingIfNeeded: generator.next() % 3_600_000), y = UInt32(truncatingIfNeeded: generator.next() % 1_800_000)
+            let x = UInt32(truncatingIfNeeded: generator.next() % 3_600_000)
+            let y = UInt32(truncatingIfNeeded: generator.next() % 1_800_000)
             let attribute = UInt32(truncatingIfNeeded: generator.next() % 64)
             for value in [UInt32(index), x, y, attribute] { withUnsafeBytes(of: value.littleEndian) { old += $0 } }
             for value in [UInt32(index), x &+ 7, y &- 3, attribute] { withUnsafeBytes(of: value.littleEndian) { new += $0 } }

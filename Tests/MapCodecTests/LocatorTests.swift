@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import MapTestSupport
+import Testing
+
 @testable import MapLoader
 
 @Suite struct LocatorTests {

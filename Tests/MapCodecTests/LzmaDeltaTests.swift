@@ -107,7 +107,8 @@
         @Test func aDamagedOrMislabelledStreamIsRefused() throws {
             let dir = TemporaryDirectory("lzma-hostile")
             var rng = SeededGenerator(seed: 3)
-            let old = Self.tile(&rng, features: 200), new = old + Self.tile(&rng, features: 50)
+            let old = Self.tile(&rng, features: 200)
+            let new = old + Self.tile(&rng, features: 50)
             let (file, length) = try Self.payload(new, prefix: old, in: dir)
             #expect(try Self.decode(file, length: length, prefix: old, size: Int64(new.count)) == new)
             // Cut short, the stream has no end.

@@ -1,10 +1,11 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapDelta
-import MapPublisher
 import MapPlatform
+import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// MBTiles: an SQLite database whose gzip'd tiles are larger than a page, so each is cut
 /// over a cell and a chain of overflow pages. Gathered (``SQLiteOverflow``), every tile is
@@ -84,7 +85,8 @@ import MapPlatform
         let gathered = dir.path("gathered").path
         let input = try SystemFile.openForReading(newPath)
         try map.gather(input, size: try input.size(), into: try SystemFile.createOrTruncate(gathered))
-        let whole = DeflateStreams.scan(in: gathered).count, inPlace = DeflateStreams.scan(in: newPath).count
+        let whole = DeflateStreams.scan(in: gathered).count
+        let inPlace = DeflateStreams.scan(in: newPath).count
         #expect(whole >= 50 && whole > inPlace * 2, "\(whole) streams gathered, \(inPlace) in place")
 
         try await TileArchiveTests.expectPatchedInside(dir, "world.mbtiles", as: .gatheredDeflateDelta)
@@ -170,12 +172,19 @@ import MapPlatform
     /// Now a refused walk keeps its pages: the walks enter at most the file's pages, the
     /// file maps as the identity, and a real chain elsewhere in the file is still gathered.
     @Test func chainsBuiltToFailAreWalkedOnce() {
-        let page = 4096, pages = 1024
+        let page = 4096
+        let pages = 1024
         let minLocal = (page - 12) * 32 / 255 - 23
-        let leaves = 500, first = 2 + leaves + 1, chain = pages - first + 1
+        let leaves = 500
+        let first = 2 + leaves + 1
+        let chain = pages - first + 1
         func varint(_ value: Int) -> [UInt8] {
-            var out = [UInt8(value & 0x7F)], rest = value >> 7
-            while rest > 0 { out.append(UInt8(0x80 | rest & 0x7F)); rest >>= 7 }
+            var out = [UInt8(value & 0x7F)]
+            var rest = value >> 7
+            while rest > 0 {
+                out.append(UInt8(0x80 | rest & 0x7F))
+                rest >>= 7
+            }
             return out.reversed()
         }
         func u32(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }

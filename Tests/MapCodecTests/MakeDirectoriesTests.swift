@@ -1,7 +1,7 @@
 import Foundation
-import Testing
-import MapTestSupport
 import MapPlatform
+import MapTestSupport
+import Testing
 
 /// `FileSystem.makeDirectories`, the store's and the publisher's `mkdir -p`, on real
 /// folders: what exists costs no error, what is in the way is refused.

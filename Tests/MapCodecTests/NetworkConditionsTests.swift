@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import MapTestSupport
+import Testing
 
 /// Which network downloads would leave through, read from a route table and interface
 /// folders in the kernel's forms. A cellular modem is a fault this machine cannot cause, so

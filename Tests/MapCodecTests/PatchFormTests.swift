@@ -1,11 +1,12 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapDelta
 import MapModel
 import MapPlatform
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 extension DeltaTests {
     /// The three manifest forms (``PatchFormat``): the publisher writes form 3, which lists

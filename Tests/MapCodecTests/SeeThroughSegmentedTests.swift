@@ -1,12 +1,13 @@
 import Foundation
 import ManifestServer
+import MapPlatform
+import MapPublisher
+import MapStore
+import MapTestSupport
 import Synchronization
 import Testing
-import MapTestSupport
-import MapPlatform
-import MapStore
+
 @testable import MapLoader
-import MapPublisher
 
 /// See-through deltas of large files: the expansion is cut into segments (memory of one
 /// segment, resumable), and the compressed file is rebuilt on several threads.
@@ -126,7 +127,8 @@ import MapPublisher
         let original = try SystemFile.openForReading(file.path)
         let expansion = try SystemFile.openForReading(dir.path("expanded").path)
         var segments: [DeflateRecipe.Segment] = []
-        var end: Int64 = 0, expanded: Int64 = 0
+        var end: Int64 = 0
+        var expanded: Int64 = 0
         for (stream, length) in zip(streams, lengths) {
             expanded += stream.offset - end
             let parameters = try #require(

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// See-through deltas whose expansion is a suffix-array delta (``PatchEncoding/suffixDeflateDelta``):
 /// shifted coordinates inside a gzip file cost what they cost in a raw file.
@@ -40,11 +41,13 @@ import MapPublisher
         let dir = TemporaryDirectory("see-through-suffix")
         try Self.pair(in: dir)
         let (quick, full) = try await PatchBuilder.buildWithAndWithoutEstimates(from: dir.path("r1"), to: dir.path("r2"), in: dir)
-        let file = try #require(quick.file("points.bin.gz")), all = try #require(full.file("points.bin.gz"))
+        let file = try #require(quick.file("points.bin.gz"))
+        let all = try #require(full.file("points.bin.gz"))
         #expect(file.note?.contains("the level-19 search skipped: the suffix-array delta") == true, "\(file.note ?? "no note")")
         #expect(all.note?.contains("skipped") != true, "\(all.note ?? "")")
         // The fast delta stands for zstd's: larger than the level-19 one, far above the suffix one.
-        let fast = try #require(file.tried[.deflateDelta]), deep = try #require(all.tried[.deflateDelta])
+        let fast = try #require(file.tried[.deflateDelta])
+        let deep = try #require(all.tried[.deflateDelta])
         #expect(fast >= deep && file.payloadBytes * 100 <= fast * 55, "fast \(fast) B, level 19 \(deep) B, chosen \(file.payloadBytes) B")
         #expect(file.encoding == all.encoding && file.payloadBytes == all.payloadBytes, "\(file.tried) against \(all.tried)")
         _ = try await RawThread.value { try PatchApplier.apply(patch: dir.path("quick"), oldTree: dir.path("r1"), into: dir.path("out")) }

@@ -1,9 +1,10 @@
 import Foundation
+import MapPublisher
+import MapTestSupport
 import Synchronization
 import Testing
-import MapTestSupport
+
 @testable import MapLoader
-import MapPublisher
 
 /// See-through deltas of files holding deflate streams (gzip, zip, OSM PBF, PNG): the change is
 /// diffed inside the compression and zlib rebuilds the exact compressed bytes; a stream

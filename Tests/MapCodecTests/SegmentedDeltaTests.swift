@@ -1,11 +1,12 @@
 import Foundation
 import ManifestServer
-import Testing
-import MapTestSupport
 import MapPlatform
-import MapStore
-@testable import MapLoader
 import MapPublisher
+import MapStore
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// Segmented deltas: large files cut into segments, each against a window of the old file,
 /// applied with one segment's memory and resumed after the last finished segment.
@@ -64,7 +65,8 @@ import MapPublisher
         // from the same relative position than a window's margin.
         let dir = TemporaryDirectory("segmented-moved")
         let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
-        let old = try random.read(upToCount: 4 << 20)!, inserted = try random.read(upToCount: 1 << 20)!
+        let old = try random.read(upToCount: 4 << 20)!
+        let inserted = try random.read(upToCount: 1 << 20)!
         try random.close()
         for (folder, bytes) in [("old", old), ("new", inserted + old)] {
             try FileManager.default.createDirectory(at: dir.path(folder), withIntermediateDirectories: true)
@@ -93,7 +95,8 @@ import MapPublisher
             for _ in 0..<(bytes.count / 100) { out[Int(rng.next() % UInt64(out.count))] = UInt8(truncatingIfNeeded: rng.next()) }
             return out
         }
-        let b = changed(a), c = changed(b)
+        let b = changed(a)
+        let c = changed(b)
         let old = a + b
         let windows = old.withUnsafeBytes { SegmentWindows(old: [$0]) }
         let found = try #require(c.withUnsafeBytes { windows.window(for: $0, length: (2 << 20) + (256 << 10)) })
@@ -130,7 +133,8 @@ import MapPublisher
         // the window must still lie in the second file, where the votes are.
         var rng = SeededGenerator(seed: 42)
         func random(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
-        let a = random(4 << 20), b = random(4 << 20)
+        let a = random(4 << 20)
+        let b = random(4 << 20)
         let segment = random(1100 << 10) + b[..<(900 << 10)]
         let windows = a.withUnsafeBytes { a in b.withUnsafeBytes { b in SegmentWindows(old: [a, b]) } }
         let found = try #require(segment.withUnsafeBytes { windows.window(for: $0, length: (2 << 20) + (512 << 10)) })

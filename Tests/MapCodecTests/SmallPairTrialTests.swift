@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-import MapTestSupport
 import MapDelta
 import MapPublisher
+import MapTestSupport
+import Testing
 
 /// Small pairs (file and old version up to 1 MiB) skip the trials that won nothing or a
 /// few bytes on them: plain zstd beside a delta, zstd's worker and deep variants (its
@@ -17,7 +17,8 @@ import MapPublisher
         var generator = SeededGenerator(seed: seed)
         var bytes: [UInt8] = []
         for index in 0..<records {
-            var x = UInt32(truncatingIfNeeded: generator.next() % 40_000), y = UInt32(truncatingIfNeeded: generator.next() % 40_000)
+            var x = UInt32(truncatingIfNeeded: generator.next() % 40_000)
+            var y = UInt32(truncatingIfNeeded: generator.next() % 40_000)
             var attribute = UInt32(truncatingIfNeeded: generator.next() % 64)
             let fresh = UInt32(truncatingIfNeeded: generator.next() % 64)
             if revision == 2, scattered, index % 37 == 0 { attribute = fresh }
@@ -44,7 +45,8 @@ import MapPublisher
         let (quick, full) = try await PatchBuilder.buildWithAndWithoutEstimates(from: dir.path("r1"), to: dir.path("r2"), in: dir)
         var oneCodec = 0
         for name in ["a.tile", "b.tile", "c.tile"] {
-            let file = try #require(quick.file(name)), all = try #require(full.file(name))
+            let file = try #require(quick.file(name))
+            let all = try #require(full.file(name))
             #expect(file.tried[.delta] != nil && file.tried[.zstd] == nil, "\(name): \(file.tried)")
             if let delta = all.tried[.delta], delta * 64 > all.size { #expect(all.tried[.zstd] != nil, "\(name): \(all.tried)") }
             // One codec's cross-file trial, the one whose single-file delta won.
@@ -69,7 +71,8 @@ import MapPublisher
         var generator = SeededGenerator(seed: 41)
         var text = "id,name,category,lat,lon\n"
         for row in 0..<rows {
-            let lat = 47.0 + Double(generator.next() % 100_000) / 100_000, lon = 9.0 + Double(generator.next() % 300_000) / 100_000
+            let lat = 47.0 + Double(generator.next() % 100_000) / 100_000
+            let lon = 9.0 + Double(generator.next() % 300_000) / 100_000
             let category = ["cafe", "museum", "station", "hotel", "park"][Int(generator.next() % 5)]
             let place = generator.next() % 9_000
             let name = revision == 2 && row % 50 == 7 ? "Neu \(row)" : "Ort \(place)"
@@ -82,7 +85,8 @@ import MapPublisher
     /// A raster of 2-byte cells of small values (an elevation tile's differences);
     /// `revision` 2 draws four runs of 300 cells anew.
     static func cells(revision: Int) -> Data {
-        var generator = SeededGenerator(seed: 5), bytes: [UInt8] = []
+        var generator = SeededGenerator(seed: 5)
+        var bytes: [UInt8] = []
         for cell in 0..<20_000 {
             var value = UInt16(truncatingIfNeeded: generator.next() % 24)
             let fresh = UInt16(truncatingIfNeeded: generator.next() % 24)

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
-import MapPlatform
 import MapLoader
+import MapPlatform
+import Testing
 
 /// The default data directory of each platform, from what the platform gives a process.
 @Suite struct StandardFoldersTests {

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
-import MapPublisher
 import MapDelta
+import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// The suffix-array codec (bsdiff class): where numbers shifted by small amounts, its
 /// byte differences repeat and compress to almost nothing, which zstd's matching misses.
@@ -33,8 +34,12 @@ import MapDelta
         var rng = SeededGenerator(seed: 9)
         var bytes: [UInt8] = []
         for index in 0..<records {
-            var x = Int32(truncatingIfNeeded: rng.next() % 3_600_000), y = Int32(truncatingIfNeeded: rng.next() % 1_800_000)
-            if revision == 2 { x &+= 7; y &-= 3 }
+            var x = Int32(truncatingIfNeeded: rng.next() % 3_600_000)
+            var y = Int32(truncatingIfNeeded: rng.next() % 1_800_000)
+            if revision == 2 {
+                x &+= 7
+                y &-= 3
+            }
             withUnsafeBytes(of: UInt32(index).littleEndian) { bytes += $0 }
             bytes += Array(String("place \(index) \(rng.next() % 1000)".prefix(20)).padding(toLength: 20, withPad: " ", startingAt: 0).utf8)
             withUnsafeBytes(of: x.littleEndian) { bytes += $0 }
@@ -53,7 +58,8 @@ import MapDelta
         try Self.writeCoordinates(dir.path("old/points.bin"), revision: 1, records: 40_000)
         try Self.writeCoordinates(dir.path("new/points.bin"), revision: 2, records: 40_000)
         let (quick, full) = try await PatchBuilder.buildWithAndWithoutEstimates(from: dir.path("old"), to: dir.path("new"), in: dir)
-        let file = try #require(quick.file("points.bin")), all = try #require(full.file("points.bin"))
+        let file = try #require(quick.file("points.bin"))
+        let all = try #require(full.file("points.bin"))
         #expect(file.size > 1 << 20)
         #expect(
             file.note?.contains("the deep search skipped with the long-distance and worker ones") == true, "\(file.note ?? "no note")")

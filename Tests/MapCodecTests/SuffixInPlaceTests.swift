@@ -1,10 +1,11 @@
 import Foundation
-import Testing
-import MapTestSupport
-import MapPlatform
 import MapModel
-@testable import MapDelta
+import MapPlatform
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapDelta
 
 /// A large file's suffix delta is applied as a segmented one is: in place (a clone of the
 /// old file where the file system makes clones, CloneTests), checkpointed every few MB in

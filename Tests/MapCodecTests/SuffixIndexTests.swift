@@ -1,7 +1,7 @@
 import Foundation
-import Testing
-import MapTestSupport
 import MapPublisher
+import MapTestSupport
+import Testing
 
 /// The suffix index's search finds, at every position of the new bytes, the match a plain
 /// binary search of the sorted suffixes finds (of the two suffixes either side of where
@@ -15,15 +15,18 @@ import MapPublisher
     ) -> SuffixIndex.Match {
         func length(_ start: Int) -> Int { shared(old, start, new, from) }
         if suffixes.count == 1 { return .init(length: length(Int(suffixes[0])), position: Int(suffixes[0])) }
-        var low = 0, high = suffixes.count
+        var low = 0
+        var high = suffixes.count
         while low < high {
             let middle = (low + high) / 2
-            let start = Int(suffixes[middle]), shared = length(start)
+            let start = Int(suffixes[middle])
+            let shared = length(start)
             let before = from + shared < new.count && (start + shared == old.count || old[start + shared] < new[from + shared])
             if before { low = middle + 1 } else { high = middle }
         }
         let second = min(max(low, 1), suffixes.count - 1)
-        let a = length(Int(suffixes[second - 1])), b = length(Int(suffixes[second]))
+        let a = length(Int(suffixes[second - 1]))
+        let b = length(Int(suffixes[second]))
         return a > b ? .init(length: a, position: Int(suffixes[second - 1])) : .init(length: b, position: Int(suffixes[second]))
     }
 
@@ -48,7 +51,8 @@ import MapPublisher
         let pieces = random(3_000, below: 3)
         var spliced: [UInt8] = []
         while spliced.count < 3_000 {
-            let start = Int(generator.next() % 2_900), count = Int(generator.next() % 60) + 3
+            let start = Int(generator.next() % 2_900)
+            let count = Int(generator.next() % 60) + 3
             spliced += pieces[start..<min(pieces.count, start + count)]
         }
         let numbers = (0..<5_000).flatMap { withUnsafeBytes(of: Int32($0 * 37).littleEndian, Array.init) }
@@ -107,7 +111,8 @@ import MapPublisher
     /// for the index's libdivsufsort order).
     static func sortedSuffixes(_ bytes: UnsafeBufferPointer<UInt8>) -> [Int32] {
         (0..<Int32(bytes.count)).sorted { a, b in
-            let a = Int(a), b = Int(b)
+            let a = Int(a)
+            let b = Int(b)
             let count = min(bytes.count - a, bytes.count - b)
             let order = memcmp(bytes.baseAddress! + a, bytes.baseAddress! + b, count)
             return order != 0 ? order < 0 : bytes.count - a < bytes.count - b

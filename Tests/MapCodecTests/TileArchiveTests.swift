@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapDelta
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// Tile archives and other containers MapLoader does not parse: their gzip and zlib
 /// streams are found by scanning, so a patch costs about the changed tiles' content.
@@ -69,7 +70,10 @@ import MapPublisher
         // Headers with nothing valid behind them: a gzip header, zlib's four header pairs.
         bytes += [0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0, 0xFF]
         noise(100)
-        for second: UInt8 in [0x01, 0x5E, 0x9C, 0xDA] { bytes += [0x78, second]; noise(40) }
+        for second: UInt8 in [0x01, 0x5E, 0x9C, 0xDA] {
+            bytes += [0x78, second]
+            noise(40)
+        }
         let content = Array(String(repeating: "{\"type\":\"Feature\",\"name\":\"road\"}", count: 40).utf8)
         let gzipAt = bytes.count
         bytes += try Self.gzip(content)

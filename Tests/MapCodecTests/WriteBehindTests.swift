@@ -1,10 +1,10 @@
 import Crypto
 import Foundation
-import Testing
-import MapTestSupport
 import MapDelta
 import MapPlatform
 import MapPublisher
+import MapTestSupport
+import Testing
 
 /// A new file hashed and written on a second thread (`HashingFileWriter(writeBehind:)`):
 /// the same bytes and digest as on one thread, and a failed write still reported.
@@ -98,7 +98,8 @@ import MapPublisher
         }
         #expect(stats.file("grid.bin")?.encoding == .segmentedDelta, "\(String(describing: stats.file("grid.bin")?.tried))")
         for threads in [1, 4] {
-            let out = dir.path("out\(threads)"), resume = dir.path("resume\(threads)")
+            let out = dir.path("out\(threads)")
+            let resume = dir.path("resume\(threads)")
             _ = try await RawThread.value {
                 try PatchApplier.apply(patch: dir.path("p"), oldTree: dir.path("old"), into: out, resumeIn: resume, threads: threads)
             }

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// A copy-on-write file system on a loop device: XFS with reflink (or without, to compare)
 /// or btrfs, like APFS on Apple devices. Mounting needs root and `mkfs.xfs` / `mkfs.btrfs`

@@ -1,8 +1,9 @@
 import Foundation
-import Synchronization
 import ManifestServer
-import Testing
 import MapTestSupport
+import Synchronization
+import Testing
+
 @testable import MapLoader
 
 /// Servers that refuse, never answer or dribble end in one clear network error naming the
@@ -122,7 +123,9 @@ import MapTestSupport
                 // Once bytes of a blob arrived, the server goes away (a restart).
                 if case .progress(let progress) = event, progress.phase == .download, progress.completedBytes > 0,
                     stopped.withLock({
-                        let first = !$0; $0 = true; return first
+                        let first = !$0
+                        $0 = true
+                        return first
                     })
                 {
                     slow.stop()

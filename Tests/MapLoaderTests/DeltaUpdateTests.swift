@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import MapTestSupport
+import Testing
+
 @testable import MapLoader
 
 /// Updates through patch chains against a real server, with every fallback.

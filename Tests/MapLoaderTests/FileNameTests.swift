@@ -1,9 +1,10 @@
 import Foundation
 import ManifestServer
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// Real file names: UTF-8 (NFC and NFD kept apart, as file systems keep them) publish,
 /// install and update byte for byte; names and folders clients would refuse are refused

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import MapTestSupport
+import Testing
+
 @testable import MapLoader
 
 /// Uninstalling frees the bytes on disk at once, measured with `statfs` on a file system

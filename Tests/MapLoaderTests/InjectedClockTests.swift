@@ -1,7 +1,7 @@
 import Foundation
+import MapTestSupport
 import Synchronization
 import Testing
-import MapTestSupport
 
 /// Retries and deadlines on a clock the test passes in (`HTTPSource(clock:)`): a server
 /// that answers 503 to everything is retried with exponential backoff, and the time one

@@ -1,9 +1,10 @@
 import Foundation
+import MapTestSupport
+import MapTransfer
 import Synchronization
 import Testing
-import MapTestSupport
+
 @testable import MapLoader
-import MapTransfer
 
 /// A loader whose site is a source the test passes in (`MapLoader(configuration:source:)`):
 /// faults chosen per file, with no server and no waiting, and a record of every file the

@@ -19,7 +19,8 @@ import Testing
         try await loader.install(["de-berlin"])
         try site.publish(2)
         let catalog = try JSONCoding.decode(Catalog.self, from: Data(contentsOf: site.site.appendingPathComponent(SiteLayout.catalog)))
-        let v1 = try #require(catalog.entry("v1")?.unpacked), v2 = try #require(catalog.entry("v2")?.unpacked)
+        let v1 = try #require(catalog.entry("v1")?.unpacked)
+        let v2 = try #require(catalog.entry("v2")?.unpacked)
         let deltaPath = SiteLayout.manifestDelta(to: v2.sha256, from: v1.sha256)
         let before = site.server.statistics.bodyBytesSentByPath
         let update = try await loader.performUpdate()
@@ -36,7 +37,8 @@ import Testing
 
     @Test func aDamagedOrMissingManifestDeltaFallsBackToThePackedManifest() async throws {
         let site = try TestSite()
-        let loader = site.loader(), other = site.loader()
+        let loader = site.loader()
+        let other = site.loader()
         try await loader.install(["de-berlin"])
         try await other.install(["de-berlin"])
         try site.publish(2)

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import MapTestSupport
+import Testing
+
 @testable import MapLoader
 
 /// Which mirror a loader asks, once one of them failed: two folder sites (the configured

@@ -1,8 +1,9 @@
 import Foundation
+import MapTestSupport
 import Observation
 import Synchronization
 import Testing
-import MapTestSupport
+
 @testable import MapLoader
 
 /// The observable model an app binds to: its state follows an install, a pause, an update

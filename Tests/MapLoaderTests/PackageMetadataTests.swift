@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import MapTestSupport
+import Testing
+
 @testable import MapLoader
 
 /// The publisher's fields of a package (its node's `metadata` in the release's tree) read

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import MapTestSupport
 import MapModel
 import MapPublisher
+import MapTestSupport
+import Testing
+
 @testable import MapLoader
 
 /// The optional codecs a patch needs travel with its edge in the signed manifest, so a

@@ -1,10 +1,11 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapModel
+import MapTestSupport
 import MapTransfer
 import Synchronization
+import Testing
+
+@testable import MapLoader
 
 /// One overall fraction per operation that a progress bar can follow: it never goes
 /// backwards, ends at 1, and every event says which operation it belongs to.
@@ -127,7 +128,8 @@ import Synchronization
     @Test func oneDelegateTellsItsLoadersApart() async throws {
         let site = try TestSite()
         let recorder = Recorder()
-        let first = site.loader(), second = site.loader()
+        let first = site.loader()
+        let second = site.loader()
         await first.setDelegate(recorder)
         await second.setDelegate(recorder)
         try await first.install(["de-berlin"])

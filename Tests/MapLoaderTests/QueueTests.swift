@@ -1,7 +1,8 @@
 import Foundation
 import ManifestServer
-import Testing
 import MapTestSupport
+import Testing
+
 @testable import MapLoader
 
 /// The actor's queue: one operation at a time, in call order; cancellation changes nothing.

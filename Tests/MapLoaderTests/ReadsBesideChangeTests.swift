@@ -1,9 +1,10 @@
 import Foundation
+import MapTestSupport
+import MapTransfer
 import Synchronization
 import Testing
-import MapTestSupport
+
 @testable import MapLoader
-import MapTransfer
 
 /// Reads never wait behind a running change, through the same loader: while an update is
 /// held in the middle of its downloads, the tree, a package's status, locate, disk usage

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import MapTestSupport
-@testable import MapLoader
 import MapPublisher
 import MapStore
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// Roots of trust as a fleet operator uses them: a device that last checked long ago walks
 /// every root version to the newest, untouched, through online-key and root-key rotations;

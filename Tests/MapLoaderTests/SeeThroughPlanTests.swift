@@ -1,9 +1,10 @@
 import Foundation
+import MapPublisher
+import MapTestSupport
 import Synchronization
 import Testing
-import MapTestSupport
+
 @testable import MapLoader
-import MapPublisher
 
 /// A see-through decision seen from the client: the plan an app reads says why a file
 /// stays byte-level.

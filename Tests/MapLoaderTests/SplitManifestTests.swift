@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import MapTestSupport
 import ManifestServer
-@testable import MapLoader
 import MapPublisher
+import MapTestSupport
+import Testing
+
+@testable import MapLoader
 
 /// Split manifests: a large tree is published as a small index plus parts, and a client
 /// reads, per update, only the parts holding what it has installed.

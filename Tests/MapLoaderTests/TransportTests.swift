@@ -1,9 +1,9 @@
 import Foundation
 import ManifestServer
+import MapLoader
+import MapTestSupport
 import Synchronization
 import Testing
-import MapTestSupport
-import MapLoader
 
 /// Each HTTP transport this build has (libcurl on Linux, Foundation's URLSession
 /// everywhere), chosen in the configuration whatever `MAPLOADER_TRANSPORT` says, against a
@@ -180,7 +180,8 @@ import MapLoader
             transport: try #require(HTTPTransports.named("foundation")), policy: NetworkPolicy(allowsExpensive: false),
             conditions: {
                 windows.withLock {
-                    $0 += 1; return $0
+                    $0 += 1
+                    return $0
                 } > 1 ? cellular : wifi
             })
         await #expect(throws: MapLoaderError.networkNotAllowed(reason: "the default route goes through wwan0, a cellular (metered) network")) {

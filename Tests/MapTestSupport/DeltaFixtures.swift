@@ -1,7 +1,8 @@
 import Foundation
-import Testing
 import MapLoader
 import MapPublisher
+import Testing
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -40,7 +41,8 @@ package enum Records {
     /// `count` records along a random walk.
     package static func make(count: Int, seed: UInt64) -> [[UInt8]] {
         var rng = SeededGenerator(seed: seed)
-        var lat: Int32 = 515_000_000, lon: Int32 = -1_200_000
+        var lat: Int32 = 515_000_000
+        var lon: Int32 = -1_200_000
         return (0..<count).map { i in
             lat &+= Int32.random(in: -3000...3000, using: &rng)
             lon &+= Int32.random(in: -3000...3000, using: &rng)
@@ -56,7 +58,10 @@ package enum Records {
         for var record in records {
             let x = Double.random(in: 0..<1, using: &rng)
             if x < fraction / 3 { continue }
-            if x < 2 * fraction / 3 { record[4] &+= 7; record[9] &+= 3 }
+            if x < 2 * fraction / 3 {
+                record[4] &+= 7
+                record[9] &+= 3
+            }
             out.append(record)
             if Double.random(in: 0..<1, using: &rng) < fraction / 3 {
                 out.append(Records.record(id: nextID, lat: 1, lon: 2, using: &rng))

@@ -1,9 +1,9 @@
 import Foundation
 import ManifestServer
-import Testing
 import MapLoader
 import MapPublisher
 import MapStore
+import Testing
 
 /// A real crash in the middle of an update's apply: a site with one package (`planet`,
 /// group `base`) at v1 and v2, clients installed at v1, and `update --delta` runs killed

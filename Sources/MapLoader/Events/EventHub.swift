@@ -1,11 +1,11 @@
 import Foundation
-import Synchronization
+import MapDelta
 import MapModel
 import MapPlanner
-import MapDelta
+import MapPlatform
 import MapStore
 import MapTransfer
-import MapPlatform
+import Synchronization
 
 /// Fans events out to the delegate and to every open stream, in order.
 final class EventHub: Sendable {
@@ -24,7 +24,7 @@ final class EventHub: Sendable {
     init(delivery: MapLoader.DelegateDelivery = .background) {
         let slot = DelegateSlot()
         delegate = slot
-        calls = DelegateQueue(delivery: delivery, present: { slot.isSet }) { slot.call($0) }
+        calls = DelegateQueue(delivery: delivery, present: { slot.isSet }, call: { slot.call($0) })
     }
 
     deinit { calls.finish() }

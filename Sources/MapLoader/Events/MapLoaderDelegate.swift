@@ -1,9 +1,10 @@
+import MapDelta
 import MapModel
 import MapPlanner
-import MapDelta
+import MapPlatform
 import MapStore
 import MapTransfer
-import MapPlatform
+
 /// Receives a ``MapLoader``'s events: one method, required, with the event as an enum, so
 /// a delegate cannot be half-implemented (a method with a wrong signature does not compile)
 /// and a switch over ``MapLoaderEvent`` says which events it handles.

@@ -1,10 +1,10 @@
 import Foundation
+import MapDelta
 import MapModel
 import MapPlanner
-import MapDelta
+import MapPlatform
 import MapStore
 import MapTransfer
-import MapPlatform
 
 extension MapLoader {
     /// The kind of operation an event belongs to.

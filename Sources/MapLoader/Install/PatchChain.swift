@@ -1,10 +1,10 @@
 import Foundation
+import MapDelta
 import MapModel
 import MapPlanner
-import MapDelta
+import MapPlatform
 import MapStore
 import MapTransfer
-import MapPlatform
 
 extension PlanSession {
     /// Downloads a step's patch blobs and applies them in order to the installed files,

@@ -1,10 +1,10 @@
 import Foundation
+import MapDelta
 import MapModel
 import MapPlanner
-import MapDelta
+import MapPlatform
 import MapStore
 import MapTransfer
-import MapPlatform
 
 extension MapLoader {
     /// Carries out `plan` in a new ``PlanSession`` of `operation`.

@@ -1,11 +1,11 @@
 import Foundation
-import Synchronization
+import MapDelta
 import MapModel
 import MapPlanner
-import MapDelta
+import MapPlatform
 import MapStore
 import MapTransfer
-import MapPlatform
+import Synchronization
 
 /// Running totals of one operation's downloads, shared by the groups produced at once.
 final class TransferLedger: Sendable {

@@ -1,5 +1,5 @@
-public import Observation
 import Foundation
+public import Observation
 
 /// State an app binds its interface to: the package tree with every package's state, the
 /// running operation's progress, and the last failure, kept current from the loader's own

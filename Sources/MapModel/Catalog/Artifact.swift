@@ -1,4 +1,5 @@
 import MapPlatform
+
 /// One leaf's data group as published: a full archive plus the patches that reach it.
 ///
 /// Every byte a client fetches is pinned by `sha256` and `size`. `treeHash` names the

@@ -1,4 +1,5 @@
 import MapPlatform
+
 /// A data group: one kind of data a leaf can carry (base map, POIs, transit, terrain…).
 public struct DataGroup: Sendable, Hashable, Codable {
     /// Stable id, e.g. `poi`.

@@ -1,4 +1,5 @@
 import MapPlatform
+
 /// Maps a coordinate to the package that covers it.
 package enum Locator {
     /// The node with the smallest outline that contains the point: its `boundary` when it

@@ -1,4 +1,5 @@
 import MapPlatform
+
 /// Where things live on a site, relative to its root URL.
 package enum SiteLayout {
     /// The catalog.

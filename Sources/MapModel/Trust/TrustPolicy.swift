@@ -1,4 +1,5 @@
 import MapPlatform
+
 /// Which catalogs a client accepts.
 public struct TrustPolicy: Sendable, Hashable {
     /// Publisher keys whose signature makes a catalog acceptable.

@@ -1,8 +1,9 @@
+import MapDelta
+import MapPlatform
+
 #if LZMA
     import CLzma
 #endif
-import MapDelta
-import MapPlatform
 
 #if LZMA
 

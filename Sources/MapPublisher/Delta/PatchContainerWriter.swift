@@ -1,12 +1,13 @@
+import Foundation
+import MapDelta
+import MapModel
+import MapPlatform
+
 #if PackagedZstd
     import libzstd
 #else
     import CZstd
 #endif
-import Foundation
-import MapDelta
-import MapModel
-import MapPlatform
 
 /// Writes a container: header, zstd-compressed manifest, then the payloads.
 package enum PatchContainerWriter {

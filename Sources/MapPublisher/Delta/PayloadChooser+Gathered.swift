@@ -12,7 +12,8 @@ extension PayloadChooser {
         let newMap = SQLiteOverflow.map(of: newPath)
         guard !newMap.isIdentity else { return nil }
         let oldMap = SQLiteOverflow.map(of: basePath)
-        let oldGathered = workDirectory + "/old.gathered", newGathered = workDirectory + "/new.gathered"
+        let oldGathered = workDirectory + "/old.gathered"
+        let newGathered = workDirectory + "/new.gathered"
         defer {
             for path in [oldGathered, newGathered] { FileSystem.empty(path) }
         }

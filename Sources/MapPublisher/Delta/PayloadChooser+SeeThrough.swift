@@ -83,7 +83,8 @@ extension PayloadChooser {
                         "\(streams.count) deflate streams, more than the \(DeflateRecipe.maxSegments) a client's recipe takes; byte-level delta kept"
                 ))
         }
-        let oldExpansion = workDirectory + "/old.expanded", newExpansion = workDirectory + "/new.expanded"
+        let oldExpansion = workDirectory + "/old.expanded"
+        let newExpansion = workDirectory + "/new.expanded"
         defer {  // emptied, not removed: the next file's expansions reuse them
             FileSystem.empty(oldExpansion)
             FileSystem.empty(newExpansion)
@@ -178,7 +179,9 @@ extension PayloadChooser {
         }
         // The suffix-array delta of the expansion, where it is smaller: coordinates inside
         // gzip and zip files shift and grow as they do in raw files.
-        var expansionLength = frameLength, suffix = false, otherLength: Int64?
+        var expansionLength = frameLength
+        var suffix = false
+        var otherLength: Int64?
         if let trial = early {
             if trial.length < frameLength {
                 FileSystem.remove(frame)
@@ -207,7 +210,8 @@ extension PayloadChooser {
     ) throws -> [(stream: DeflateStreams.Stream, length: Int64, parameters: DeflateParameters)] {
         let expansion = try SystemFile.openForReading(expansionPath)
         var starts: [Int64] = []
-        var expandedOffset: Int64 = 0, previousEnd: Int64 = 0
+        var expandedOffset: Int64 = 0
+        var previousEnd: Int64 = 0
         for (stream, length) in zip(streams, lengths) {
             expandedOffset += stream.offset - previousEnd
             starts.append(expandedOffset)
@@ -239,7 +243,8 @@ extension PayloadChooser {
     /// `columns` as a ``ColumnFrame``: compressed with `prefix` (what the client computes
     /// from its old file: the layout of a recipe, the gather map) as zstd's prefix.
     func columnFrame(_ columns: [UInt8], prefix: [UInt8]) throws -> [UInt8] {
-        let plain = workDirectory + "/columns.plain", frame = workDirectory + "/columns.frame"
+        let plain = workDirectory + "/columns.plain"
+        let frame = workDirectory + "/columns.frame"
         defer {
             FileSystem.empty(plain)
             FileSystem.empty(frame)

@@ -45,7 +45,8 @@ package enum SuffixEncoder {
         guard !old.bytes.isEmpty, !new.bytes.isEmpty, old.bytes.count <= Int(maxWholeFileSize),
             new.bytes.count <= Int(maxWholeFileSize)
         else { return nil }
-        let oldBytes = old.bytes.bindMemory(to: UInt8.self), newBytes = new.bytes.bindMemory(to: UInt8.self)
+        let oldBytes = old.bytes.bindMemory(to: UInt8.self)
+        let newBytes = new.bytes.bindMemory(to: UInt8.self)
         var (controls, differences, extraRanges) = try SuffixIndex.with(oldBytes, path: oldPath) {
             steps(new: newBytes, index: $0)
         }
@@ -97,11 +98,19 @@ package enum SuffixEncoder {
         new: UnsafeBufferPointer<UInt8>, index: SuffixIndex
     ) -> ([UInt8], [UInt8], [Range<Int>]) {
         let old = index.old
-        let oldSize = old.count, newSize = new.count
-        var controls: [UInt8] = [], differences: [UInt8] = [], extra: [Range<Int>] = []
+        let oldSize = old.count
+        let newSize = new.count
+        var controls: [UInt8] = []
+        var differences: [UInt8] = []
+        var extra: [Range<Int>] = []
         differences.reserveCapacity(newSize)
         func put(_ value: Int64) { withUnsafeBytes(of: value.littleEndian) { controls += $0 } }
-        var scan = 0, length = 0, position = 0, lastScan = 0, lastPosition = 0, lastOffset = 0
+        var scan = 0
+        var length = 0
+        var position = 0
+        var lastScan = 0
+        var lastPosition = 0
+        var lastOffset = 0
         while scan < newSize {
             var oldScore = 0
             scan += length
@@ -118,12 +127,17 @@ package enum SuffixEncoder {
                 scan += 1
             }
             guard length != oldScore || scan == newSize else { continue }
-            var score = 0, bestForward = 0, forward = 0
+            var score = 0
+            var bestForward = 0
+            var forward = 0
             var i = 0
             while lastScan + i < scan, lastPosition + i < oldSize {
                 if old[lastPosition + i] == new[lastScan + i] { score += 1 }
                 i += 1
-                if score * 2 - i > bestForward * 2 - forward { bestForward = score; forward = i }
+                if score * 2 - i > bestForward * 2 - forward {
+                    bestForward = score
+                    forward = i
+                }
             }
             var backward = 0
             if scan < newSize {
@@ -132,18 +146,25 @@ package enum SuffixEncoder {
                 i = 1
                 while scan >= lastScan + i, position >= i {
                     if old[position - i] == new[scan - i] { score += 1 }
-                    if score * 2 - i > bestBackward * 2 - backward { bestBackward = score; backward = i }
+                    if score * 2 - i > bestBackward * 2 - backward {
+                        bestBackward = score
+                        backward = i
+                    }
                     i += 1
                 }
             }
             if lastScan + forward > scan - backward {
                 let overlap = (lastScan + forward) - (scan - backward)
                 score = 0
-                var bestSplit = 0, split = 0
+                var bestSplit = 0
+                var split = 0
                 for j in 0..<overlap {
                     if new[lastScan + forward - overlap + j] == old[lastPosition + forward - overlap + j] { score += 1 }
                     if new[scan - backward + j] == old[position - backward + j] { score -= 1 }
-                    if score > bestSplit { bestSplit = score; split = j + 1 }
+                    if score > bestSplit {
+                        bestSplit = score
+                        split = j + 1
+                    }
                 }
                 forward += split - overlap
                 backward -= split

@@ -79,7 +79,8 @@ package struct SuffixIndex {
             first = Int(starts[Int(new[from]) * 257])
         }
         // bsdiff's search ends between the last suffix before and this one, kept inside the array.
-        let high = min(max(first, 1), suffixes.count - 1), low = high - 1
+        let high = min(max(first, 1), suffixes.count - 1)
+        let low = high - 1
         let a = matchLength(Int(suffixes[low]), new, from, known: 0)
         let b = matchLength(Int(suffixes[high]), new, from, known: 0)
         return a > b ? Match(length: a, position: Int(suffixes[low])) : Match(length: b, position: Int(suffixes[high]))
@@ -125,7 +126,8 @@ package struct SuffixIndex {
     private func matchLength(_ start: Int, _ new: UnsafeBufferPointer<UInt8>, _ from: Int, known: Int) -> Int {
         let limit = min(old.count - start, new.count - from)
         var length = known
-        let a = UnsafeRawPointer(old.baseAddress! + start), b = UnsafeRawPointer(new.baseAddress! + from)
+        let a = UnsafeRawPointer(old.baseAddress! + start)
+        let b = UnsafeRawPointer(new.baseAddress! + from)
         while length + 8 <= limit {
             let difference =
                 a.loadUnaligned(fromByteOffset: length, as: UInt64.self)

@@ -1,13 +1,14 @@
+import CZstdParameters
 import Crypto
+import MapDelta
+import MapModel
+import MapPlatform
+
 #if PackagedZstd
     import libzstd
 #else
     import CZstd
 #endif
-import CZstdParameters
-import MapDelta
-import MapModel
-import MapPlatform
 
 /// One reusable zstd compression context: encodes a file as one frame, plain or as a
 /// delta against a prefix, streaming the file in chunks through `ZSTD_compressStream2`.
