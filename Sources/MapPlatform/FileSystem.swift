@@ -107,6 +107,7 @@ package enum FileSystem {
 
     /// `rename(2)`: atomically replaces `target` with `source`.
     package static func rename(_ source: String, _ target: String) throws(SystemError) {
+        if let injected = SystemFaults.failure(.rename, target) { throw SystemError("rename", target, injected) }
         guard cRename(source, target) == 0 else { throw SystemError("rename", target, .current) }
     }
 
@@ -195,8 +196,15 @@ package enum FileSystem {
             for file in try FileTree.files(in: tree) { try sync(tree + "/" + file.path) }
         #else
             let folder = try SystemFile.openDirectory(tree)
-            while cplatform_syncfs(folder.descriptor.rawValue) != 0 {
-                let code = Errno.current
+            while true {
+                let code: Errno
+                if let injected = SystemFaults.failure(.fsync, tree) {
+                    code = injected
+                } else if cplatform_syncfs(folder.descriptor.rawValue) == 0 {
+                    return
+                } else {
+                    code = .current
+                }
                 if code != .interrupted { throw SystemError("syncfs", tree, code) }
             }
         #endif

@@ -144,6 +144,7 @@ package final class SystemFile: Sendable {
 
     /// Writes all of `buffer` at the current position.
     package func writeAll(_ buffer: UnsafeRawBufferPointer) throws(SystemError) {
+        try injectedWriteFailure()
         do {
             _ = try descriptor.writeAll(buffer)
         } catch {
@@ -153,10 +154,19 @@ package final class SystemFile: Sendable {
 
     /// Writes all of `buffer` at `offset`, leaving the position alone.
     package func writeAll(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(SystemError) {
+        try injectedWriteFailure()
         do {
             _ = try descriptor.writeAll(toAbsoluteOffset: offset, buffer)
         } catch {
             throw SystemError("write", path, Errno.of(error))
+        }
+    }
+
+    /// A write failing as a test's fault says (``SystemFaults``); `EINTR` is retried, as the
+    /// real call's is.
+    private func injectedWriteFailure() throws(SystemError) {
+        while let injected = SystemFaults.failure(.write, path) {
+            if injected != .interrupted { throw SystemError("write", path, injected) }
         }
     }
 
@@ -181,13 +191,25 @@ package final class SystemFile: Sendable {
     /// the drive's cache, which a power loss can lose: `F_FULLFSYNC` asks the drive to write
     /// it (falling back to `fsync` on file systems that refuse it, such as network shares).
     package func sync() throws(SystemError) {
-        #if canImport(Darwin)
-            if fcntl(descriptor.rawValue, F_FULLFSYNC) == 0 { return }
-        #endif
-        while fsync(descriptor.rawValue) != 0 {
-            let code = Errno.current
+        while true {
+            let code: Errno
+            if let injected = SystemFaults.failure(.fsync, path) {
+                code = injected
+            } else if flush() {
+                return
+            } else {
+                code = .current
+            }
             if code != .interrupted { throw SystemError("fsync", path, code) }
         }
+    }
+
+    /// One flush of ``sync()``: whether it succeeded (else `errno` says why).
+    private func flush() -> Bool {
+        #if canImport(Darwin)
+            if fcntl(descriptor.rawValue, F_FULLFSYNC) == 0 { return true }
+        #endif
+        return fsync(descriptor.rawValue) == 0
     }
 
     /// Takes a `flock(2)` lock without waiting: `true` when taken, `false` when another open
