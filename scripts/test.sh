@@ -8,6 +8,7 @@ echo "==> building (debug, with tests)"
 swift build --build-tests 2>&1 | grep -vE "^\[[0-9]+/[0-9]+\] (Compiling|Write|Build|Emitting)" | tail -n 40
 echo "==> house rules: one platform layer, a pure planner, no server or publisher in the library"
 python3 scripts/check-layers.py
+python3 scripts/check-function-length.py
 echo "==> format: swift format lint --strict (configuration in .swift-format)"
 swift format lint --strict -r Sources Tests Package.swift
 echo "==> swift test, one test target at a time (each in a process of its own)"

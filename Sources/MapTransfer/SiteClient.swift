@@ -104,24 +104,12 @@ package struct SiteClient: Sendable {
                 do { try await walk(hint: current.timestamp.rootVersion) } catch { stamp = nil }
             }
             if let stamp, accepts(stamp, root: root, trust: trust, lastSerial: serialFloor, now: now) {
-                if let kept, stamp.timestamp.vouches(for: kept) {
-                    (data, pinnedBy) = (kept, stamp)
+                let (vouched, read) = try await catalog(vouchedFor: stamp, kept: kept)
+                if let vouched {
+                    (data, pinnedBy) = (vouched, stamp)
                     break
                 }
-                if let kept, let catalog = try await catalog(pinnedBy: stamp.timestamp.catalog, deltaFrom: kept),
-                    stamp.timestamp.vouches(for: catalog)
-                {
-                    (data, pinnedBy) = (catalog, stamp)
-                    break
-                }
-                let catalog = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
-                if stamp.timestamp.vouches(for: catalog) {
-                    (data, pinnedBy) = (catalog, stamp)
-                    break
-                }
-                // Published between the two reads, or a timestamp that lags: the catalog's
-                // own signature decides, as on a site without a timestamp.
-                fetched = catalog
+                fetched = read
             }
             if let fetched {
                 data = fetched
@@ -145,6 +133,19 @@ package struct SiteClient: Sendable {
         return AcceptedCatalog(
             catalog: catalog, bytes: data, signature: signature, timestamp: pinnedBy?.file, root: root, newRoots: newRoots,
             serialReset: serialReset)
+    }
+
+    /// The catalog an accepted `stamp` vouches for: the kept one, one rebuilt from a delta
+    /// against it, or one read whole. A catalog read whole that the stamp does not vouch for
+    /// (published between the two reads, or a timestamp that lags) comes back as `read`:
+    /// its own signature then decides, as on a site without a timestamp.
+    private func catalog(vouchedFor stamp: SignedTimestamp, kept: Data?) async throws(MapLoaderError) -> (vouched: Data?, read: Data?) {
+        if let kept, stamp.timestamp.vouches(for: kept) { return (kept, nil) }
+        if let kept, let catalog = try await catalog(pinnedBy: stamp.timestamp.catalog, deltaFrom: kept), stamp.timestamp.vouches(for: catalog) {
+            return (catalog, nil)
+        }
+        let catalog = try await source.fetchData(SiteLayout.catalog, limit: .atMost(Self.catalogLimit), scratch: scratch)
+        return stamp.timestamp.vouches(for: catalog) ? (catalog, nil) : (nil, catalog)
     }
 
     /// The catalog `pin` names, rebuilt from the delta against `kept` that the publisher

@@ -143,19 +143,21 @@ actor PlanSession {
         } catch {
             FileSystem.removeTree(builder.directory)
             guard Self.isNoSpace(error) else { throw error }
-            // A disk that filled during the operation: drop this run's downloads too, since
-            // keeping partial files for a resume would keep the disk full.
-            // Only this plan's blobs: a reader may be fetching a catalog into the same folder.
-            let blobs = Set(plan.steps.flatMap { step in [step.artifact?.sha256].compactMap { $0 } + step.patches.map(\.sha256) })
-            for name in blobs { FileSystem.removeTree(store.directory.download(name)) }
-            // Half-built large files kept for a resume are dropped too.
-            store.directory.removeResumeFiles()
-            // With the bytes there, what ran out was inodes or a quota: say the file system is full.
-            let available = store.availableSpace() ?? 0
-            throw MapLoaderError.insufficientSpace(
-                needed: available > plan.peakBytes ? 0 : plan.peakBytes,
-                available: available, path: store.root.path)
+            throw fullDisk(plan)
         }
+    }
+
+    /// A disk that filled while `plan` ran: drops this run's downloads too, since keeping
+    /// partial files for a resume would keep the disk full, and says the file system is full.
+    private func fullDisk(_ plan: Plan) -> MapLoaderError {
+        // Only this plan's blobs: a reader may be fetching a catalog into the same folder.
+        let blobs = Set(plan.steps.flatMap { step in [step.artifact?.sha256].compactMap { $0 } + step.patches.map(\.sha256) })
+        for name in blobs { FileSystem.removeTree(store.directory.download(name)) }
+        // Half-built large files kept for a resume are dropped too.
+        store.directory.removeResumeFiles()
+        // With the bytes there, what ran out was inodes or a quota: say the file system is full.
+        let available = store.availableSpace() ?? 0
+        return .insufficientSpace(needed: available > plan.peakBytes ? 0 : plan.peakBytes, available: available, path: store.root.path)
     }
 
     /// The bytes of work `plan` declares for its overall progress: every download, and

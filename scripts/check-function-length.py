@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""No function in Sources runs over 80 lines (from its `func` or `init` line to its closing
+brace). The functions listed in KNOWN are the delta codec's and the publisher's, which the
+codec's reshaping (issue "The house, third pass") splits; each may shrink but not grow, and a
+function that is no longer long must leave the list."""
+import glob
+import re
+import sys
+
+LIMIT = 80
+KNOWN = {
+    ("Sources/MapPublisher/Delta/PayloadChooser+SeeThrough.swift", "seeThrough"): 129,
+    ("Sources/MapPublisher/Delta/PatchBuilder.swift", "build"): 118,
+    ("Sources/MapDelta/PatchRun+SeeThrough.swift", "decodeSeeThrough"): 117,
+    ("Sources/MapDelta/PatchRun.swift", "decodeSegmented"): 115,
+    ("Sources/MapDelta/PatchRun+Suffix.swift", "decodeSuffixInPlace"): 97,
+    ("Sources/MapDelta/PatchManifestDecoder.swift", "decode"): 95,
+    ("Sources/MapPublisher/Shard/PublishTaskRunner.swift", "run"): 93,
+    ("Sources/MapPublisher/Delta/SuffixEncoder.swift", "steps"): 88,
+    ("Sources/MapPublisher/Shard/PublishPlanner.swift", "plan"): 82,
+}
+DECLARATION = re.compile(
+    r"\s*(?:@\w+(?:\([^)]*\))?\s+)*"
+    r"(?:(?:public|package|private|fileprivate|internal|static|override|mutating|nonisolated|final|class|convenience|required)\s+)*"
+    r"(?:func\s+([^\s(<]+)|(init)[?!]?)\s*[(<]"
+)
+
+
+def long_functions():
+    for path in sorted(glob.glob("Sources/**/*.swift", recursive=True)):
+        lines = open(path, encoding="utf-8").read().split("\n")
+        index = 0
+        while index < len(lines):
+            match = DECLARATION.match(lines[index])
+            if not match:
+                index += 1
+                continue
+            depth, opened, end = 0, False, index
+            while end < len(lines):
+                code = lines[end].split("//")[0]
+                for character in code:
+                    if character == "{":
+                        depth, opened = depth + 1, True
+                    elif character == "}":
+                        depth -= 1
+                if opened and depth <= 0:
+                    break
+                end += 1
+            length = end - index + 1
+            if length > LIMIT:
+                yield path, match.group(1) or match.group(2), index + 1, length
+            index += 1
+
+
+problems = []
+seen = set()
+for path, name, line, length in long_functions():
+    key = (path, name)
+    seen.add(key)
+    known = KNOWN.get(key)
+    if known is None:
+        problems.append(f"{path}:{line}: {name} runs {length} lines (at most {LIMIT}): split it")
+    elif length > known:
+        problems.append(f"{path}:{line}: {name} grew to {length} lines (was {known}, at most {LIMIT}): split it")
+for key in sorted(set(KNOWN) - seen):
+    problems.append(f"{key[0]}: {key[1]} is no longer over {LIMIT} lines: take it off KNOWN in scripts/check-function-length.py")
+if problems:
+    print("\n".join(problems), file=sys.stderr)
+    sys.exit(1)
+print(f"functions: none over {LIMIT} lines beyond the {len(KNOWN)} the codec's reshaping splits")
