@@ -1,5 +1,5 @@
 import Foundation
-import MapModel
+package import MapModel
 import MapPlatform
 
 /// Why reading or applying a patch container failed.
@@ -88,4 +88,9 @@ package enum PatchError: Error, CustomStringConvertible, Equatable, Sendable {
             + path.unicodeScalars.map { $0.value < 0x20 ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
             .joined() + "\""
     }
+}
+
+extension PatchError: MapLoaderErrorConvertible {
+    /// A patch that does not read or apply: the update falls back to the full archive.
+    package var mapLoaderError: MapLoaderError { .integrityFailed(what: "a patch", detail: description) }
 }

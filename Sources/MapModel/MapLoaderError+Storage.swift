@@ -29,25 +29,16 @@ extension MapLoaderError {
         case let error as SystemError:
             return error.errno
         case let error as CocoaError:
-            if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            // Read as `any Error` first: on Linux the userInfo value does not cast to NSError.
+            if let underlying = (error.userInfo[NSUnderlyingErrorKey] as? any Error).map({ $0 as NSError }),
+                underlying.domain == NSPOSIXErrorDomain
+            {
                 return Errno(rawValue: Int32(underlying.code))
             }
             return error.code == .fileWriteOutOfSpace ? .noSpace : nil
         default:
             let error = error as NSError
             return error.domain == NSPOSIXErrorDomain ? Errno(rawValue: Int32(error.code)) : nil
-        }
-    }
-}
-
-extension MapLoaderError {
-    /// Maps any error thrown inside an operation onto the closed taxonomy.
-    package init(_ error: any Error) {
-        switch error {
-        case let error as MapLoaderError: self = error
-        case is CancellationError: self = .cancelled
-        case let error as SystemError: self = .storage(path: error.path, error)
-        default: self = .storageFailed(path: "", reason: "\(error)")
         }
     }
 }

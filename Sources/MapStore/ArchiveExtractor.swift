@@ -251,3 +251,9 @@ package enum ArchiveExtractor {
         archive_error_string(archive).map { String(cString: $0) } ?? "unknown libarchive error"
     }
 }
+
+extension ArchiveExtractor.Refusal: MapLoaderErrorConvertible {
+    /// An archive that holds what the manifest does not allow (a call site that knows the
+    /// package says ``MapLoaderError/invalidArchive(package:group:detail:)``).
+    package var mapLoaderError: MapLoaderError { .integrityFailed(what: "an archive", detail: description) }
+}
