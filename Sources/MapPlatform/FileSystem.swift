@@ -196,17 +196,7 @@ package enum FileSystem {
             for file in try FileTree.files(in: tree) { try sync(tree + "/" + file.path) }
         #else
             let folder = try SystemFile.openDirectory(tree)
-            while true {
-                let code: Errno
-                if let injected = SystemFaults.failure(.fsync, tree) {
-                    code = injected
-                } else if cplatform_syncfs(folder.descriptor.rawValue) == 0 {
-                    return
-                } else {
-                    code = .current
-                }
-                if code != .interrupted { throw SystemError("syncfs", tree, code) }
-            }
+            try SystemFaults.retrying(.fsync, tree, named: "syncfs") { cplatform_syncfs(folder.descriptor.rawValue) == 0 }
         #endif
     }
 

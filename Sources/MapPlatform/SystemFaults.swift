@@ -68,7 +68,11 @@ package enum SystemFaults {
 
     /// Ends a fault.
     package static func remove(_ armed: Armed) {
-        if state.withLock({ $0.rules.removeValue(forKey: armed.id) }) != nil {
+        let removed = state.withLock { state in
+            state.fired[armed.id] = nil
+            return state.rules.removeValue(forKey: armed.id)
+        }
+        if removed != nil {
             armedCount.subtract(1, ordering: .sequentiallyConsistent)
         }
     }
@@ -80,6 +84,25 @@ package enum SystemFaults {
         defer { for each in armed { remove(each) } }
         let result = try await body()
         return (result, armed.map(fired))
+    }
+
+    /// Runs the system call `attempt` (true when it succeeded, else `errno` says why) until it
+    /// succeeds or fails with more than `EINTR`, a fault for `call` on `path` standing in for
+    /// the real call while one is armed: the retry loop of every call this seam covers.
+    package static func retrying(
+        _ call: Call, _ path: String, named operation: String, _ attempt: () -> Bool
+    ) throws(SystemError) {
+        while true {
+            let code: Errno
+            if let injected = failure(call, path) {
+                code = injected
+            } else if attempt() {
+                return
+            } else {
+                code = .current
+            }
+            if code != .interrupted { throw SystemError(operation, path, code) }
+        }
     }
 
     /// The error `call` on `path` is to fail with now, if a fault says so (and counts it).

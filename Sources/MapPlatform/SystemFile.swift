@@ -191,17 +191,7 @@ package final class SystemFile: Sendable {
     /// the drive's cache, which a power loss can lose: `F_FULLFSYNC` asks the drive to write
     /// it (falling back to `fsync` on file systems that refuse it, such as network shares).
     package func sync() throws(SystemError) {
-        while true {
-            let code: Errno
-            if let injected = SystemFaults.failure(.fsync, path) {
-                code = injected
-            } else if flush() {
-                return
-            } else {
-                code = .current
-            }
-            if code != .interrupted { throw SystemError("fsync", path, code) }
-        }
+        try SystemFaults.retrying(.fsync, path, named: "fsync") { flush() }
     }
 
     /// One flush of ``sync()``: whether it succeeded (else `errno` says why).
