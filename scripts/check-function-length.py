@@ -9,8 +9,7 @@ import sys
 
 LIMIT = 80
 KNOWN = {
-    ("Sources/MapPublisher/Delta/PayloadChooser+SeeThrough.swift", "seeThrough"): 129,
-    ("Sources/MapPublisher/Delta/PatchBuilder.swift", "build"): 118,
+    ("Sources/MapPublisher/Delta/PatchBuilder.swift", "build"): 109,
     ("Sources/MapDelta/PatchRun+SeeThrough.swift", "decodeSeeThrough"): 117,
     ("Sources/MapDelta/PatchRun.swift", "decodeSegmented"): 115,
     ("Sources/MapDelta/PatchRun+Suffix.swift", "decodeSuffixInPlace"): 97,

@@ -199,30 +199,18 @@ extension PatchRun {
             resumedBytes += Int64(Double(target.size) * Self.expansionShare)
         } else {
             if old == nil, let source { old = try expandOld(source, kind: kind, scratch: scratch) }
-            let file = try SystemFile.createOrTruncate(expansionPath)
-            var hasher = SHA256Hasher()
-            let write = { (chunk: UnsafeRawBufferPointer) throws in
-                try file.writeAll(chunk)
-                if claimed != nil { hasher.update(chunk) }
-            }
+            var digest: SHA256Hash?
             do {
-                if kind.suffix {
-                    // Streamed against the mapped old expansion: no window besides it.
-                    guard let old, let source else {
-                        throw PatchError.corrupt(detail: "a suffix delta for \(target.path) without its old file")
-                    }
-                    do {
-                        try SuffixDelta.decode(
-                            from: patch.file, offset: expansion.offset, length: expansion.length, old: old.expansion.bytes,
-                            targetSize: recipe.expandedSize, displayPath: target.path, strideByteAlways: true, output: write)
-                    } catch {
-                        // Steps out of range may mean another old file than the patch was made from.
-                        throw mismatch(of: source, bytes: nil) ?? error
-                    }
+                if !kind.suffix, recipe.expandedSize > mappedAbove,
+                    let mapped = try decodeMapped(
+                        expansion, prefix: old?.expansion.bytes, size: recipe.expandedSize, into: expansionPath,
+                        digest: claimed != nil, displayPath: target.path)
+                {
+                    digest = mapped.digest
                 } else {
-                    try ZstdDelta.decodeFrame(
-                        from: patch.file, offset: expansion.offset, length: expansion.length,
-                        prefix: old?.expansion.bytes, expectedSize: recipe.expandedSize, displayPath: target.path, output: write)
+                    digest = try decodeStreamed(
+                        expansion, kind: kind, old: old, source: source, size: recipe.expandedSize, into: expansionPath,
+                        digest: claimed != nil, displayPath: target.path)
                 }
             } catch let error as PatchError {
                 // Nothing of a half-decoded expansion is taken over (it is checkpointed only when
@@ -233,9 +221,8 @@ extension PatchRun {
                 throw error
             }
             if let spot = claimed?.path {
-                try file.sync()
                 checkpoint.segments = 1
-                checkpoint.expansionSHA256 = hasher.finalize().hex
+                checkpoint.expansionSHA256 = digest?.hex
                 try checkpoint.write(spot + ".json")
             }
         }
@@ -259,6 +246,63 @@ extension PatchRun {
             throw error
         }
         try finish(target, rebuilt: rebuilt, gathered: kind.gathered ? newMap : nil, destination: destination, spot: claimed?.path)
+    }
+
+    /// Decodes a whole expansion sent as one zstd frame into a mapped file at `path`
+    /// (``ZstdDelta/decodeFrame(_:prefix:into:displayPath:)``): no window on the heap
+    /// however large the expansion. Returns the expansion's SHA-256 when `digest` asks
+    /// for it (and then flushes it, for a checkpoint); `nil` when this file system cannot
+    /// map a file for writing (the caller streams instead). Expansion progress jumps to the
+    /// end once the frame is decoded.
+    private mutating func decodeMapped(
+        _ expansion: PatchManifest.Payload, prefix: UnsafeRawBufferPointer?, size: Int64, into path: String, digest: Bool,
+        displayPath: String
+    ) throws -> (digest: SHA256Hash?, size: Int64)? {
+        guard let output = try MappedOutput.attempt(creating: path, size: size) else { return nil }
+        let frame = try MappedFile(patch.file, offset: expansion.offset, length: expansion.length)
+        try ZstdDelta.decodeFrame(frame.bytes, prefix: prefix, into: output.bytes, displayPath: displayPath)
+        mappedExpansions += 1
+        guard digest else { return (nil, size) }
+        var hasher = SHA256Hasher()
+        hasher.update(UnsafeRawBufferPointer(output.bytes))
+        try output.sync()
+        return (hasher.finalize(), size)
+    }
+
+    /// Decodes a whole expansion (one zstd frame, or a suffix delta against the old
+    /// expansion) into `path` chunk by chunk. Returns its SHA-256 when `digest` asks for it
+    /// (and then flushes it, for a checkpoint).
+    private mutating func decodeStreamed(
+        _ expansion: PatchManifest.Payload, kind: SeeThroughKind, old: OldSide?, source: PatchManifest.Source?, size: Int64,
+        into path: String, digest: Bool, displayPath: String
+    ) throws -> SHA256Hash? {
+        let file = try SystemFile.createOrTruncate(path)
+        var hasher = SHA256Hasher()
+        let write = { (chunk: UnsafeRawBufferPointer) throws in
+            try file.writeAll(chunk)
+            if digest { hasher.update(chunk) }
+        }
+        if kind.suffix {
+            // Streamed against the mapped old expansion: no window besides it.
+            guard let old, let source else {
+                throw PatchError.corrupt(detail: "a suffix delta for \(displayPath) without its old file")
+            }
+            do {
+                try SuffixDelta.decode(
+                    from: patch.file, offset: expansion.offset, length: expansion.length, old: old.expansion.bytes,
+                    targetSize: size, displayPath: displayPath, strideByteAlways: true, output: write)
+            } catch {
+                // Steps out of range may mean another old file than the patch was made from.
+                throw mismatch(of: source, bytes: nil) ?? error
+            }
+        } else {
+            try ZstdDelta.decodeFrame(
+                from: patch.file, offset: expansion.offset, length: expansion.length,
+                prefix: old?.expansion.bytes, expectedSize: size, displayPath: displayPath, output: write)
+        }
+        guard digest else { return nil }
+        try file.sync()
+        return hasher.finalize()
     }
 
     /// Rebuilds the compressed (or gathered) file from the expansion at `expansionPath`

@@ -27,6 +27,11 @@ package struct PatchRun {
     package internal(set) var resumedBytes: Int64 = 0
     /// The most deflate streams rebuilt at once so far (at most ``threads``).
     package internal(set) var peakRebuildThreads = 0
+    /// Whole see-through expansions (one zstd frame) larger than this are decoded in one
+    /// pass into a mapped file rather than streamed (``ZstdDelta/streamedContentLimit``).
+    package let mappedAbove: Int64
+    /// See-through expansions decoded in one pass into a mapped file so far.
+    package internal(set) var mappedExpansions = 0
     /// Old paths whose bytes were hashed, with the digest found.
     private var verified: [PathKey: SHA256Hash] = [:]
     /// The digests the caller recorded for the old tree (its installed index), if any: what
@@ -48,8 +53,10 @@ package struct PatchRun {
 
     package init(
         patch: OpenedPatch, oldRoot: String, newRoot: String, resume: String? = nil, threads: Int = 1,
-        recorded: [PathKey: SHA256Hash] = [:], durable: Bool = true, progress: ((Int64) -> Void)?
+        recorded: [PathKey: SHA256Hash] = [:], durable: Bool = true, mappedAbove: Int64 = ZstdDelta.streamedContentLimit,
+        progress: ((Int64) -> Void)?
     ) {
+        self.mappedAbove = mappedAbove
         self.durable = durable
         self.recorded = recorded
         self.resume = resume

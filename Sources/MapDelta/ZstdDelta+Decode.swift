@@ -102,3 +102,44 @@ extension ZstdDelta {
         }
     }
 }
+
+extension ZstdDelta {
+    /// Frames whose content is larger than this are decoded in one pass into a mapped output
+    /// (``decodeFrame(_:prefix:into:displayPath:)``) rather than streamed: a streaming
+    /// decoder holds a window as large as the content (up to 2 GiB) on the heap.
+    package static let streamedContentLimit: Int64 = 64 << 20
+
+    /// Decodes `frame`, exactly one zstd frame, into `output` in one pass, with `prefix` as
+    /// the raw-content prefix (nil for a plain frame).
+    ///
+    /// zstd's single-pass decoder reads its matches back out of the output itself and the
+    /// mapped prefix, so it allocates no window whatever the frame's: the memory is its
+    /// context (about 100 KB) and the pages of the mapped files. The frame must declare
+    /// exactly `output.count` bytes and end where `frame` ends; a damaged frame, a wrong
+    /// prefix or bytes after the frame throw ``PatchError``.
+    package static func decodeFrame(
+        _ frame: UnsafeRawBufferPointer, prefix: UnsafeRawBufferPointer?, into output: UnsafeMutableRawBufferPointer,
+        displayPath: String
+    ) throws {
+        func fail(_ message: String) -> PatchError { .codec(path: displayPath, message: message) }
+        guard let source = frame.baseAddress, let target = output.baseAddress else { throw fail("an empty frame or target") }
+        let declared = ZSTD_getFrameContentSize(source, frame.count)
+        guard declared != ZSTD_CONTENTSIZE_ERROR else { throw fail("no valid frame header") }
+        guard declared != ZSTD_CONTENTSIZE_UNKNOWN else { throw fail("frame declares no content size") }
+        guard declared == UInt64(output.count) else { throw fail("frame declares \(declared) bytes, target is \(output.count)") }
+        let frameLength = ZSTD_findFrameCompressedSize(source, frame.count)
+        if isError(frameLength) {
+            throw PatchError.truncated(detail: "payload for \(displayPath) ends inside its zstd frame (\(errorName(frameLength)))")
+        }
+        guard frameLength == frame.count else { throw fail("data after the end of the frame") }
+        guard let dctx = ZSTD_createDCtx() else { throw fail("cannot create a decoder (out of memory)") }
+        defer { ZSTD_freeDCtx(dctx) }
+        if let prefix, prefix.count > 0 {
+            let ret = ZSTD_DCtx_refPrefix(dctx, prefix.baseAddress, prefix.count)
+            if isError(ret) { throw fail(errorName(ret)) }
+        }
+        let produced = ZSTD_decompressDCtx(dctx, target, output.count, source, frame.count)
+        if isError(produced) { throw fail(errorName(produced)) }
+        guard produced == output.count else { throw fail("frame decodes to \(produced) bytes, target is \(output.count)") }
+    }
+}

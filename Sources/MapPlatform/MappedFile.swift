@@ -10,7 +10,7 @@ import SystemPackage
     import Musl
 #endif
 
-/// A whole file mapped read-only into memory (`mmap(PROT_READ, MAP_PRIVATE)`).
+/// A whole file, or a range of one, mapped read-only into memory (`mmap(PROT_READ, MAP_PRIVATE)`).
 ///
 /// The delta codec needs the old file (the zstd prefix) addressable as one buffer for the
 /// whole frame; mapping it lets the kernel page it in on demand and drop it under memory
@@ -21,6 +21,8 @@ package final class MappedFile {
     package let bytes: UnsafeRawBufferPointer
     /// The path, for messages.
     package let path: String
+    /// The whole mapping, from the page that holds the first byte of ``bytes``.
+    private let mapping: UnsafeRawBufferPointer
 
     /// Maps the regular file at `path`. A missing file, a symbolic link or anything but a
     /// regular file fails with `nil`; other failures throw.
@@ -36,7 +38,7 @@ package final class MappedFile {
         self.path = path
         let size = Int(status.size)
         guard size > 0 else {
-            bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+            (bytes, mapping) = (UnsafeRawBufferPointer(start: nil, count: 0), UnsafeRawBufferPointer(start: nil, count: 0))
             return
         }
         guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, file.descriptor.rawValue, 0), base != MAP_FAILED else {
@@ -44,6 +46,26 @@ package final class MappedFile {
         }
         _ = madvise(base, size, MADV_WILLNEED)
         bytes = UnsafeRawBufferPointer(start: base, count: size)
+        mapping = bytes
+    }
+
+    /// Maps the bytes `offset..<offset + length` of the open `file` (a payload inside a patch
+    /// container). A range beyond the file's end is refused with `EINVAL`, before a page
+    /// past the end could be touched (which would be a `SIGBUS`).
+    package init(_ file: SystemFile, offset: Int64, length: Int64) throws(SystemError) {
+        path = file.path
+        let size = try file.size()
+        guard offset >= 0, length > 0, offset <= size, length <= size - offset else {
+            throw SystemError("map", file.path, .invalidArgument)
+        }
+        let page = Int64(sysconf(Int32(_SC_PAGESIZE)))
+        let start = offset / page * page
+        let count = Int(offset + length - start)
+        guard let base = mmap(nil, count, PROT_READ, MAP_PRIVATE, file.descriptor.rawValue, off_t(start)), base != MAP_FAILED else {
+            throw SystemError("mmap", file.path, .current)
+        }
+        mapping = UnsafeRawBufferPointer(start: base, count: count)
+        bytes = UnsafeRawBufferPointer(start: base + Int(offset - start), count: Int(length))
     }
 
     /// Drops the process's pages of `range` (bytes of the file) once they are no longer
@@ -52,14 +74,16 @@ package final class MappedFile {
     /// Whole pages inside the range only; a later read pages them in again.
     package func release(_ range: Range<Int>) {
         guard let base = bytes.baseAddress, !range.isEmpty, range.lowerBound >= 0, range.upperBound <= bytes.count else { return }
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let start = (range.lowerBound + page - 1) / page * page
-        let end = range.upperBound == bytes.count ? range.upperBound : range.upperBound / page * page
-        guard end > start else { return }
-        _ = madvise(UnsafeMutableRawPointer(mutating: base + start), end - start, MADV_DONTNEED)
+        let page = UInt(sysconf(Int32(_SC_PAGESIZE)))
+        let first = UInt(bitPattern: base + range.lowerBound)
+        let last = UInt(bitPattern: base + range.upperBound)
+        let start = (first + page - 1) / page * page
+        let end = range.upperBound == bytes.count ? (last + page - 1) / page * page : last / page * page
+        guard end > start, let address = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(address, Int(end - start), MADV_DONTNEED)
     }
 
     deinit {
-        if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
+        if let base = mapping.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), mapping.count) }
     }
 }

@@ -17,6 +17,8 @@ package enum SystemFaults {
         case rename
         /// ``SystemFile/sync()``, ``FileSystem/sync(_:)`` and ``FileSystem/syncAll(under:)``.
         case fsync
+        /// ``SystemFile/reserve(_:)`` (`posix_fallocate`).
+        case reserve
     }
 
     /// One fault: `call` on a path under `folder` fails with `errno`, after `passing` such

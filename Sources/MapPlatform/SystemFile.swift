@@ -71,6 +71,12 @@ package final class SystemFile: Sendable {
         try open(path, .readWrite, [.create, .closeOnExec], operation: "open")
     }
 
+    /// Creates or truncates `path` for reading and writing (a file mapped for writing, which
+    /// `mmap` needs readable).
+    package static func createForUpdate(_ path: String) throws(SystemError) -> SystemFile {
+        try open(path, .readWrite, [.create, .truncate, .closeOnExec], operation: "create")
+    }
+
     /// Opens a directory (for `fsync`).
     package static func openDirectory(_ path: String) throws(SystemError) -> SystemFile {
         try open(path, .readOnly, [.directory, .closeOnExec], operation: "open directory")
@@ -185,6 +191,27 @@ package final class SystemFile: Sendable {
             let code = Errno.current
             if code != .interrupted { throw SystemError("truncate", path, code) }
         }
+    }
+
+    /// Makes the file at least `size` bytes long with its blocks allocated, so that writing
+    /// them later cannot run out of space: `posix_fallocate` where the C library has it
+    /// (glibc, Bionic and musl; glibc writes the blocks itself on file systems without
+    /// `fallocate`), else only `ftruncate` (Darwin). Fails with `ENOSPC` on a full disk.
+    package func reserve(_ size: Int64) throws(SystemError) {
+        while let injected = SystemFaults.failure(.reserve, path) {
+            if injected != .interrupted { throw SystemError("reserve", path, injected) }
+        }
+        #if canImport(Darwin)
+            try truncate(to: size)
+        #else
+            var code = posix_fallocate(descriptor.rawValue, 0, off_t(size))
+            while code == EINTR { code = posix_fallocate(descriptor.rawValue, 0, off_t(size)) }
+            if code == EOPNOTSUPP || code == EINVAL {
+                try truncate(to: size)  // a file system that reserves nothing ahead (musl on some)
+            } else if code != 0 {
+                throw SystemError("reserve", path, Errno(rawValue: code))
+            }
+        #endif
     }
 
     /// Flushes the file's data and metadata to disk. On Darwin `fsync` leaves the data in

@@ -140,10 +140,13 @@ package func closedPort() -> Int {
 
 extension PatchOptions {
     /// Options that try every encoding (no estimate skips one), so a test can compare them.
-    package static func comparingEvery(level: Int, segmentLength: Int64? = nil, wholeFileSuffix: Bool = false) -> PatchOptions {
+    package static func comparingEvery(
+        level: Int, segmentLength: Int64? = nil, wholeFileSuffix: Bool = false, wholeExpansionFrame: Bool = false
+    ) -> PatchOptions {
         var options = PatchOptions(level: level, segmentLength: segmentLength)
         options.skipByEstimate = false
         options.wholeFileSuffix = wholeFileSuffix
+        options.wholeExpansionFrame = wholeExpansionFrame
         return options
     }
 
@@ -151,7 +154,7 @@ extension PatchOptions {
     /// suffix-array trial), for tests of the segments themselves.
     package static func segmentsOnly(level: Int, segmentLength: Int64) -> PatchOptions {
         var options = PatchOptions(level: level, segmentLength: segmentLength)
-        (options.wholeFileSuffix, options.wholeRawFileSuffix) = (false, false)
+        (options.wholeFileSuffix, options.wholeRawFileSuffix, options.wholeExpansionFrame) = (false, false, false)
         return options
     }
 }

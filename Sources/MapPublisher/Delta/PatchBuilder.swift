@@ -31,16 +31,7 @@ package enum PatchBuilder {
         let spool = try SystemFile.create(spoolPath)
 
         var plan = PlanState(old: old)
-        let chooser = PayloadChooser(
-            compressor: try ZstdCompressor(), level: options.level,
-            workDirectory: work.path,
-            segments: SegmentedEncoder(
-                segmentLength: options.segmentLength,
-                margin: options.segmentMargin, level: options.level,
-                jobs: options.segmentJobs, workDirectory: work.path),
-            segmentThreshold: options.segmentThreshold, skipByEstimate: options.skipByEstimate,
-            wholeFileSuffix: options.wholeFileSuffix, wholeRawFileSuffix: options.wholeRawFileSuffix,
-            lzma: options.lzma && PatchCodecs.available.contains(PatchCodecs.lzma))
+        let chooser = try PayloadChooser(options: options, workDirectory: work.path)
         let finder =
             options.findRenamedBases
             ? DeltaBaseFinder(old: old.files, newPaths: Set(new.files.map { PathKey($0.path) })) : nil

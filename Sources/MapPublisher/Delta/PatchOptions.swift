@@ -48,6 +48,13 @@ package struct PatchOptions: Sendable {
     /// instead of 3.4 MB. Its apply resumes as a segmented one does: the finished
     /// expansion is checkpointed with its SHA-256, then the rebuild every few MB.
     package var wholeFileSuffix = true
+    /// Beside a segmented expansion of a see-through file, try one zstd frame of the whole
+    /// expansion against the whole old expansion (publish-level search, long-distance
+    /// matching), and keep it where smaller: it also finds records that moved beyond a
+    /// segment's window and those the new expansion repeats itself. The client decodes it
+    /// in one pass into a mapped file, with no window on its heap
+    /// (``ZstdDelta/streamedContentLimit``).
+    package var wholeExpansionFrame = true
     /// The same trial for a raw (not see-through) file above `segmentThreshold`: a 187 MB
     /// gazetteer with 350 scattered edits updates in 23.6 kB instead of 38.4 kB. The
     /// client applies it as it applies a segmented delta: into a copy-on-write clone of

@@ -36,7 +36,7 @@ extension PayloadChooser {
         try frame.withUnsafeBytes { try out.writeAll($0) }
         try SystemFile.openForReading(payload.path).forEachChunk { try out.writeAll($0) }
         payload.length += Int64(frame.count)
-        payload.otherLength? += Int64(frame.count)
+        for index in payload.others.indices { payload.others[index].length += Int64(frame.count) }
         payload.path = path
         return .success(payload)
     }

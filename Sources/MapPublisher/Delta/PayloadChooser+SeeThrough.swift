@@ -15,10 +15,9 @@ extension PayloadChooser {
             let encoding = PatchEncoding(
                 seeThrough: SeeThroughKind(scanned: scanned, gathered: gathered, segmented: payload.segmented, suffix: payload.suffix))
             choice.tried[encoding] = payload.length
-            if let otherLength = payload.otherLength {  // the expansion codec that lost
-                let other = SeeThroughKind(
-                    scanned: scanned, gathered: gathered, segmented: payload.segmented, suffix: !payload.suffix)
-                choice.tried[PatchEncoding(seeThrough: other)] = otherLength
+            for other in payload.others {  // the expansion codecs that lost
+                let kind = SeeThroughKind(scanned: scanned, gathered: gathered, segmented: other.segmented, suffix: other.suffix)
+                choice.tried[PatchEncoding(seeThrough: kind)] = other.length
             }
             if payload.length < choice.length {
                 (choice.encoding, choice.payloadPath, choice.length) = (encoding, payload.path, payload.length)
@@ -44,10 +43,10 @@ extension PayloadChooser {
         /// Whether the expansion is a segmented delta (an expansion above the threshold).
         var segmented = false
         /// Whether the expansion is a suffix delta (``PatchEncoding/suffixDeflateDelta``)
-        /// rather than a zstd frame, and the payload's length with the other of the two
-        /// where both were tried.
+        /// rather than a zstd frame.
         var suffix = false
-        var otherLength: Int64?
+        /// The payload's length with each other expansion codec tried.
+        var others: [(segmented: Bool, suffix: Bool, length: Int64)] = []
         /// What an estimate decided for the expansion (the publish log only).
         var estimate: String?
 
@@ -134,12 +133,44 @@ extension PayloadChooser {
             try scanned
             ? columnFrame(DeflateRecipe(segments: segments, tail: try original.size() - end).columns, prefix: layout)
             : DeflateRecipe(segments: segments, tail: try original.size() - end).encoded
+        let expansion = try expansionDelta(newExpansion, oldExpansion: oldExpansion, basePath: basePath)
+        let payload = workDirectory + "/deflate.payload"
+        let out = try SystemFile.createOrTruncate(payload)
+        try recipe.withUnsafeBytes { try out.writeAll($0) }
+        try SystemFile.openForReading(expansion.path).forEachChunk { try out.writeAll($0) }
+        return .success(
+            SeeThroughPayload(
+                path: payload, length: Int64(recipe.count) + expansion.length, streams: streams.count, reproduced: found.count,
+                seenBytes: found.reduce(0) { $0 + $1.stream.length }, fileBytes: try original.size(),
+                segmented: expansion.segmented, suffix: expansion.suffix,
+                others: expansion.others.map { ($0.segmented, $0.suffix, Int64(recipe.count) + $0.length) },
+                estimate: expansion.estimate))
+    }
+
+    /// The delta of a new expansion against the old one (an empty old one for a new file):
+    /// the smallest of the codecs tried, with the lengths of those that lost.
+    struct ExpansionDelta {
+        /// The file holding it, and its length.
+        var path: String
+        var length: Int64
+        /// Whether it is segmented (``SegmentedDelta``) or a suffix delta; neither: one zstd frame.
+        var segmented: Bool
+        var suffix: Bool
+        /// The lengths of the others tried.
+        var others: [(segmented: Bool, suffix: Bool, length: Int64)]
+        /// What an estimate decided (the publish log only).
+        var estimate: String?
+    }
+
+    /// The smallest ``ExpansionDelta`` of the expansion at `newExpansion` against the one at
+    /// `oldExpansion` (of the file at `basePath`; nil for a new file).
+    private func expansionDelta(_ newExpansion: String, oldExpansion: String, basePath: String?) throws -> ExpansionDelta {
         // An expansion above the threshold is cut into segments, each against a window of
         // the old expansion: the client's memory stays at a segment whatever the size.
         let frame = workDirectory + "/deflate.frame"
-        let frameLength: Int64
+        var frameLength: Int64
         let newExpansionSize = FileStatus.of(newExpansion)?.size ?? 0
-        let segmented = self.segments != nil && newExpansionSize > segmentThreshold
+        var segmented = self.segments != nil && newExpansionSize > segmentThreshold
         // The suffix-array delta of the expansion comes first, so that it can rule out the
         // publish-level zstd search (``fastDeltaRulesOut(_:rival:path:base:compressor:into:)``).
         // A segmented expansion gets it too, of the whole expansion (its decoder needs no
@@ -150,9 +181,26 @@ extension PayloadChooser {
                 newExpansion, newSize: newExpansionSize, basePath: oldExpansion, strideByteAlways: true,
                 limit: segmented ? wholeFileSuffixLimit : SuffixEncoder.maxFileSize) : nil
         var estimate: String?
+        var others: [(segmented: Bool, suffix: Bool, length: Int64)] = []
         if let encoder = self.segments, segmented {
             if basePath == nil { _ = try SystemFile.createOrTruncate(oldExpansion) }
-            frameLength = try encoder.encode(newPath: newExpansion, oldPath: oldExpansion, into: frame)
+            let segmentedLength = try encoder.encode(newPath: newExpansion, oldPath: oldExpansion, into: frame)
+            frameLength = segmentedLength
+            if wholeExpansionFrame, let basePath,
+                let whole = try wholeFrame(
+                    newExpansion, size: newExpansionSize, oldExpansion: oldExpansion, basePath: basePath,
+                    rival: min(segmentedLength, early?.length ?? .max))
+            {
+                if whole.length < segmentedLength {
+                    FileSystem.remove(frame)
+                    try FileSystem.rename(whole.path, frame)
+                    (frameLength, segmented) = (whole.length, false)
+                    others.append((true, false, segmentedLength))
+                } else {
+                    others.append((false, false, whole.length))
+                }
+                estimate = whole.note
+            }
         } else if let basePath, newExpansionSize > Self.largeFile {
             // A large expansion gets the byte-level delta's search (the deep one, one at a
             // time): the same decoder, 11% smaller on 58 MB of timezone polygons.
@@ -181,25 +229,36 @@ extension PayloadChooser {
         // gzip and zip files shift and grow as they do in raw files.
         var expansionLength = frameLength
         var suffix = false
-        var otherLength: Int64?
         if let trial = early {
             if trial.length < frameLength {
                 FileSystem.remove(frame)
                 try FileSystem.rename(trial.path, frame)
-                (expansionLength, suffix, otherLength) = (trial.length, true, Int64(recipe.count) + frameLength)
+                others.append((segmented, false, frameLength))
+                (expansionLength, suffix) = (trial.length, true)
             } else {
-                otherLength = Int64(recipe.count) + trial.length
+                others.append((false, true, trial.length))
             }
         }
-        let payload = workDirectory + "/deflate.payload"
-        let out = try SystemFile.createOrTruncate(payload)
-        try recipe.withUnsafeBytes { try out.writeAll($0) }
-        try SystemFile.openForReading(frame).forEachChunk { try out.writeAll($0) }
-        return .success(
-            SeeThroughPayload(
-                path: payload, length: Int64(recipe.count) + expansionLength, streams: streams.count, reproduced: found.count,
-                seenBytes: found.reduce(0) { $0 + $1.stream.length }, fileBytes: try original.size(),
-                segmented: segmented, suffix: suffix, otherLength: otherLength, estimate: estimate))
+        return ExpansionDelta(
+            path: frame, length: expansionLength, segmented: segmented && !suffix, suffix: suffix, others: others,
+            estimate: estimate)
+    }
+
+    /// One zstd frame of a whole expansion above the segment threshold against the whole
+    /// old expansion (the publish-level search of ``encodeDelta(_:newSize:base:rival:lzma:)``,
+    /// long-distance matching over the whole window), or nil where zstd's window cannot
+    /// cover the pair. Segments see only a window of old bytes around their place; one
+    /// frame also finds records that moved far and those repeated within the new expansion
+    /// itself (cuts of one gazetteer in one stream). The client decodes it into a mapped
+    /// file in one pass, with no window on its heap
+    /// (``ZstdDelta/decodeFrame(_:prefix:into:displayPath:)``).
+    func wholeFrame(_ newExpansion: String, size: Int64, oldExpansion: String, basePath: String, rival: Int64) throws
+        -> (path: String, length: Int64, note: String?)?
+    {
+        let base = try MappedFile.source(oldExpansion, displayPath: basePath)
+        guard ZstdDelta.deltaLimitReason(oldSize: Int64(base.bytes.count), newSize: size) == nil else { return nil }
+        let delta = try encodeDelta(newExpansion, newSize: size, base: base.bytes, rival: rival)
+        return (delta.path, delta.length, delta.note.flatMap { $0 == Self.deepOnlyNote ? nil : $0 })
     }
 
     /// The streams zlib reproduces, each with its expanded length and parameters, in file

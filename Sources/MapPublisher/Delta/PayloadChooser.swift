@@ -53,6 +53,9 @@ package struct PayloadChooser {
     let wholeFileSuffixLimit: Int64
     /// The same for a raw file (``PatchOptions/wholeRawFileSuffix``); 0 for none.
     let wholeRawFileSuffixLimit: Int64
+    /// Whether an expansion above `segmentThreshold` also gets one zstd frame of the whole
+    /// expansion (``PatchOptions/wholeExpansionFrame``).
+    let wholeExpansionFrame: Bool
     /// Whether LZMA2 payloads are tried (``PatchOptions/lzma``).
     let lzma: Bool
 
@@ -61,9 +64,11 @@ package struct PayloadChooser {
     package init(
         compressor: ZstdCompressor, level: Int, workDirectory: String, segments: SegmentedEncoder? = nil,
         segmentThreshold: Int64 = .max, skipByEstimate: Bool = true, wholeFileSuffix: Bool = false,
-        wholeRawFileSuffix: Bool = false, lzma: Bool = PatchCodecs.available.contains(PatchCodecs.lzma)
+        wholeRawFileSuffix: Bool = false, wholeExpansionFrame: Bool = false,
+        lzma: Bool = PatchCodecs.available.contains(PatchCodecs.lzma)
     ) {
         self.lzma = lzma
+        self.wholeExpansionFrame = wholeExpansionFrame
         wholeRawFileSuffixLimit = wholeRawFileSuffix ? SuffixEncoder.maxWholeFileSize : 0
         self.skipByEstimate = skipByEstimate
         wholeFileSuffixLimit = wholeFileSuffix ? SuffixEncoder.maxWholeFileSize : 0
@@ -72,6 +77,19 @@ package struct PayloadChooser {
         self.workDirectory = workDirectory
         self.segments = segments
         self.segmentThreshold = segmentThreshold
+    }
+
+    /// A chooser with every setting of `options`, its trial files in `workDirectory`.
+    package init(options: PatchOptions, workDirectory: String) throws {
+        self.init(
+            compressor: try ZstdCompressor(), level: options.level, workDirectory: workDirectory,
+            segments: SegmentedEncoder(
+                segmentLength: options.segmentLength, margin: options.segmentMargin, level: options.level,
+                jobs: options.segmentJobs, workDirectory: workDirectory),
+            segmentThreshold: options.segmentThreshold, skipByEstimate: options.skipByEstimate,
+            wholeFileSuffix: options.wholeFileSuffix, wholeRawFileSuffix: options.wholeRawFileSuffix,
+            wholeExpansionFrame: options.wholeExpansionFrame,
+            lzma: options.lzma && PatchCodecs.available.contains(PatchCodecs.lzma))
     }
 
     /// For a file above the threshold: a segmented delta, or a see-through delta with a
