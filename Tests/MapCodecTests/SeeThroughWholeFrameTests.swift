@@ -14,7 +14,9 @@ import Testing
     /// in the new one the two halves of the records trade places and 20 records are edited,
     /// so most records moved 2 MB, beyond a 256 KiB segment's window. Returns the patch's
     /// stats (segments of 256 KiB).
-    static func movedRecordsPatch(in dir: TemporaryDirectory, wholeExpansionFrame: Bool) async throws -> PatchStats {
+    static func movedRecordsPatch(
+        in dir: TemporaryDirectory, wholeExpansionFrame: Bool, estimates: Bool = false
+    ) async throws -> PatchStats {
         try await RawThread.run {
             try FileManager.default.createDirectory(at: dir.path("old"), withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: dir.path("new"), withIntermediateDirectories: true)
@@ -38,10 +40,11 @@ import Testing
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
         }
+        var options = PatchOptions.comparingEvery(level: 3, segmentLength: 256 << 10, wholeExpansionFrame: wholeExpansionFrame)
+        options.skipByEstimate = estimates
+        let chosen = options
         return try await RawThread.value {
-            try PatchBuilder.build(
-                from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
-                options: .comparingEvery(level: 3, segmentLength: 256 << 10, wholeExpansionFrame: wholeExpansionFrame))
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"), options: chosen)
         }
     }
 
@@ -81,6 +84,19 @@ import Testing
         #expect(resumed == 1)
         #expect(try Data(contentsOf: dir.path("resumed/records.csv.gz")) == expected)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path).allSatisfy { $0.hasSuffix(".lock") == false })
+    }
+
+    /// With estimates on (a publisher's default), the segments are not made where one frame
+    /// covers the pair.
+    @Test func withEstimatesOneFrameStandsForTheSegments() async throws {
+        let dir = TemporaryDirectory("see-through-whole-frame-estimates")
+        let stats = try await Self.movedRecordsPatch(in: dir, wholeExpansionFrame: true, estimates: true)
+        let file = try #require(stats.file("records.csv.gz"))
+        #expect(file.encoding == .deflateDelta, "\(file.tried)")
+        #expect(file.tried[.segmentedDeflateDelta] == nil, "\(file.tried)")
+        let mapped = try await RawThread.value { try Self.apply(dir, into: "out", mappedAbove: 1 << 20) }
+        #expect(mapped == 1)
+        #expect(try Data(contentsOf: dir.path("out/records.csv.gz")) == Data(contentsOf: dir.path("new/records.csv.gz")))
     }
 
     @Test func withoutTheTrialTheExpansionStaysSegmented() async throws {

@@ -184,23 +184,11 @@ extension PayloadChooser {
         var others: [(segmented: Bool, suffix: Bool, length: Int64)] = []
         if let encoder = self.segments, segmented {
             if basePath == nil { _ = try SystemFile.createOrTruncate(oldExpansion) }
-            let segmentedLength = try encoder.encode(newPath: newExpansion, oldPath: oldExpansion, into: frame)
-            frameLength = segmentedLength
-            if wholeExpansionFrame, let basePath,
-                let whole = try wholeFrame(
-                    newExpansion, size: newExpansionSize, oldExpansion: oldExpansion, basePath: basePath,
-                    rival: min(segmentedLength, early?.length ?? .max))
-            {
-                if whole.length < segmentedLength {
-                    FileSystem.remove(frame)
-                    try FileSystem.rename(whole.path, frame)
-                    (frameLength, segmented) = (whole.length, false)
-                    others.append((true, false, segmentedLength))
-                } else {
-                    others.append((false, false, whole.length))
-                }
-                estimate = whole.note
-            }
+            let large = try segmentedOrWhole(
+                newExpansion, size: newExpansionSize, oldExpansion: oldExpansion, basePath: basePath, suffix: early?.length,
+                encoder: encoder, into: frame)
+            (frameLength, segmented, estimate) = (large.length, large.segmented, large.estimate)
+            others += large.others
         } else if let basePath, newExpansionSize > Self.largeFile {
             // A large expansion gets the byte-level delta's search (the deep one, one at a
             // time): the same decoder, 11% smaller on 58 MB of timezone polygons.
@@ -244,6 +232,49 @@ extension PayloadChooser {
             estimate: estimate)
     }
 
+    /// The delta of an expansion above the segment threshold into `frame`: one zstd frame
+    /// of the whole expansion where zstd's window covers the pair
+    /// (``PatchOptions/wholeExpansionFrame``), else segments; without estimates both, the
+    /// smaller kept. `suffix`, the length of its suffix-array delta, may rule out the deep
+    /// search of the one frame.
+    private func segmentedOrWhole(
+        _ newExpansion: String, size newExpansionSize: Int64, oldExpansion: String, basePath: String?, suffix: Int64?,
+        encoder: SegmentedEncoder, into frame: String
+    ) throws -> (length: Int64, segmented: Bool, others: [(segmented: Bool, suffix: Bool, length: Int64)], estimate: String?) {
+        var (segmented, frameLength, estimate) = (true, Int64(0), String?.none)
+        var others: [(segmented: Bool, suffix: Bool, length: Int64)] = []
+        let whole =
+            try wholeExpansionFrame
+            ? basePath.flatMap {
+                try wholeFrame(
+                    newExpansion, size: newExpansionSize, oldExpansion: oldExpansion, basePath: $0,
+                    rival: suffix)
+            } : nil
+        if let whole, skipByEstimate {
+            // One frame reaches every byte the segments' windows hold, and its long-distance
+            // matcher finds what moved beyond them: the segments are not made (a rule, not a
+            // measurement; without estimates both are).
+            FileSystem.remove(frame)
+            try FileSystem.rename(whole.path, frame)
+            (frameLength, segmented, estimate) = (whole.length, false, whole.note)
+        } else {
+            let segmentedLength = try encoder.encode(newPath: newExpansion, oldPath: oldExpansion, into: frame)
+            frameLength = segmentedLength
+            if let whole {
+                if whole.length < segmentedLength {
+                    FileSystem.remove(frame)
+                    try FileSystem.rename(whole.path, frame)
+                    (frameLength, segmented) = (whole.length, false)
+                    others.append((true, false, segmentedLength))
+                } else {
+                    others.append((false, false, whole.length))
+                }
+                estimate = whole.note
+            }
+        }
+        return (frameLength, segmented, others, estimate)
+    }
+
     /// One zstd frame of a whole expansion above the segment threshold against the whole
     /// old expansion (the publish-level search of ``encodeDelta(_:newSize:base:rival:lzma:)``,
     /// long-distance matching over the whole window), or nil where zstd's window cannot
@@ -252,7 +283,7 @@ extension PayloadChooser {
     /// itself (cuts of one gazetteer in one stream). The client decodes it into a mapped
     /// file in one pass, with no window on its heap
     /// (``ZstdDelta/decodeFrame(_:prefix:into:displayPath:)``).
-    func wholeFrame(_ newExpansion: String, size: Int64, oldExpansion: String, basePath: String, rival: Int64) throws
+    func wholeFrame(_ newExpansion: String, size: Int64, oldExpansion: String, basePath: String, rival: Int64?) throws
         -> (path: String, length: Int64, note: String?)?
     {
         let base = try MappedFile.source(oldExpansion, displayPath: basePath)
