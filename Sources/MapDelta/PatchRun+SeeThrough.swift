@@ -202,11 +202,10 @@ extension PatchRun {
             var digest: SHA256Hash?
             do {
                 if !kind.suffix, recipe.expandedSize > mappedAbove,
-                    let mapped = try decodeMapped(
-                        expansion, prefix: old?.expansion.bytes, size: recipe.expandedSize, into: expansionPath,
-                        digest: claimed != nil, displayPath: target.path)
+                    let output = try MappedOutput.attempt(creating: expansionPath, size: recipe.expandedSize)
                 {
-                    digest = mapped.digest
+                    digest = try decodeMapped(
+                        expansion, prefix: old?.expansion.bytes, into: output, digest: claimed != nil, displayPath: target.path)
                 } else {
                     digest = try decodeStreamed(
                         expansion, kind: kind, old: old, source: source, size: recipe.expandedSize, into: expansionPath,
@@ -248,25 +247,24 @@ extension PatchRun {
         try finish(target, rebuilt: rebuilt, gathered: kind.gathered ? newMap : nil, destination: destination, spot: claimed?.path)
     }
 
-    /// Decodes a whole expansion sent as one zstd frame into a mapped file at `path`
-    /// (``ZstdDelta/decodeFrame(_:prefix:into:displayPath:)``): no window on the heap
-    /// however large the expansion. Returns the expansion's SHA-256 when `digest` asks
-    /// for it (and then flushes it, for a checkpoint); `nil` when this file system cannot
-    /// map a file for writing (the caller streams instead). Expansion progress jumps to the
-    /// end once the frame is decoded.
+    /// Decodes a whole expansion sent as one zstd frame into `output`, a file mapped for
+    /// writing (``ZstdDelta/decodeFrame(_:prefix:into:displayPath:)``): no window on the
+    /// heap however large the expansion. Returns the expansion's SHA-256 when `digest` asks
+    /// for it (and then flushes it, for a checkpoint). Expansion progress jumps to the end
+    /// once the frame is decoded.
     private mutating func decodeMapped(
-        _ expansion: PatchManifest.Payload, prefix: UnsafeRawBufferPointer?, size: Int64, into path: String, digest: Bool,
+        _ expansion: PatchManifest.Payload, prefix: UnsafeRawBufferPointer?, into output: MappedOutput, digest: Bool,
         displayPath: String
-    ) throws -> (digest: SHA256Hash?, size: Int64)? {
-        guard let output = try MappedOutput.attempt(creating: path, size: size) else { return nil }
+    ) throws -> SHA256Hash? {
+        guard expansion.length > 0 else { throw PatchError.truncated(detail: "the expansion of \(displayPath) has no frame") }
         let frame = try MappedFile(patch.file, offset: expansion.offset, length: expansion.length)
         try ZstdDelta.decodeFrame(frame.bytes, prefix: prefix, into: output.bytes, displayPath: displayPath)
         mappedExpansions += 1
-        guard digest else { return (nil, size) }
+        guard digest else { return nil }
         var hasher = SHA256Hasher()
         hasher.update(UnsafeRawBufferPointer(output.bytes))
         try output.sync()
-        return (hasher.finalize(), size)
+        return hasher.finalize()
     }
 
     /// Decodes a whole expansion (one zstd frame, or a suffix delta against the old
