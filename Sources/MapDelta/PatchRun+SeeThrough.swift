@@ -202,10 +202,10 @@ extension PatchRun {
             var digest: SHA256Hash?
             do {
                 if !kind.suffix, recipe.expandedSize > mappedAbove,
-                    let output = try MappedOutput.attempt(creating: expansionPath, size: recipe.expandedSize)
+                    let (frame, output) = try mappedFrame(expansion, size: recipe.expandedSize, into: expansionPath, displayPath: target.path)
                 {
                     digest = try decodeMapped(
-                        expansion, prefix: old?.expansion.bytes, into: output, digest: claimed != nil, displayPath: target.path)
+                        frame, prefix: old?.expansion.bytes, into: output, digest: claimed != nil, displayPath: target.path)
                 } else {
                     digest = try decodeStreamed(
                         expansion, kind: kind, old: old, source: source, size: recipe.expandedSize, into: expansionPath,
@@ -247,17 +247,27 @@ extension PatchRun {
         try finish(target, rebuilt: rebuilt, gathered: kind.gathered ? newMap : nil, destination: destination, spot: claimed?.path)
     }
 
-    /// Decodes a whole expansion sent as one zstd frame into `output`, a file mapped for
+    /// The payload `expansion`, one zstd frame of `size` bytes of content, mapped and checked
+    /// (``ZstdDelta/checkWholeFrame(_:size:displayPath:)``) before a byte of disk is
+    /// reserved for it, and the file at `path` mapped to decode it into; nil where this file
+    /// system cannot reserve and map the file (the caller streams instead).
+    private func mappedFrame(_ expansion: PatchManifest.Payload, size: Int64, into path: String, displayPath: String) throws
+        -> (MappedFile, MappedOutput)?
+    {
+        guard expansion.length > 0 else { throw PatchError.truncated(detail: "the expansion of \(displayPath) has no frame") }
+        let frame = try MappedFile(patch.file, offset: expansion.offset, length: expansion.length)
+        try ZstdDelta.checkWholeFrame(frame.bytes, size: size, displayPath: displayPath)
+        return try MappedOutput.attempt(creating: path, size: size).map { (frame, $0) }
+    }
+
+    /// Decodes a whole expansion sent as one zstd `frame` into `output`, a file mapped for
     /// writing (``ZstdDelta/decodeFrame(_:prefix:into:displayPath:)``): no window on the
     /// heap however large the expansion. Returns the expansion's SHA-256 when `digest` asks
     /// for it (and then flushes it, for a checkpoint). Expansion progress jumps to the end
     /// once the frame is decoded.
     private mutating func decodeMapped(
-        _ expansion: PatchManifest.Payload, prefix: UnsafeRawBufferPointer?, into output: MappedOutput, digest: Bool,
-        displayPath: String
+        _ frame: MappedFile, prefix: UnsafeRawBufferPointer?, into output: MappedOutput, digest: Bool, displayPath: String
     ) throws -> SHA256Hash? {
-        guard expansion.length > 0 else { throw PatchError.truncated(detail: "the expansion of \(displayPath) has no frame") }
-        let frame = try MappedFile(patch.file, offset: expansion.offset, length: expansion.length)
         try ZstdDelta.decodeFrame(frame.bytes, prefix: prefix, into: output.bytes, displayPath: displayPath)
         mappedExpansions += 1
         guard digest else { return nil }

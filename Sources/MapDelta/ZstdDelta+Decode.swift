@@ -70,13 +70,7 @@ extension ZstdDelta {
                 throw PatchError.truncated(detail: "payload for \(displayPath) ends after \(consumed + Int64(got)) of \(length) bytes")
             }
             if consumed == 0, let expectedSize {
-                // zstd's stable API (an app's zstd package exposes no other).
-                let declared = ZSTD_getFrameContentSize(inBuffer.baseAddress, got)
-                guard declared != ZSTD_CONTENTSIZE_ERROR else { throw fail("no valid frame header") }
-                guard declared != ZSTD_CONTENTSIZE_UNKNOWN else { throw fail("frame declares no content size") }
-                guard declared == UInt64(expectedSize) else {
-                    throw fail("frame declares \(declared) bytes, target is \(expectedSize)")
-                }
+                try checkContentSize(UnsafeRawBufferPointer(rebasing: inBuffer[0..<got]), is: expectedSize, displayPath: displayPath)
             }
             consumed += Int64(got)
             var inb = ZSTD_inBuffer(src: inBuffer.baseAddress, size: got, pos: 0)
@@ -109,29 +103,44 @@ extension ZstdDelta {
     /// decoder holds a window as large as the content (up to 2 GiB) on the heap.
     package static let streamedContentLimit: Int64 = 64 << 20
 
+    /// Checks that the frame starting `bytes` declares exactly `size` bytes of content
+    /// (zstd's stable API, the only one an app's zstd package exposes).
+    package static func checkContentSize(_ bytes: UnsafeRawBufferPointer, is size: Int64, displayPath: String) throws {
+        func fail(_ message: String) -> PatchError { .codec(path: displayPath, message: message) }
+        let declared = bytes.baseAddress.map { ZSTD_getFrameContentSize($0, bytes.count) } ?? ZSTD_CONTENTSIZE_ERROR
+        guard declared != ZSTD_CONTENTSIZE_ERROR else { throw fail("no valid frame header") }
+        guard declared != ZSTD_CONTENTSIZE_UNKNOWN else { throw fail("frame declares no content size") }
+        guard declared == UInt64(size) else { throw fail("frame declares \(declared) bytes, target is \(size)") }
+    }
+
+    /// Checks that `frame` is exactly one zstd frame (nothing after it, not cut short) that
+    /// declares `size` bytes of content: what ``decodeFrame(_:prefix:into:displayPath:)``
+    /// needs before its output is made.
+    package static func checkWholeFrame(_ frame: UnsafeRawBufferPointer, size: Int64, displayPath: String) throws {
+        try checkContentSize(frame, is: size, displayPath: displayPath)
+        let frameLength = ZSTD_findFrameCompressedSize(frame.baseAddress, frame.count)
+        if isError(frameLength) {
+            throw PatchError.truncated(detail: "payload for \(displayPath) ends inside its zstd frame (\(errorName(frameLength)))")
+        }
+        guard frameLength == frame.count else { throw PatchError.codec(path: displayPath, message: "data after the end of the frame") }
+    }
+
     /// Decodes `frame`, exactly one zstd frame, into `output` in one pass, with `prefix` as
     /// the raw-content prefix (nil for a plain frame).
     ///
     /// zstd's single-pass decoder reads its matches back out of the output itself and the
     /// mapped prefix, so it allocates no window whatever the frame's: the memory is its
-    /// context (about 100 KB) and the pages of the mapped files. The frame must declare
-    /// exactly `output.count` bytes and end where `frame` ends; a damaged frame, a wrong
-    /// prefix or bytes after the frame throw ``PatchError``.
+    /// context (about 100 KB) and the pages of the mapped files. The frame is checked first
+    /// (``checkWholeFrame(_:size:displayPath:)``); a damaged frame throws ``PatchError``.
+    /// A wrong prefix decodes to other bytes (the frames carry no checksum): the caller's
+    /// SHA-256 of the result catches it.
     package static func decodeFrame(
         _ frame: UnsafeRawBufferPointer, prefix: UnsafeRawBufferPointer?, into output: UnsafeMutableRawBufferPointer,
         displayPath: String
     ) throws {
         func fail(_ message: String) -> PatchError { .codec(path: displayPath, message: message) }
         guard let source = frame.baseAddress, let target = output.baseAddress else { throw fail("an empty frame or target") }
-        let declared = ZSTD_getFrameContentSize(source, frame.count)
-        guard declared != ZSTD_CONTENTSIZE_ERROR else { throw fail("no valid frame header") }
-        guard declared != ZSTD_CONTENTSIZE_UNKNOWN else { throw fail("frame declares no content size") }
-        guard declared == UInt64(output.count) else { throw fail("frame declares \(declared) bytes, target is \(output.count)") }
-        let frameLength = ZSTD_findFrameCompressedSize(source, frame.count)
-        if isError(frameLength) {
-            throw PatchError.truncated(detail: "payload for \(displayPath) ends inside its zstd frame (\(errorName(frameLength)))")
-        }
-        guard frameLength == frame.count else { throw fail("data after the end of the frame") }
+        try checkWholeFrame(frame, size: Int64(output.count), displayPath: displayPath)
         guard let dctx = ZSTD_createDCtx() else { throw fail("cannot create a decoder (out of memory)") }
         defer { ZSTD_freeDCtx(dctx) }
         if let prefix, prefix.count > 0 {

@@ -18,10 +18,10 @@ import SystemPackage
 /// pressure, as it does the mapped old file's. ``sync()`` (`fsync`) flushes what was written
 /// through the mapping.
 ///
-/// The file's blocks are reserved before it is mapped (`posix_fallocate`, where the C
-/// library has it), so a full disk is an error here (`ENOSPC`) rather than a `SIGBUS` on a
-/// page written later. A file system that cannot map a file for writing (some FUSE file
-/// systems) fails with ``SystemError`` from `mmap`; the caller then decodes another way.
+/// The file's blocks are reserved before it is mapped (``SystemFile/reserve(_:)``), so a
+/// full disk is an error here (`ENOSPC`) rather than a `SIGBUS` on a page written later.
+/// Where blocks cannot be reserved (Darwin, some file systems) or a file cannot be mapped
+/// for writing, ``attempt(creating:size:)`` gives nil and the caller decodes another way.
 /// Unmapped on deinit.
 package final class MappedOutput {
     /// The mapped bytes, ``size`` of them.
@@ -30,11 +30,12 @@ package final class MappedOutput {
     package let file: SystemFile
 
     /// Creates (or truncates) `path`, makes it `size` bytes with its blocks reserved, and
-    /// maps it. A size of 0 or one beyond the address space is refused with `EINVAL`.
+    /// maps it. A size of 0 or one beyond the address space is refused with `EINVAL`, and
+    /// a file whose blocks cannot be reserved with `ENOTSUP` from "reserve".
     package init(creating path: String, size: Int64) throws(SystemError) {
         guard size > 0, size <= Int64(Int.max / 2) else { throw SystemError("map", path, .invalidArgument) }
         file = try SystemFile.createForUpdate(path)
-        try file.reserve(size)
+        guard try file.reserve(size) else { throw SystemError("reserve", path, .notSupported) }
         guard let base = mmap(nil, Int(size), PROT_READ | PROT_WRITE, MAP_SHARED, file.descriptor.rawValue, 0), base != MAP_FAILED
         else {
             throw SystemError("mmap", path, .current)
@@ -42,25 +43,24 @@ package final class MappedOutput {
         bytes = UnsafeMutableRawBufferPointer(start: base, count: Int(size))
     }
 
-    /// ``init(creating:size:)``, or `nil` where the file system cannot map a file for
-    /// writing (the file is then left empty); every other failure throws.
+    /// ``init(creating:size:)``, or `nil` where the file's blocks cannot be reserved or the
+    /// file system cannot map a file for writing (the file is then left empty); every other
+    /// failure (`ENOSPC` among them) throws.
     package static func attempt(creating path: String, size: Int64) throws(SystemError) -> MappedOutput? {
         do {
             return try MappedOutput(creating: path, size: size)
         } catch {
-            guard error.operation == "mmap" else { throw error }
-            try? SystemFile.createOrTruncate(path).truncate(to: 0)
+            guard error.operation == "mmap" || (error.operation == "reserve" && error.errno == .notSupported) else { throw error }
+            _ = try? SystemFile.createOrTruncate(path)
             return nil
         }
     }
 
-    /// Flushes the pages written through the mapping and the file's metadata to disk.
-    package func sync() throws(SystemError) { try file.sync() }
-
-    /// Drops this process's pages of the mapping (written back first by the kernel): the
-    /// bytes stay in the file and the page cache, no longer in the process's resident memory.
-    package func release() {
-        _ = madvise(bytes.baseAddress, bytes.count, MADV_DONTNEED)
+    /// Flushes the pages written through the mapping (`msync`, as POSIX asks before
+    /// `fsync`), then the file's data and metadata, to disk.
+    package func sync() throws(SystemError) {
+        if msync(bytes.baseAddress, bytes.count, MS_SYNC) != 0 { throw SystemError("msync", file.path, .current) }
+        try file.sync()
     }
 
     deinit { munmap(bytes.baseAddress, bytes.count) }

@@ -193,23 +193,27 @@ package final class SystemFile: Sendable {
         }
     }
 
-    /// Makes the file at least `size` bytes long with its blocks allocated, so that writing
-    /// them later cannot run out of space: `posix_fallocate` where the C library has it
-    /// (glibc, Bionic and musl; glibc writes the blocks itself on file systems without
-    /// `fallocate`), else only `ftruncate` (Darwin). Fails with `ENOSPC` on a full disk.
-    package func reserve(_ size: Int64) throws(SystemError) {
-        while let injected = SystemFaults.failure(.reserve, path) {
-            if injected != .interrupted { throw SystemError("reserve", path, injected) }
-        }
+    /// Makes the file `size` bytes long with its blocks allocated, so that writing them later
+    /// cannot run out of space, with `posix_fallocate` (glibc, Bionic and musl; glibc writes
+    /// the blocks itself on file systems without `fallocate`). Returns false, having
+    /// reserved nothing, where that is not possible: a C library or file system that does
+    /// not do it (`EOPNOTSUPP`, `EINVAL`), and Darwin, whose `F_PREALLOCATE` is not used
+    /// here (unverified: no Darwin build on this project's machines). Fails with `ENOSPC` on
+    /// a full disk.
+    package func reserve(_ size: Int64) throws(SystemError) -> Bool {
         #if canImport(Darwin)
-            try truncate(to: size)
+            return false
         #else
-            var code = posix_fallocate(descriptor.rawValue, 0, off_t(size))
-            while code == EINTR { code = posix_fallocate(descriptor.rawValue, 0, off_t(size)) }
-            if code == EOPNOTSUPP || code == EINVAL {
-                try truncate(to: size)  // a file system that reserves nothing ahead (musl on some)
-            } else if code != 0 {
-                throw SystemError("reserve", path, Errno(rawValue: code))
+            do {
+                try SystemFaults.retrying(.reserve, path, named: "reserve") {
+                    let code = posix_fallocate(descriptor.rawValue, 0, off_t(size))
+                    if code != 0 { errno = code }  // posix_fallocate returns its error instead
+                    return code == 0
+                }
+                return true
+            } catch {
+                if error.errno == .notSupported || error.errno == .invalidArgument { return false }
+                throw error
             }
         #endif
     }

@@ -10,12 +10,13 @@ import Testing
 /// mapped file (``ZstdDelta/decodeFrame(_:prefix:into:displayPath:)``), with no window on
 /// its heap.
 @Suite struct SeeThroughWholeFrameTests {
-    /// old/ and new/ holding `records.csv.gz`, one gzip stream of about 4 MB of CSV records;
+    /// old/ and new/ holding `records.csv.gz`, one gzip stream of `rows` CSV records (80,000:
+    /// about 3.7 MB);
     /// in the new one the two halves of the records trade places and 20 records are edited,
     /// so most records moved 2 MB, beyond a 256 KiB segment's window. Returns the patch's
     /// stats (segments of 256 KiB).
     static func movedRecordsPatch(
-        in dir: TemporaryDirectory, wholeExpansionFrame: Bool, estimates: Bool = false
+        in dir: TemporaryDirectory, wholeExpansionFrame: Bool, estimates: Bool = false, rows: Int = 80000
     ) async throws -> PatchStats {
         try await RawThread.run {
             try FileManager.default.createDirectory(at: dir.path("old"), withIntermediateDirectories: true)
@@ -24,7 +25,7 @@ import Testing
                 import gzip, random, sys
                 random.seed(5)
                 rows = [b"%d,place %d,%.5f,%.5f,%d\\n" % (i, random.randint(0, 99999), random.uniform(-180, 180),
-                        random.uniform(-90, 90), random.randint(0, 10**6)) for i in range(80000)]
+                        random.uniform(-90, 90), random.randint(0, 10**6)) for i in range(\(rows))]
                 open(sys.argv[1], "wb").write(gzip.compress(b"".join(rows), compresslevel=6, mtime=0))
                 half = len(rows) // 2
                 moved = rows[half:] + rows[:half]
@@ -50,14 +51,23 @@ import Testing
 
     /// Applies patch `p` into `out` with a `PatchRun` that maps expansions above
     /// `mappedAbove`; returns how many it mapped.
+    @discardableResult
     static func apply(_ dir: TemporaryDirectory, into out: String, mappedAbove: Int64, resume: String? = nil) throws -> Int {
+        try applied(dir, into: out, mappedAbove: mappedAbove, resume: resume).mapped
+    }
+
+    /// ``apply(_:into:mappedAbove:resume:)``, also returning the bytes taken over from an
+    /// earlier run.
+    static func applied(_ dir: TemporaryDirectory, into out: String, mappedAbove: Int64, resume: String?) throws -> (
+        mapped: Int, resumed: Int64
+    ) {
         try FileManager.default.createDirectory(at: dir.path(out), withIntermediateDirectories: true)
         let opened = try OpenedPatch(url: dir.path("p"))
         var run = PatchRun(
             patch: opened, oldRoot: dir.path("old").path, newRoot: dir.path(out).path, resume: resume, mappedAbove: mappedAbove,
             progress: nil)
         for target in opened.manifest.targets { try run.produce(target) }
-        return run.mappedExpansions
+        return (run.mappedExpansions, run.resumedBytes)
     }
 
     @Test func movedRecordsTakeOneFrameWhichAppliesMappedOrStreamed() async throws {
@@ -76,14 +86,30 @@ import Testing
         let streamed = try await RawThread.value { try Self.apply(dir, into: "streamed", mappedAbove: ZstdDelta.streamedContentLimit) }
         #expect(streamed == 0)
         #expect(try Data(contentsOf: dir.path("streamed/records.csv.gz")) == expected)
-        // Through a resume folder: the mapped expansion is checkpointed, and nothing stays.
-        try FileManager.default.createDirectory(at: dir.path("resume"), withIntermediateDirectories: true)
-        let resumed = try await RawThread.value {
-            try Self.apply(dir, into: "resumed", mappedAbove: 1 << 20, resume: dir.path("resume").path)
-        }
-        #expect(resumed == 1)
-        #expect(try Data(contentsOf: dir.path("resumed/records.csv.gz")) == expected)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("resume").path).allSatisfy { $0.hasSuffix(".lock") == false })
+    }
+
+    /// An expansion of 8 MiB or more (``PatchRun/inPlaceSuffixSize``) is built in the resume
+    /// folder: once decoded (mapped) it is flushed and checkpointed with its SHA-256, so an
+    /// apply that fails in the rebuild after it (an injected `EIO` on the rebuilt file's
+    /// first write, a fake) leaves it there, and the next run takes it over.
+    @Test func aMappedExpansionIsCheckpointedAndTakenOver() async throws {
+        let dir = TemporaryDirectory("see-through-whole-frame-resume")
+        let stats = try await Self.movedRecordsPatch(in: dir, wholeExpansionFrame: true, rows: 200_000)
+        #expect(stats.file("records.csv.gz")?.encoding == .deflateDelta)
+        let resume = dir.path("resume").path
+        try FileManager.default.createDirectory(atPath: resume, withIntermediateDirectories: true)
+        // The lock's write (its holder's pid) and the checkpoint's pass; the rebuilt file's first write fails.
+        let fault = SystemFaults.inject(.init(.write, under: resume, errno: .ioError, passing: 2, times: 1))
+        #expect(throws: SystemError.self) { try Self.apply(dir, into: "first", mappedAbove: 1 << 20, resume: resume) }
+        SystemFaults.remove(fault)
+        let left = try FileManager.default.contentsOfDirectory(atPath: resume)
+        #expect(left.contains { $0.hasSuffix(".expansion") } && left.contains { $0.hasSuffix(".json") }, "\(left)")
+        let second = try await RawThread.value { try Self.applied(dir, into: "second", mappedAbove: 1 << 20, resume: resume) }
+        let size = Int64(try Data(contentsOf: dir.path("new/records.csv.gz")).count)
+        #expect(second.mapped == 0, "the expansion was taken over, not decoded again")
+        #expect(second.resumed >= Int64(Double(size) * PatchRun.expansionShare) - 1, "resumed \(second.resumed) of \(size)")
+        #expect(try Data(contentsOf: dir.path("second/records.csv.gz")) == Data(contentsOf: dir.path("new/records.csv.gz")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: resume).isEmpty)
     }
 
     /// With estimates on (a publisher's default), the segments are not made where one frame

@@ -232,6 +232,9 @@ extension PayloadChooser {
             estimate: estimate)
     }
 
+    /// The largest expansion that gets one zstd frame beside (or instead of) segments: 256 MiB.
+    static let wholeExpansionFrameLimit: Int64 = 256 << 20
+
     /// The delta of an expansion above the segment threshold into `frame`: one zstd frame
     /// of the whole expansion where zstd's window covers the pair
     /// (``PatchOptions/wholeExpansionFrame``), else segments; without estimates both, the
@@ -283,9 +286,15 @@ extension PayloadChooser {
     /// itself (cuts of one gazetteer in one stream). The client decodes it into a mapped
     /// file in one pass, with no window on its heap
     /// (``ZstdDelta/decodeFrame(_:prefix:into:displayPath:)``).
+    ///
+    /// Up to ``wholeExpansionFrameLimit``: a client that cannot map the output (Darwin, whose
+    /// blocks this project does not reserve, or a file system that cannot map for writing)
+    /// streams the frame with a window as large as the expansion on its heap, and the deep
+    /// search's tables grow with the window (about 3.2 GB for 187 MB).
     func wholeFrame(_ newExpansion: String, size: Int64, oldExpansion: String, basePath: String, rival: Int64?) throws
         -> (path: String, length: Int64, note: String?)?
     {
+        guard size <= Self.wholeExpansionFrameLimit else { return nil }
         let base = try MappedFile.source(oldExpansion, displayPath: basePath)
         guard ZstdDelta.deltaLimitReason(oldSize: Int64(base.bytes.count), newSize: size) == nil else { return nil }
         let delta = try encodeDelta(newExpansion, newSize: size, base: base.bytes, rival: rival)

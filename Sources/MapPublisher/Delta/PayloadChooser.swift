@@ -92,9 +92,10 @@ package struct PayloadChooser {
             lzma: options.lzma && PatchCodecs.available.contains(PatchCodecs.lzma))
     }
 
-    /// For a file above the threshold: a segmented delta, or a see-through delta with a
-    /// segmented expansion when smaller, else the file stored. Encoding passes of bounded
-    /// memory, where the whole-file encodings would take memory growing with the file.
+    /// For a file above the threshold: a segmented delta, or a see-through delta (its
+    /// expansion segmented, or one frame or a suffix delta up to 256 MiB) when smaller, else
+    /// the file stored. Segments are encoding passes of bounded memory; the whole-file
+    /// trials beside them take memory growing with the file up to their limits.
     private func chooseSegmented(
         newPath: String, newSize: Int64, basePath: String,
         encoder: SegmentedEncoder
@@ -508,8 +509,9 @@ package struct PayloadChooser {
     /// 22; at levels 1–18 the worker variant was 8–17% larger on other data. Costs one
     /// encode per variant (~70 s instead of ~20 s for a 58 MB file at level 19).
     ///
-    /// Above 16 MiB (an encoder of up to ~1.4 GB) one such encode runs at a time in the
-    /// process, whatever the number of publish jobs, so the publisher stays within ~2 GB.
+    /// Above 16 MiB (an encoder of ~1.4 GB at 58 MB, more for a larger window: the publish
+    /// of a 187 MB expansion peaked at 3.2 GB) one such encode runs at a time in the
+    /// process, whatever the number of publish jobs.
     ///
     /// `rival`, the length of a payload of another codec already made for a large file (its
     /// suffix-array delta): where it is below ``deepSkipPercent`` percent of a fast zstd delta
