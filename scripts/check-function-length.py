@@ -11,7 +11,7 @@ LIMIT = 80
 KNOWN = {
     ("Sources/MapPublisher/Delta/PatchBuilder.swift", "build"): 109,
     ("Sources/MapDelta/PatchRun+SeeThrough.swift", "decodeSeeThrough"): 117,
-    ("Sources/MapDelta/PatchRun.swift", "decodeSegmented"): 115,
+    ("Sources/MapDelta/PatchRun+Segmented.swift", "decodeSegmented"): 115,
     ("Sources/MapDelta/PatchRun+Suffix.swift", "decodeSuffixInPlace"): 97,
     ("Sources/MapDelta/PatchManifestDecoder.swift", "decode"): 95,
     ("Sources/MapPublisher/Shard/PublishTaskRunner.swift", "run"): 93,

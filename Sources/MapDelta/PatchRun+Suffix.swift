@@ -14,6 +14,35 @@ import MapPlatform
 /// flash); the whole file's SHA-256 is checked as for any payload, so a partial file
 /// damaged since the checkpoint costs writes, never a wrong file.
 extension PatchRun {
+    /// Writes the windows of `chunk` (at `offset` of a file cloned from `old`) that differ
+    /// from the old bytes in place; equal windows stay shared with the old file.
+    static func writeChanged(
+        _ chunk: UnsafeRawBufferPointer, at offset: Int64, old: UnsafeRawBufferPointer,
+        to output: SystemFile
+    ) throws {
+        try writeChanged(chunk, at: offset, to: output) { piece, absolute in
+            absolute + piece.count <= old.count && memcmp(old.baseAddress! + absolute, piece.baseAddress!, piece.count) == 0
+        }
+    }
+
+    /// Writes the windows of `chunk` (at `offset` of `output`, aligned to
+    /// ``SegmentedDelta/cloneWindow``) for which `holds(piece, offset)` says the file does
+    /// not hold them already.
+    static func writeChanged(
+        _ chunk: UnsafeRawBufferPointer, at offset: Int64, to output: SystemFile,
+        holds: (UnsafeRawBufferPointer, Int) throws -> Bool
+    ) throws {
+        let window = SegmentedDelta.cloneWindow
+        var position = 0
+        while position < chunk.count {
+            let absolute = Int(offset) + position
+            let end = min(chunk.count, position + window - absolute % window)
+            let piece = UnsafeRawBufferPointer(rebasing: chunk[position..<end])
+            if try !holds(piece, absolute) { try output.writeAll(piece, at: Int64(absolute)) }
+            position = end
+        }
+    }
+
     /// Files from this size on are decoded in place (cloned, checkpointed); smaller ones are
     /// streamed into a new file as any payload is.
     package static let inPlaceSuffixSize: Int64 = 8 << 20
