@@ -139,7 +139,7 @@ let package = Package(
         // Tests by layer and speed, each target run in a process of its own (scripts/test.sh):
         // MapCodecTests: codecs, containers, planner, download decisions; no server, no process.
         // MapLoaderTests: the library against a loopback server or a folder site.
-        // MapCLITests: the `maploader` command spawned, and real crashes (SIGKILL).
+        // MapCLITests: the `maploader` command parsed in process and spawned, and real crashes (SIGKILL).
         // MapTestSupport: what they share (sites, releases, fixtures, the CLI runner).
         .target(
             name: "MapTestSupport",
@@ -150,7 +150,13 @@ let package = Package(
             path: "Tests/MapTestSupport"),
         .testTarget(name: "MapCodecTests", dependencies: ["MapTestSupport", "MapLoaderFuzzing"]),
         .testTarget(name: "MapLoaderTests", dependencies: ["MapTestSupport"]),
-        .testTarget(name: "MapCLITests", dependencies: ["MapTestSupport"]),
+        // MapCLITests also parses the command line in process (help snapshots in Help/).
+        .testTarget(
+            name: "MapCLITests",
+            dependencies: [
+                "MapTestSupport", "maploader", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            exclude: ["Help"]),
     ],
     swiftLanguageModes: [.v6]
 )
