@@ -33,6 +33,10 @@ package struct CrossReferences: Sendable, Equatable {
     /// The most bytes the references may hold together (the publisher stays within 64 MiB
     /// plus the base, which is at most 16 MiB for a file that gets references).
     package static let maxPrefixBytes: Int64 = 128 << 20
+    /// The most bytes the references of a ``PatchEncoding/wholeCrossDelta`` may hold
+    /// together: joined on disk beside the new tree while the file decodes, and with the
+    /// file (at most 256 MiB) within zstd's largest window (2 GiB).
+    package static let maxWholePrefixBytes: Int64 = 1 << 30
 
     /// The encoded header, written before the frame.
     package var encoded: [UInt8] {

@@ -73,6 +73,15 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     /// References (``CrossReferences``) as ``crossDelta``, then one raw LZMA2 stream with the
     /// referenced files joined preloaded in its dictionary (``LzmaDelta``).
     case lzmaCrossDelta = 19
+    /// References (``CrossReferences``) as ``crossDelta``, then one zstd frame of a large
+    /// file (above the segment threshold) against the referenced files joined, which may
+    /// hold up to ``CrossReferences/maxWholePrefixBytes``. A client decodes a frame of
+    /// more than ``ZstdDelta/streamedContentLimit`` in one pass into the new file mapped
+    /// for writing, so its heap holds no window; elsewhere it streams, with a window the
+    /// size of the file. Its own value, so a client that caps references at
+    /// ``CrossReferences/maxPrefixBytes`` refuses the patch up front and fetches the full
+    /// archive.
+    case wholeCrossDelta = 20
 
     /// The optional codec a payload of this encoding needs, which a client build may lack
     /// (``PatchCodecs``): `"lzma"` for the LZMA2 encodings; `nil` for the rest, which every
@@ -114,7 +123,7 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .suffixScannedDeflateDelta: return SeeThroughKind(scanned: true, gathered: false, suffix: true)
         case .suffixGatheredDeflateDelta: return SeeThroughKind(scanned: true, gathered: true, suffix: true)
         case .stored, .zstd, .delta, .segmentedDelta, .crossDelta, .suffixDelta, .filteredSuffixDelta, .segmentedCrossDelta, .lzma,
-            .lzmaDelta, .lzmaCrossDelta:
+            .lzmaDelta, .lzmaCrossDelta, .wholeCrossDelta:
             return nil
         }
     }
@@ -158,6 +167,7 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .lzma: return "lzma"
         case .lzmaDelta: return "lzma-delta"
         case .lzmaCrossDelta: return "lzma-cross-delta"
+        case .wholeCrossDelta: return "whole-cross-delta"
         }
     }
 }

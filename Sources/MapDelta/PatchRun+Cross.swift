@@ -8,18 +8,21 @@ extension PatchRun {
     /// temporary prefix beside the new tree (mapped, not read into memory), and the payload
     /// after the references (a `frame`: a zstd frame or an LZMA2 stream) is decoded against
     /// it. The output's SHA-256 is checked as for any payload; when it fails, the old files
-    /// read are checked to say which was wrong.
+    /// read are checked to say which was wrong. A `whole` frame (``PatchEncoding/wholeCrossDelta``)
+    /// may read more references, and one of more than ``mappedAbove`` bytes is decoded in
+    /// one pass into the new file, mapped, where its blocks can be reserved.
     mutating func decodeCross(
         _ payload: PatchManifest.Payload, source: PatchManifest.Source,
-        target: PatchManifest.Target, destination: String, frame encoding: PatchEncoding
+        target: PatchManifest.Target, destination: String, frame encoding: PatchEncoding, whole: Bool = false
     ) throws {
         let (references, headerLength) = try CrossReferences.decode(
             from: patch.file, at: payload.offset,
             within: payload.length, displayPath: target.path)
         let paths = try referencedPaths(references, target: target)
         let total = paths.reduce(Int64(0)) { $0 + (FileStatus.of($1)?.size ?? 0) }
-        guard total <= CrossReferences.maxPrefixBytes else {
-            throw PatchError.corrupt(detail: "\(target.path) refers to more than \(CrossReferences.maxPrefixBytes >> 20) MiB of files")
+        let limit = whole ? CrossReferences.maxWholePrefixBytes : CrossReferences.maxPrefixBytes
+        guard total <= limit else {
+            throw PatchError.corrupt(detail: "\(target.path) refers to more than \(limit >> 20) MiB of files")
         }
         let joined = newRoot + ".cross-\(UUID().uuidString)"
         defer { FileSystem.remove(joined) }
@@ -32,15 +35,44 @@ extension PatchRun {
             encoding: encoding, length: payload.length - headerLength,
             offset: payload.offset + headerLength)
         do {
-            try decode(
-                frame, prefix: prefix.bytes, windowCover: Int64(prefix.bytes.count) + target.size,
-                target: target, destination: destination)
+            if whole, target.size > mappedAbove,
+                let (mapped, output) = try mappedFrame(frame, size: target.size, into: destination, displayPath: target.path)
+            {
+                do {
+                    try decodeMapped(mapped, prefix: prefix.bytes, into: output, target: target, destination: destination)
+                } catch {
+                    unlink(destination)  // reserved at its full size: not left half-decoded
+                    throw error
+                }
+            } else {
+                try decode(
+                    frame, prefix: prefix.bytes, windowCover: Int64(prefix.bytes.count) + target.size,
+                    target: target, destination: destination)
+            }
         } catch {
             for case .old(let index) in references.references {
                 if let mismatch = mismatch(of: patch.manifest.sources[index], bytes: nil) { throw mismatch }
             }
             throw error
         }
+    }
+
+    /// Decodes `frame` against `prefix` into `output`, the new file mapped for writing,
+    /// and checks its SHA-256 and size as ``decode(_:prefix:windowCover:target:destination:)``
+    /// does for a streamed one.
+    private mutating func decodeMapped(
+        _ frame: MappedFile, prefix: UnsafeRawBufferPointer, into output: MappedOutput, target: PatchManifest.Target,
+        destination: String
+    ) throws {
+        let hash = try decodeMapped(frame, prefix: prefix, into: output, digest: true, sync: durable, displayPath: target.path)!
+        guard hash == target.sha256 ?? hash else {
+            unlink(destination)
+            throw PatchError.outputMismatch(
+                path: target.path, expectedSHA256: target.producedDigest.hex,
+                foundSHA256: hash.hex, expectedSize: target.size, foundSize: target.size)
+        }
+        decoded = hash
+        done += target.size
     }
 
     /// The full paths of the files `references` names for `target`, each a regular file:

@@ -205,7 +205,8 @@ extension PatchRun {
                     let (frame, output) = try mappedFrame(expansion, size: recipe.expandedSize, into: expansionPath, displayPath: target.path)
                 {
                     digest = try decodeMapped(
-                        frame, prefix: old?.expansion.bytes, into: output, digest: claimed != nil, displayPath: target.path)
+                        frame, prefix: old?.expansion.bytes, into: output, digest: claimed != nil, sync: claimed != nil,
+                        displayPath: target.path)
                 } else {
                     digest = try decodeStreamed(
                         expansion, kind: kind, old: old, source: source, size: recipe.expandedSize, into: expansionPath,
@@ -251,7 +252,7 @@ extension PatchRun {
     /// (``ZstdDelta/checkWholeFrame(_:size:displayPath:)``) before a byte of disk is
     /// reserved for it, and the file at `path` mapped to decode it into; nil where this file
     /// system cannot reserve and map the file (the caller streams instead).
-    private func mappedFrame(_ expansion: PatchManifest.Payload, size: Int64, into path: String, displayPath: String) throws
+    func mappedFrame(_ expansion: PatchManifest.Payload, size: Int64, into path: String, displayPath: String) throws
         -> (MappedFile, MappedOutput)?
     {
         guard expansion.length > 0 else { throw PatchError.truncated(detail: "the expansion of \(displayPath) has no frame") }
@@ -260,21 +261,25 @@ extension PatchRun {
         return try MappedOutput.attempt(creating: path, size: size).map { (frame, $0) }
     }
 
-    /// Decodes a whole expansion sent as one zstd `frame` into `output`, a file mapped for
-    /// writing (``ZstdDelta/decodeFrame(_:prefix:into:displayPath:)``): no window on the
-    /// heap however large the expansion. Returns the expansion's SHA-256 when `digest` asks
-    /// for it (and then flushes it, for a checkpoint). Expansion progress jumps to the end
+    /// Decodes one zstd `frame` into `output`, a file mapped for writing
+    /// (``ZstdDelta/decodeFrame(_:prefix:into:displayPath:)``): no window on the heap
+    /// however large the file. Returns its SHA-256 when `digest` asks for it, and flushes
+    /// it when `sync` does (for a checkpoint, or a durable file). Progress jumps to the end
     /// once the frame is decoded.
-    private mutating func decodeMapped(
-        _ frame: MappedFile, prefix: UnsafeRawBufferPointer?, into output: MappedOutput, digest: Bool, displayPath: String
+    mutating func decodeMapped(
+        _ frame: MappedFile, prefix: UnsafeRawBufferPointer?, into output: MappedOutput, digest: Bool, sync: Bool,
+        displayPath: String
     ) throws -> SHA256Hash? {
         try ZstdDelta.decodeFrame(frame.bytes, prefix: prefix, into: output.bytes, displayPath: displayPath)
-        mappedExpansions += 1
-        guard digest else { return nil }
-        var hasher = SHA256Hasher()
-        hasher.update(UnsafeRawBufferPointer(output.bytes))
-        try output.sync()
-        return hasher.finalize()
+        mappedFrames += 1
+        var hash: SHA256Hash?
+        if digest {
+            var hasher = SHA256Hasher()
+            hasher.update(UnsafeRawBufferPointer(output.bytes))
+            hash = hasher.finalize()
+        }
+        if sync { try output.sync() }
+        return hash
     }
 
     /// Decodes a whole expansion (one zstd frame, or a suffix delta against the old

@@ -27,11 +27,12 @@ package struct PatchRun {
     package internal(set) var resumedBytes: Int64 = 0
     /// The most deflate streams rebuilt at once so far (at most ``threads``).
     package internal(set) var peakRebuildThreads = 0
-    /// Whole see-through expansions (one zstd frame) larger than this are decoded in one
-    /// pass into a mapped file rather than streamed (``ZstdDelta/streamedContentLimit``).
+    /// Whole see-through expansions and whole cross-file frames (one zstd frame each)
+    /// larger than this are decoded in one pass into a mapped file rather than streamed
+    /// (``ZstdDelta/streamedContentLimit``).
     package let mappedAbove: Int64
-    /// See-through expansions decoded in one pass into a mapped file so far.
-    package internal(set) var mappedExpansions = 0
+    /// Frames decoded in one pass into a mapped file so far (see ``mappedAbove``).
+    package internal(set) var mappedFrames = 0
     /// Old paths whose bytes were hashed, with the digest found.
     var verified: [PathKey: SHA256Hash] = [:]
     /// The digests the caller recorded for the old tree (its installed index), if any: what
@@ -92,6 +93,8 @@ package struct PatchRun {
             try decodeSegmented(payload, source: sources[index], target: target, destination: destination, cross: true)
         case .patch(let index, let payload) where payload.encoding == .crossDelta:
             try decodeCross(payload, source: sources[index], target: target, destination: destination, frame: .delta)
+        case .patch(let index, let payload) where payload.encoding == .wholeCrossDelta:
+            try decodeCross(payload, source: sources[index], target: target, destination: destination, frame: .delta, whole: true)
         case .patch(let index, let payload) where payload.encoding == .lzmaCrossDelta:
             try decodeCross(payload, source: sources[index], target: target, destination: destination, frame: .lzmaDelta)
         case .patch(let index, let payload) where payload.encoding.isSuffix && Self.decodesInPlace(target):
@@ -157,7 +160,7 @@ package struct PatchRun {
             }
         case .deflateDelta, .segmentedDelta, .crossDelta, .scannedDeflateDelta, .gatheredDeflateDelta, .segmentedDeflateDelta,
             .segmentedScannedDeflateDelta, .segmentedGatheredDeflateDelta, .segmentedCrossDelta, .suffixDeflateDelta,
-            .suffixScannedDeflateDelta, .suffixGatheredDeflateDelta, .lzmaCrossDelta:
+            .suffixScannedDeflateDelta, .suffixGatheredDeflateDelta, .lzmaCrossDelta, .wholeCrossDelta:
             throw PatchError.corrupt(detail: "a \(payload.encoding) payload for \(target.path) outside a patch operation")
         case .lzma, .lzmaDelta:
             #if LZMA

@@ -118,10 +118,11 @@ import Testing
             try first.write(to: dir.path("\(folder)/a.bin"))
             try (first + tail).write(to: dir.path("\(folder)/b.bin"))
         }
+        var options = PatchOptions(level: 3, segmentLength: 1 << 20)
+        options.wholeCrossFrame = false  // the segmented form (WholeCrossFrameTests has the other)
+        let chosen = options
         let stats = try await RawThread.value {
-            try PatchBuilder.build(
-                from: dir.path("old"), to: dir.path("new"), output: dir.path("p"),
-                options: PatchOptions(level: 3, segmentLength: 1 << 20))
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: dir.path("p"), options: chosen)
         }
         let b = try #require(stats.file("b.bin"))
         let alone = try #require(b.tried[.segmentedDelta])

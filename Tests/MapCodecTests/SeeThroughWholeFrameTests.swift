@@ -67,7 +67,7 @@ import Testing
             patch: opened, oldRoot: dir.path("old").path, newRoot: dir.path(out).path, resume: resume, mappedAbove: mappedAbove,
             progress: nil)
         for target in opened.manifest.targets { try run.produce(target) }
-        return (run.mappedExpansions, run.resumedBytes)
+        return (run.mappedFrames, run.resumedBytes)
     }
 
     @Test func movedRecordsTakeOneFrameWhichAppliesMappedOrStreamed() async throws {

@@ -141,12 +141,14 @@ package func closedPort() -> Int {
 extension PatchOptions {
     /// Options that try every encoding (no estimate skips one), so a test can compare them.
     package static func comparingEvery(
-        level: Int, segmentLength: Int64? = nil, wholeFileSuffix: Bool = false, wholeExpansionFrame: Bool = false
+        level: Int, segmentLength: Int64? = nil, wholeFileSuffix: Bool = false, wholeExpansionFrame: Bool = false,
+        wholeCrossFrame: Bool = false
     ) -> PatchOptions {
         var options = PatchOptions(level: level, segmentLength: segmentLength)
         options.skipByEstimate = false
         options.wholeFileSuffix = wholeFileSuffix
         options.wholeExpansionFrame = wholeExpansionFrame
+        options.wholeCrossFrame = wholeCrossFrame
         return options
     }
 
@@ -155,6 +157,7 @@ extension PatchOptions {
     package static func segmentsOnly(level: Int, segmentLength: Int64) -> PatchOptions {
         var options = PatchOptions(level: level, segmentLength: segmentLength)
         (options.wholeFileSuffix, options.wholeRawFileSuffix, options.wholeExpansionFrame) = (false, false, false)
+        options.wholeCrossFrame = false
         return options
     }
 }

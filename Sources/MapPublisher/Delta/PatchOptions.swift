@@ -55,6 +55,13 @@ package struct PatchOptions: Sendable {
     /// in one pass into a mapped file, with no window on its heap
     /// (``ZstdDelta/streamedContentLimit``).
     package var wholeExpansionFrame = true
+    /// Beside (or, with estimates, instead of) a segmented cross-file delta of a file above
+    /// 16 MiB, try one zstd frame of the whole file against its references joined
+    /// (``PatchEncoding/wholeCrossDelta``), up to 256 MiB files and 1 GiB of references:
+    /// it finds what the file repeats from any reference, wherever it lies, where a
+    /// segment sees only windows near its own place. The client decodes it in one pass
+    /// into the new file, mapped.
+    package var wholeCrossFrame = true
     /// The same trial for a raw (not see-through) file above `segmentThreshold`: a 187 MB
     /// gazetteer with 350 scattered edits updates in 23.6 kB instead of 38.4 kB. The
     /// client applies it as it applies a segmented delta: into a copy-on-write clone of

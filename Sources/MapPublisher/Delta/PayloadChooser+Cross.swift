@@ -41,29 +41,11 @@ extension PayloadChooser {
             !(skipByEstimate && choice.encoding.seeThrough != nil)
         else { return choice }
         if newSize > Self.wholeFrameCrossLimit || newSize > segmentThreshold {
-            guard let segments else { return choice }
-            // A whole-file encode of a large file (20-30 s, ~1 GB): skipped where the anchors
-            // say the other files hold next to nothing the base lacks.
-            if skipByEstimate, let basePath = cross.paths.last,
-                let estimate = CrossFileEstimate.of(newPath: newPath, basePath: basePath, otherPaths: cross.paths.dropLast())
-            {
-                choice.note = [choice.note, estimate.note].compactMap { $0 }.joined(separator: "; ")
-                if estimate.rulesOutCrossTrial { return choice }
-            }
-            let frame = workDirectory + "/cross-segmented.frame"
-            Self.largeEncodes.wait()
-            defer { Self.largeEncodes.signal() }
-            let length = Int64(cross.header.count) + (try segments.encode(newPath: newPath, oldPaths: cross.paths, into: frame))
-            choice.tried[.segmentedCrossDelta] = length
-            if length < choice.length {
-                try keepCross(header: cross.header, frame: frame, length: length, as: .segmentedCrossDelta, in: &choice)
-            }
-            return choice
+            return try chooseLargeCross(newPath: newPath, newSize: newSize, cross: cross, single: choice)
         }
         let joined = workDirectory + "/cross.prefix"
         defer { FileSystem.empty(joined) }
-        let out = try SystemFile.createOrTruncate(joined)
-        for path in cross.paths { try SystemFile.openForReading(path).forEachChunk { try out.writeAll($0) } }
+        try join(cross.paths, into: joined)
         let prefix = try MappedFile.source(joined, displayPath: joined)
         guard !prefix.bytes.isEmpty, ZstdDelta.windowLog(forContentSize: Int64(prefix.bytes.count) + newSize) != nil else {
             return choice
@@ -101,6 +83,85 @@ extension PayloadChooser {
             }
         }
         return choice
+    }
+
+    /// A large file's cross-file trials beside `single`, its own smallest payload: one frame
+    /// over its references joined (``wholeCrossTrial(newPath:newSize:cross:in:)``) and a
+    /// segmented cross-file delta whose windows lie in the references, mapped.
+    private func chooseLargeCross(newPath: String, newSize: Int64, cross: Cross, single: Choice) throws -> Choice {
+        var choice = single
+        // A whole-file encode of a large file (20-30 s, ~1 GB): skipped where the anchors
+        // say the other files hold next to nothing the base lacks.
+        if skipByEstimate, let basePath = cross.paths.last,
+            let estimate = CrossFileEstimate.of(newPath: newPath, basePath: basePath, otherPaths: cross.paths.dropLast())
+        {
+            choice.note = [choice.note, estimate.note].compactMap { $0 }.joined(separator: "; ")
+            if estimate.rulesOutCrossTrial { return choice }
+        }
+        // One frame reaches every byte the segments' windows hold, and finds what the
+        // file repeats from a reference far from its own place: with estimates, the
+        // segments are not made beside it (a rule, not a measurement).
+        if try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &choice), skipByEstimate {
+            return choice
+        }
+        guard let segments else { return choice }
+        let frame = workDirectory + "/cross-segmented.frame"
+        Self.largeEncodes.wait()
+        defer { Self.largeEncodes.signal() }
+        let length = Int64(cross.header.count) + (try segments.encode(newPath: newPath, oldPaths: cross.paths, into: frame))
+        choice.tried[.segmentedCrossDelta] = length
+        if length < choice.length {
+            try keepCross(header: cross.header, frame: frame, length: length, as: .segmentedCrossDelta, in: &choice)
+        }
+        return choice
+    }
+
+    /// Files up to this size get the one-frame trial over their references joined
+    /// (``wholeCrossTrial(newPath:newSize:cross:in:)``): a client that cannot map the new
+    /// file streams the frame with a window as large as the file on its heap.
+    static let wholeCrossFrameLimit: Int64 = 256 << 20
+
+    /// One zstd frame of a large file against its references joined
+    /// (``PatchEncoding/wholeCrossDelta``), at the deep search where the level has one, its
+    /// window over the references and the file; kept where smaller than `choice`. Returns
+    /// whether it was made: not beyond ``wholeCrossFrameLimit`` or with references over
+    /// ``CrossReferences/maxWholePrefixBytes``, nor where ``PatchOptions/wholeCrossFrame``
+    /// is off. The segmented cross-file delta sees, for each segment, only windows of the
+    /// references near its place, each in one of them; one frame reads every reference at
+    /// once, so a file that interleaves records of two references (a gazetteer cut holding
+    /// a smaller cut's records between its own) matches both.
+    func wholeCrossTrial(newPath: String, newSize: Int64, cross: Cross, in choice: inout Choice) throws -> Bool {
+        let total = cross.paths.reduce(Int64(0)) { $0 + (FileStatus.of($1)?.size ?? 0) }
+        guard wholeCrossFrame, newSize <= Self.wholeCrossFrameLimit, total > 0, total <= CrossReferences.maxWholePrefixBytes,
+            ZstdDelta.windowLog(forContentSize: total + newSize) != nil
+        else { return false }
+        let joined = workDirectory + "/cross.prefix"
+        defer { FileSystem.empty(joined) }
+        try join(cross.paths, into: joined)
+        let prefix = try MappedFile.source(joined, displayPath: joined)
+        guard Int64(prefix.bytes.count) == total else { throw PatchBuildError.fileChanged(path: cross.paths.last ?? joined) }
+        let frame = workDirectory + "/cross-whole.frame"
+        Self.largeEncodes.wait()
+        defer { Self.largeEncodes.signal() }
+        // Its own context, freed once done (as for a large file's own delta).
+        let deep = ZstdCompressor.deepSearchApplies(level: level, newSize: newSize, prefixSize: prefix.bytes.count)
+        let length =
+            Int64(cross.header.count)
+            + (try ZstdCompressor().encode(
+                try SystemFile.openForReading(newPath), range: 0..<newSize, prefix: prefix.bytes, level: level,
+                search: deep ? .deep : .cli, windowCover: total + newSize, into: try SystemFile.createOrTruncate(frame)
+            ).written)
+        choice.tried[.wholeCrossDelta] = length
+        if length < choice.length {
+            try keepCross(header: cross.header, frame: frame, length: length, as: .wholeCrossDelta, in: &choice)
+        }
+        return true
+    }
+
+    /// Writes the files at `paths` one after another into `joined`.
+    private func join(_ paths: [String], into joined: String) throws {
+        let out = try SystemFile.createOrTruncate(joined)
+        for path in paths { try SystemFile.openForReading(path).forEachChunk { try out.writeAll($0) } }
     }
 
     /// Makes the references `header` followed by `frame` the chosen payload.

@@ -56,6 +56,9 @@ package struct PayloadChooser {
     /// Whether an expansion above `segmentThreshold` also gets one zstd frame of the whole
     /// expansion (``PatchOptions/wholeExpansionFrame``).
     let wholeExpansionFrame: Bool
+    /// Whether a file above ``wholeFrameCrossLimit`` with references also gets one zstd
+    /// frame against them joined (``PatchOptions/wholeCrossFrame``).
+    let wholeCrossFrame: Bool
     /// Whether LZMA2 payloads are tried (``PatchOptions/lzma``).
     let lzma: Bool
 
@@ -64,10 +67,11 @@ package struct PayloadChooser {
     package init(
         compressor: ZstdCompressor, level: Int, workDirectory: String, segments: SegmentedEncoder? = nil,
         segmentThreshold: Int64 = .max, skipByEstimate: Bool = true, wholeFileSuffix: Bool = false,
-        wholeRawFileSuffix: Bool = false, wholeExpansionFrame: Bool = false,
+        wholeRawFileSuffix: Bool = false, wholeExpansionFrame: Bool = false, wholeCrossFrame: Bool = false,
         lzma: Bool = PatchCodecs.available.contains(PatchCodecs.lzma)
     ) {
         self.lzma = lzma
+        self.wholeCrossFrame = wholeCrossFrame
         self.wholeExpansionFrame = wholeExpansionFrame
         wholeRawFileSuffixLimit = wholeRawFileSuffix ? SuffixEncoder.maxWholeFileSize : 0
         self.skipByEstimate = skipByEstimate
@@ -88,7 +92,7 @@ package struct PayloadChooser {
                 jobs: options.segmentJobs, workDirectory: workDirectory),
             segmentThreshold: options.segmentThreshold, skipByEstimate: options.skipByEstimate,
             wholeFileSuffix: options.wholeFileSuffix, wholeRawFileSuffix: options.wholeRawFileSuffix,
-            wholeExpansionFrame: options.wholeExpansionFrame,
+            wholeExpansionFrame: options.wholeExpansionFrame, wholeCrossFrame: options.wholeCrossFrame,
             lzma: options.lzma && PatchCodecs.available.contains(PatchCodecs.lzma))
     }
 
