@@ -37,6 +37,9 @@ package struct CrossReferences: Sendable, Equatable {
     /// together: joined on disk beside the new tree while the file decodes, and with the
     /// file (at most 256 MiB) within zstd's largest window (2 GiB).
     package static let maxWholePrefixBytes: Int64 = 1 << 30
+    /// The largest file a ``PatchEncoding/wholeCrossDelta`` may produce: a client that
+    /// cannot map the file streams the frame with a window as large as the file on its heap.
+    package static let maxWholeFileBytes: Int64 = 256 << 20
 
     /// The encoded header, written before the frame.
     package var encoded: [UInt8] {

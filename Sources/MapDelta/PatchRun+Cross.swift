@@ -21,6 +21,9 @@ extension PatchRun {
         let paths = try referencedPaths(references, target: target)
         let total = paths.reduce(Int64(0)) { $0 + (FileStatus.of($1)?.size ?? 0) }
         let limit = whole ? CrossReferences.maxWholePrefixBytes : CrossReferences.maxPrefixBytes
+        guard !whole || target.size <= CrossReferences.maxWholeFileBytes else {
+            throw PatchError.corrupt(detail: "\(target.path) is one cross-file frame of more than \(CrossReferences.maxWholeFileBytes >> 20) MiB")
+        }
         guard total <= limit else {
             throw PatchError.corrupt(detail: "\(target.path) refers to more than \(limit >> 20) MiB of files")
         }

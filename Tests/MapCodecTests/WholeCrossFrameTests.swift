@@ -1,5 +1,6 @@
 import Foundation
 import MapDelta
+import MapModel
 import MapPlatform
 import MapPublisher
 import MapTestSupport
@@ -164,5 +165,32 @@ import Testing
             #expect("\(error)".contains("b.txt"), "\(error)")
         }
         #expect(!FileManager.default.fileExists(atPath: dir.path("out/b.txt").path))
+    }
+}
+
+/// A whole cross-file frame a compromised publisher could sign.
+@Suite struct HostileWholeCrossFrameTests {
+    @Test func aFrameForAFileOver256MiBIsRefusedBeforeAnythingIsWritten() throws {
+        let dir = TemporaryDirectory("whole-cross-hostile")
+        try FileManager.default.createDirectory(at: dir.path("old"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: dir.path("new"), withIntermediateDirectories: true)
+        try Data(repeating: 1, count: 4096).write(to: dir.path("old/a.txt"))
+        let payload = CrossReferences(references: [.old(0)]).encoded + (try ZstdFrame.compress([0, 1, 2], level: 3))
+        let target = PatchManifest.Target(
+            path: "b.txt", size: 300 << 20, sha256: SHA256Hash(bytes: [UInt8](repeating: 7, count: 32)),
+            origin: .patch(source: 0, .init(encoding: .wholeCrossDelta, length: Int64(payload.count))))
+        let manifest = PatchManifest(
+            sources: [.init(path: "a.txt", sha256: nil)], targets: [target], deletions: [], treeHash: nil, keepsUnlisted: true)
+        try HostilePatch.write(manifest, payloads: payload, to: dir.path("p"))
+        let opened = try OpenedPatch(url: dir.path("p"))
+        var run = PatchRun(patch: opened, oldRoot: dir.path("old").path, newRoot: dir.path("new").path, progress: nil)
+        do {
+            try run.produce(try #require(opened.manifest.targets.first))
+            Issue.record("a 300 MiB whole cross-file frame was decoded")
+        } catch let error as PatchError {
+            #expect("\(error)".contains("more than 256 MiB"), "\(error)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("new").path).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == ["new", "old", "p"])
     }
 }

