@@ -23,11 +23,15 @@ package struct ByteReader {
     }
 
     /// An unsigned LEB128 varint of at most 10 bytes that fits in `Int64`.
-    package mutating func varint() throws -> Int64 {
+    package mutating func varint() throws -> Int64 { try Self.varint(next: { try byte() }) }
+
+    /// One LEB128 varint of at most `Int64.max`, its bytes from `next` (a manifest's bytes,
+    /// or a stream's).
+    package static func varint(next: () throws -> UInt8) throws -> Int64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while true {
-            let b = try byte()
+            let b = try next()
             if shift == 63 && b > 1 { throw PatchError.corrupt(detail: "varint overflows") }
             value |= UInt64(b & 0x7f) << shift
             if b & 0x80 == 0 { break }

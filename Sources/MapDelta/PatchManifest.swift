@@ -82,6 +82,12 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     /// ``CrossReferences/maxPrefixBytes`` refuses the patch up front and fetches the full
     /// archive.
     case wholeCrossDelta = 20
+    /// A suffix delta (``SuffixDelta``, its stride byte first, 0 for none) whose add bytes
+    /// are the old file's with replaced runs (``SuffixDelta/Form/sparse``) instead of a
+    /// frame of differences: a 187 MB file with a few hundred scattered edits costs its
+    /// edits, not 4 bytes per 128 KiB of zero differences. Its own value, so a client that
+    /// predates it refuses the patch up front and fetches the full archive.
+    case sparseSuffixDelta = 21
 
     /// The optional codec a payload of this encoding needs, which a client build may lack
     /// (``PatchCodecs``): `"lzma"` for the LZMA2 encodings; `nil` for the rest, which every
@@ -98,14 +104,27 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     package var isDelta: Bool { self != .stored && self != .zstd && self != .lzma }
 
     /// Whether a payload of this encoding is a suffix delta of the raw file (``SuffixDelta``).
-    package var isSuffix: Bool { self == .suffixDelta || self == .filteredSuffixDelta }
+    package var isSuffix: Bool { suffixForm != nil }
+
+    /// How a suffix delta of the raw file is laid out (``SuffixDelta/Form``); `nil` for
+    /// every other encoding, a see-through expansion's included.
+    package var suffixForm: SuffixDelta.Form? {
+        switch self {
+        case .suffixDelta: return .plain
+        case .filteredSuffixDelta: return .filtered
+        case .sparseSuffixDelta: return .sparse
+        default: return nil
+        }
+    }
 
     /// Whether a payload of this encoding is decoded as one stream into the file, with no
     /// segments, see-through expansion or resume checkpoint: such a file may come without
     /// a digest in form 3 (``PatchFormat``), as the applier hashes it as it writes it.
     package var streamsWhole: Bool {
         switch self {
-        case .stored, .zstd, .delta, .crossDelta, .suffixDelta, .filteredSuffixDelta, .lzma, .lzmaDelta, .lzmaCrossDelta: return true
+        case .stored, .zstd, .delta, .crossDelta, .suffixDelta, .filteredSuffixDelta, .sparseSuffixDelta, .lzma, .lzmaDelta,
+            .lzmaCrossDelta:
+            return true
         default: return false
         }
     }
@@ -123,7 +142,7 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .suffixScannedDeflateDelta: return SeeThroughKind(scanned: true, gathered: false, suffix: true)
         case .suffixGatheredDeflateDelta: return SeeThroughKind(scanned: true, gathered: true, suffix: true)
         case .stored, .zstd, .delta, .segmentedDelta, .crossDelta, .suffixDelta, .filteredSuffixDelta, .segmentedCrossDelta, .lzma,
-            .lzmaDelta, .lzmaCrossDelta, .wholeCrossDelta:
+            .lzmaDelta, .lzmaCrossDelta, .wholeCrossDelta, .sparseSuffixDelta:
             return nil
         }
     }
@@ -168,6 +187,7 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .lzmaDelta: return "lzma-delta"
         case .lzmaCrossDelta: return "lzma-cross-delta"
         case .wholeCrossDelta: return "whole-cross-delta"
+        case .sparseSuffixDelta: return "sparse-suffix-delta"
         }
     }
 }

@@ -303,7 +303,7 @@ extension PatchRun {
             do {
                 try SuffixDelta.decode(
                     from: patch.file, offset: expansion.offset, length: expansion.length, old: old.expansion.bytes,
-                    targetSize: size, displayPath: displayPath, strideByteAlways: true, output: write)
+                    targetSize: size, displayPath: displayPath, form: .expansion, output: write)
             } catch {
                 // Steps out of range may mean another old file than the patch was made from.
                 throw mismatch(of: source, bytes: nil) ?? error

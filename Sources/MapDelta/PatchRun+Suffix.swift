@@ -107,7 +107,7 @@ extension PatchRun {
             cloned = FileSystem.cloneFile(oldPath, building)
             output = try cloned ? SystemFile.openForUpdate(building) : SystemFile.createOrTruncate(building)
         }
-        let old = mapped.bytes
+        guard let form = payload.encoding.suffixForm else { throw PatchError.corrupt(detail: "\(target.path): not a suffix delta") }
         let compare = UnsafeMutableRawBufferPointer.allocate(byteCount: SegmentedDelta.cloneWindow, alignment: 16)
         defer { compare.deallocate() }
         var hasher = SHA256Hasher()
@@ -117,8 +117,8 @@ extension PatchRun {
         let start = done
         do {
             try SuffixDelta.decode(
-                from: patch.file, offset: payload.offset, length: payload.length, old: old,
-                targetSize: target.size, displayPath: target.path, filtered: payload.encoding == .filteredSuffixDelta
+                from: patch.file, offset: payload.offset, length: payload.length, old: mapped.bytes,
+                targetSize: target.size, displayPath: target.path, form: form
             ) { chunk in
                 hasher.update(chunk)
                 if written < held {
@@ -128,7 +128,7 @@ extension PatchRun {
                             && memcmp(part.baseAddress!, piece.baseAddress!, piece.count) == 0
                     }
                 } else if cloned {
-                    try Self.writeChanged(chunk, at: written, old: old, to: output)
+                    try Self.writeChanged(chunk, at: written, old: mapped.bytes, to: output)
                 } else {
                     try output.writeAll(chunk, at: written)
                 }
@@ -145,7 +145,7 @@ extension PatchRun {
         } catch {
             // An old file other than the patch's is wrong on every retry: nothing is kept. A
             // payload that failed may be fetched again and resume from the checkpoint.
-            guard let wrongOld = mismatch(of: source, bytes: old) else { throw error }
+            guard let wrongOld = mismatch(of: source, bytes: mapped.bytes) else { throw error }
             removeSpot(claimed, building: building)
             throw wrongOld
         }

@@ -148,11 +148,13 @@ package struct PatchRun {
                 done = start + offset
                 report(force: false)
             }
-        case .suffixDelta, .filteredSuffixDelta:
-            guard let prefix else { throw PatchError.corrupt(detail: "a suffix delta for \(target.path) without its old file") }
+        case .suffixDelta, .filteredSuffixDelta, .sparseSuffixDelta:
+            guard let prefix, let form = payload.encoding.suffixForm else {
+                throw PatchError.corrupt(detail: "a suffix delta for \(target.path) without its old file")
+            }
             try SuffixDelta.decode(
                 from: patch.file, offset: payload.offset, length: payload.length, old: prefix,
-                targetSize: target.size, displayPath: target.path, filtered: payload.encoding == .filteredSuffixDelta
+                targetSize: target.size, displayPath: target.path, form: form
             ) {
                 try writer.write($0)
                 done = start + writer.written

@@ -23,37 +23,61 @@ package import MapPlatform
 /// file's byte `d` before it (0 before the file's start), as xz's delta filter does: new
 /// numbers in columns of `d`-byte fields (coordinates) differ little from their
 /// neighbours, and zstd compresses the differences a third smaller.
+///
+/// The sparse form (``PatchEncoding/sparseSuffixDelta``, ``Form/sparse``) sends the add
+/// bytes as replacements instead of differences: its stride byte (0…8), then four frame
+/// lengths (controls, runs, replaced bytes, extra bytes) and the four frames. The runs
+/// frame holds pairs of LEB128 varints, (kept, replaced) with replaced ≥ 1, over the add
+/// bytes in order: `kept` bytes are the old file's, the next `replaced` come from the
+/// replaced-bytes frame; after the last pair every add byte is the old file's. A few
+/// scattered edits in a large file then cost their own bytes, where a differences frame
+/// costs about 4 bytes for every 128 KiB of zeros (zstd's largest block).
 package enum SuffixDelta {
-    /// Bytes of the fixed header.
-    package static let headerLength: Int64 = 24
     /// The strides a filtered payload may name.
     package static let strides = 1...8
 
-    /// Decodes the payload at `offset` (`length` bytes) against `old`, handing the new
-    /// file's bytes to `output` in chunks; at most `targetSize` bytes. A `filtered`
-    /// payload (``PatchEncoding/filteredSuffixDelta``) starts with its stride (1…8); with
-    /// `strideByteAlways` (the expansion of ``PatchEncoding/suffixDeflateDelta``) the
-    /// stride byte may also be 0, for none.
+    /// How a payload's bytes are laid out; a wire value names one (``PatchEncoding/suffixForm``).
+    package struct Form: Sendable, Equatable {
+        /// Whether a stride byte starts the payload.
+        package var strideByte: Bool
+        /// Whether that byte may be 0, for no filter.
+        package var zeroStride: Bool
+        /// Whether the add bytes come as runs and replaced bytes (two frames) instead of
+        /// one frame of differences.
+        package var sparse: Bool
+
+        /// ``PatchEncoding/suffixDelta``: three frames, no filter.
+        package static let plain = Form(strideByte: false, zeroStride: false, sparse: false)
+        /// ``PatchEncoding/filteredSuffixDelta``: a stride of 1…8, then three frames.
+        package static let filtered = Form(strideByte: true, zeroStride: false, sparse: false)
+        /// The expansion of a see-through suffix delta (``PatchEncoding/suffixDeflateDelta``):
+        /// a stride of 0…8, then three frames.
+        package static let expansion = Form(strideByte: true, zeroStride: true, sparse: false)
+        /// ``PatchEncoding/sparseSuffixDelta``: a stride of 0…8, then four frames.
+        package static let sparse = Form(strideByte: true, zeroStride: true, sparse: true)
+    }
+
+    /// Decodes the payload at `offset` (`length` bytes) of the given `form` against `old`,
+    /// handing the new file's bytes to `output` in chunks; at most `targetSize` bytes.
     package static func decode(
         from file: SystemFile, offset: Int64, length: Int64, old: UnsafeRawBufferPointer,
-        targetSize: Int64, displayPath: String, filtered: Bool = false, strideByteAlways: Bool = false,
+        targetSize: Int64, displayPath: String, form: Form,
         output: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        guard filtered || strideByteAlways else {
+        guard form.strideByte else {
             return try decode(
                 from: file, offset: offset, length: length, old: old, targetSize: targetSize, displayPath: displayPath,
-                stride: 0, output: output)
+                stride: 0, sparse: form.sparse, output: output)
         }
         guard length > 1, let stride = try DeflateStreams.read(file, at: offset, count: 1).first else {
             throw PatchError.truncated(detail: "suffix delta of \(displayPath)")
         }
-        // 0 (no filter) is written only where the stride byte always stands (see-through).
-        guard (strideByteAlways && stride == 0) || strides.contains(Int(stride)) else {
+        guard (form.zeroStride && stride == 0) || strides.contains(Int(stride)) else {
             throw PatchError.corrupt(detail: "suffix delta of \(displayPath): a stride of \(stride) bytes")
         }
         try decode(
             from: file, offset: offset + 1, length: length - 1, old: old, targetSize: targetSize, displayPath: displayPath,
-            stride: Int(stride), output: output)
+            stride: Int(stride), sparse: form.sparse, output: output)
     }
 
     /// Adds `old`'s bytes to `chunk`'s, byte by byte (wrapping), 32 at a time: the
@@ -76,27 +100,21 @@ package enum SuffixDelta {
         }
     }
 
-    /// The steps of a payload whose extra bytes are filtered with `stride` (0: not).
+    /// The steps of a payload whose extra bytes are filtered with `stride` (0: not), its
+    /// add bytes `sparse` (runs and replaced bytes) or as differences.
     private static func decode(
         from file: SystemFile, offset: Int64, length: Int64, old: UnsafeRawBufferPointer,
-        targetSize: Int64, displayPath: String, stride: Int,
+        targetSize: Int64, displayPath: String, stride: Int, sparse: Bool,
         output: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
         func corrupt(_ detail: String) -> PatchError { .corrupt(detail: "suffix delta of \(displayPath): \(detail)") }
-        var head = [UInt8](repeating: 0, count: Int(headerLength))
-        guard length >= headerLength, try head.withUnsafeMutableBytes({ try file.readChunk(into: $0, at: offset) }) == head.count else {
-            throw PatchError.truncated(detail: "suffix delta of \(displayPath)")
-        }
-        var reader = ByteReader(head)
-        let lengths = [try reader.length(), try reader.length(), try reader.length()]
-        guard lengths.allSatisfy({ $0 > 0 && $0 <= length }), headerLength + lengths.reduce(0, +) == length else {
-            throw corrupt("lengths do not add up")
-        }
-        let controls = try FrameReader(file, offset: offset + headerLength, length: lengths[0], path: displayPath)
-        let differences = try FrameReader(file, offset: offset + headerLength + lengths[0], length: lengths[1], path: displayPath)
-        let extra = try FrameReader(
-            file, offset: offset + headerLength + lengths[0] + lengths[1], length: lengths[2],
-            path: displayPath)
+        let frames = try frames(in: file, offset: offset, length: length, count: sparse ? 4 : 3, displayPath: displayPath)
+        let controls = frames[0]
+        let adds: AddBytes =
+            sparse
+            ? .replaced(Replacements(runs: frames[1], bytes: frames[2], limit: targetSize, path: displayPath))
+            : .differences(frames[1])
+        let extra = frames[frames.count - 1]
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 18, alignment: 16)
         defer { buffer.deallocate() }
         var history = History()
@@ -120,8 +138,7 @@ package enum SuffixDelta {
             while done < add {
                 let count = Int(min(Int64(buffer.count), add - done))
                 let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
-                _ = try differences.read(into: chunk, allowEnd: false)
-                addBytes(into: chunk, from: UnsafeRawBufferPointer(rebasing: old[Int(oldPosition + done)...]))
+                try adds.fill(chunk, old: UnsafeRawBufferPointer(rebasing: old[Int(oldPosition + done)...]))
                 if stride > 0 { history.record(chunk) }
                 try output(UnsafeRawBufferPointer(chunk))
                 done += Int64(count)
@@ -144,9 +161,35 @@ package enum SuffixDelta {
             guard !overflow else { throw corrupt("a seek overflows") }
             oldPosition = moved
         }
-        guard written == targetSize, try differences.atEnd(), try extra.atEnd() else {
+        guard written == targetSize, try adds.atEnd(), try extra.atEnd() else {
             throw corrupt("the streams do not end with the file")
         }
+    }
+
+    /// The `count` frames of a payload: their lengths (u64 each), then the frames, which
+    /// fill the payload exactly.
+    private static func frames(
+        in file: SystemFile, offset: Int64, length: Int64, count: Int, displayPath: String
+    ) throws -> [FrameReader] {
+        var head = [UInt8](repeating: 0, count: 8 * count)
+        guard length >= Int64(head.count),
+            try head.withUnsafeMutableBytes({ try file.readChunk(into: $0, at: offset) }) == head.count
+        else {
+            throw PatchError.truncated(detail: "suffix delta of \(displayPath)")
+        }
+        var reader = ByteReader(head)
+        var lengths: [Int64] = []
+        for _ in 0..<count { lengths.append(try reader.length()) }
+        guard lengths.allSatisfy({ $0 > 0 && $0 <= length }), Int64(head.count) + lengths.reduce(0, +) == length else {
+            throw PatchError.corrupt(detail: "suffix delta of \(displayPath): lengths do not add up")
+        }
+        var frames: [FrameReader] = []
+        var start = offset + Int64(head.count)
+        for frameLength in lengths {
+            frames.append(try FrameReader(file, offset: start, length: frameLength, path: displayPath))
+            start += frameLength
+        }
+        return frames
     }
 
     /// The last 8 bytes of the new file produced so far (zeros before its start), which
@@ -219,6 +262,13 @@ package enum SuffixDelta {
                 filled += count
             }
             return true
+        }
+
+        /// The next byte; a frame ending before it throws.
+        func byte() throws -> UInt8 {
+            var byte: UInt8 = 0
+            _ = try withUnsafeMutableBytes(of: &byte) { try read(into: $0, allowEnd: false) }
+            return byte
         }
 
         /// Whether the frame is fully consumed.

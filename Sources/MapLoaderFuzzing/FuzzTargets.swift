@@ -90,12 +90,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                         output: { _ in }, finished: { _ in })
                 }
                 _ = try? CrossReferences.decode(from: opened, at: 0, within: Int64(data.count), displayPath: "fuzz")
-                // Every form: plain, filtered (a stride byte of 1…8 first) and see-through's
-                // (a stride byte first that may be 0).
-                for (filtered, strideByteAlways) in [(false, false), (true, false), (false, true)] {
+                // Every form: plain, filtered (a stride byte of 1…8 first), see-through's (a
+                // stride byte first that may be 0) and sparse (runs and replaced bytes).
+                for form in [SuffixDelta.Form.plain, .filtered, .expansion, .sparse] {
                     try? SuffixDelta.decode(
                         from: opened, offset: 0, length: Int64(data.count), old: old, targetSize: 1 << 16,
-                        displayPath: "fuzz", filtered: filtered, strideByteAlways: strideByteAlways, output: { _ in })
+                        displayPath: "fuzz", form: form, output: { _ in })
                 }
             }
         case .tiles:

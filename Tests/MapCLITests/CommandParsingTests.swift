@@ -34,7 +34,7 @@ import Testing
     /// the front believes: a name added to one and not the other fails here.
     @Test(arguments: CommandLineFront.sharedOptionList.map(\.name))
     func everyHoistedOptionIsAClientOption(name: String) throws {
-        let takesValue = try #require(CommandLineFront.sharedOptions[name])
+        let takesValue = try #require(CommandLineFront.sharedOptions[name] as Bool?)
         let value = [
             "--threads": "2", "--timeout": "5", "--transport": "curl", "--network": "any", "--limit-rate": "500k",
             "--trust-key": Self.key, "--add-trust-key": Self.key,

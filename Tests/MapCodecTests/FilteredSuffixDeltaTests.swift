@@ -73,12 +73,12 @@ import Testing
         try Self.writeBoundary(dir.path("new.bin"), revision: 2)
         let old = try MappedFile.source(dir.path("old.bin").path, displayPath: "old.bin")
         let expected = try Data(contentsOf: dir.path("new.bin"))
-        func decode(_ payload: String, filtered: Bool, strideByteAlways: Bool = false) throws -> Data {
+        func decode(_ payload: String, form: SuffixDelta.Form) throws -> Data {
             let file = try SystemFile.openForReading(payload)
             var out = Data()
             try SuffixDelta.decode(
                 from: file, offset: 0, length: try file.size(), old: old.bytes, targetSize: Int64(expected.count),
-                displayPath: "boundary.bin", filtered: filtered, strideByteAlways: strideByteAlways
+                displayPath: "boundary.bin", form: form
             ) { out.append(contentsOf: $0) }
             return out
         }
@@ -88,7 +88,7 @@ import Testing
                 try SuffixEncoder.encode(
                     newPath: dir.path("new.bin").path, oldPath: dir.path("old.bin").path, level: 3, strides: [stride], into: payload))
             #expect(encoded.encoding == .filteredSuffixDelta)
-            #expect(try decode(payload, filtered: true) == expected, "stride \(stride)")
+            #expect(try decode(payload, form: .filtered) == expected, "stride \(stride)")
         }
         // Stride 0 stands for no filter where the stride byte is always written (a
         // see-through expansion).
@@ -99,20 +99,20 @@ import Testing
                 strideByteAlways: true, into: unfiltered))
         #expect(plain.encoding == .filteredSuffixDelta)
         #expect(try Data(contentsOf: dir.path("p0")).first == 0)
-        #expect(try decode(unfiltered, filtered: false, strideByteAlways: true) == expected, "stride 0")
+        #expect(try decode(unfiltered, form: .expansion) == expected, "stride 0")
         var bytes = try Data(contentsOf: dir.path("p4"))
         // A filtered-suffix-delta payload names a stride of 1…8: 0 there is refused too.
         for stride: UInt8 in [0, 9, 255] {
             bytes[0] = stride
             try bytes.write(to: dir.path("bad"))
             #expect {
-                try decode(dir.path("bad").path, filtered: true)
+                try decode(dir.path("bad").path, form: .filtered)
             } throws: { error in
                 "\(error)".contains("boundary.bin") && "\(error)".contains("stride of \(stride)")
             }
         }
         // Read unfiltered, the stride byte shifts the header: refused, not a wrong file.
-        #expect(throws: PatchError.self) { try decode(dir.path("p4").path, filtered: false) }
+        #expect(throws: PatchError.self) { try decode(dir.path("p4").path, form: .plain) }
     }
 
     /// Frames whose result a SHA-256 pin checks carry no zstd checksum (4 bytes each that
@@ -153,14 +153,14 @@ import Testing
         var body: [UInt8] = []
         for frame in frames { withUnsafeBytes(of: UInt64(frame.count).littleEndian) { body += $0 } }
         for frame in frames { body += frame }
-        let forms: [(String, [UInt8], Bool, Bool)] = [("plain", [], false, false), ("filtered", [4], true, false), ("always", [0], false, true)]
-        for (name, prefix, filtered, always) in forms {
+        let forms: [(String, [UInt8], SuffixDelta.Form)] = [("plain", [], .plain), ("filtered", [4], .filtered), ("always", [0], .expansion)]
+        for (name, prefix, form) in forms {
             try Data(prefix + body).write(to: dir.path(name))
             let file = try SystemFile.openForReading(dir.path(name).path)
             #expect(throws: PatchError.self, "\(name)") {
                 try SuffixDelta.decode(
                     from: file, offset: 0, length: try file.size(), old: UnsafeRawBufferPointer(start: nil, count: 0),
-                    targetSize: .max, displayPath: "huge.bin", filtered: filtered, strideByteAlways: always, output: { _ in })
+                    targetSize: .max, displayPath: "huge.bin", form: form, output: { _ in })
             }
         }
     }

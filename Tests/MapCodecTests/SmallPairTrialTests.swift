@@ -115,7 +115,7 @@ import Testing
             let chooser = PayloadChooser(compressor: try ZstdCompressor(), level: 19, workDirectory: work.path)
             let choice = try chooser.choose(newPath: dir.path("\(name).new").path, newSize: Int64(new.count), basePath: dir.path("\(name).old").path)
             let delta = try #require(choice.tried[.delta])
-            let others = choice.tried.filter { [.lzmaDelta, .suffixDelta, .filteredSuffixDelta].contains($0.key) }.values
+            let others = choice.tried.filter { [.lzmaDelta, .suffixDelta, .filteredSuffixDelta, .sparseSuffixDelta].contains($0.key) }.values
             let leads = delta <= (try #require(others.min()))
             reach[name] = leads
             let ran = FileManager.default.fileExists(atPath: work.appendingPathComponent("delta-ldm.payload").path)

@@ -122,7 +122,8 @@ import Testing
         }
         let file = try #require(stats.file(name))
         #expect(file.encoding?.withFrameExpansion == encoding, "\(file.note ?? "") \(file.tried)")
-        let byteLevel = try #require([file.tried[.delta], file.tried[.suffixDelta], file.tried[.filteredSuffixDelta]].compactMap { $0 }.min())
+        let byteLevel = try #require(
+            [file.tried[.delta], file.tried[.suffixDelta], file.tried[.filteredSuffixDelta], file.tried[.sparseSuffixDelta]].compactMap { $0 }.min())
         #expect(file.payloadBytes * 4 < byteLevel, "see-through \(file.payloadBytes) B, byte-level \(byteLevel) B")
         let out = dir.path("out")
         _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("r1"), into: out) }

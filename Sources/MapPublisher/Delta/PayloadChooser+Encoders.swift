@@ -143,7 +143,9 @@ extension PayloadChooser {
     /// The suffix-array delta of `path` against `basePath` (nil where either is over
     /// ``SuffixEncoder/maxFileSize``), in `suffix.payload` of the work folder; above 16 MiB
     /// one at a time in the process (its suffix index is 4 bytes per old byte, up to
-    /// 256 MB). `strideByteAlways` is for a see-through expansion.
+    /// 256 MB). `strideByteAlways` is for a see-through expansion, whose add bytes are
+    /// always differences (no see-through wire value has the sparse form); a raw file's
+    /// are also tried sparse (``PatchEncoding/sparseSuffixDelta``).
     func suffixDelta(
         _ path: String, newSize: Int64, basePath: String, strideByteAlways: Bool = false,
         limit: Int64 = SuffixEncoder.maxFileSize
@@ -155,7 +157,8 @@ extension PayloadChooser {
         defer { if large { Self.largeEncodes.signal() } }
         let output = workDirectory + "/suffix.payload"
         return try SuffixEncoder.encode(
-            newPath: path, oldPath: basePath, level: level, strideByteAlways: strideByteAlways, into: output
+            newPath: path, oldPath: basePath, level: level, strideByteAlways: strideByteAlways,
+            sparse: !strideByteAlways, into: output
         ).map { (output, $0.length, $0.encoding) }
     }
 

@@ -32,10 +32,12 @@ package enum SuffixEncoder {
     /// `strides` are the filters tried for the extra bytes (0: none). With
     /// `strideByteAlways` the stride byte is written even when it is 0 (a see-through
     /// expansion, ``PatchEncoding/suffixDeflateDelta``); the encoding returned is then
-    /// ``PatchEncoding/filteredSuffixDelta`` whatever the stride.
+    /// ``PatchEncoding/filteredSuffixDelta`` whatever the stride. With `sparse` the add
+    /// bytes are also tried as runs and replaced bytes (``PatchEncoding/sparseSuffixDelta``),
+    /// kept where smaller.
     package static func encode(
         newPath: String, oldPath: String, level: Int, strides: [Int] = strides, strideByteAlways: Bool = false,
-        into output: String
+        sparse: Bool = false, into output: String
     ) throws -> (length: Int64, encoding: PatchEncoding)? {
         guard let oldSize = FileStatus.of(oldPath)?.size, let newSize = FileStatus.of(newPath)?.size,
             (1...maxWholeFileSize).contains(oldSize), (1...maxWholeFileSize).contains(newSize)
@@ -66,15 +68,27 @@ package enum SuffixEncoder {
         let extraFrame =
             extraCount > rankAtFastLevelAbove ? try frame(filtered(newBytes, extraRanges, stride: stride), level: level) : best!.frame
         extraRanges = []
-        let frames = [try frame(controls, level: level), try frame(differences, level: level), extraFrame]
+        var adds = [try frame(differences, level: level)]
+        var strideByte = stride > 0 || strideByteAlways
+        if sparse {
+            let (runs, bytes) = differences.withUnsafeBufferPointer { sparseRuns(differences: $0, controls: controls, new: newBytes) }
+            let replaced = [try frame(runs, level: level), try frame(bytes, level: level)]
+            // The sparse form has a stride byte and a fourth frame length.
+            if replaced[0].count + replaced[1].count + 8 + (strideByte ? 0 : 1) < adds[0].count {
+                adds = replaced
+                strideByte = true
+            }
+        }
+        let frames = [try frame(controls, level: level)] + adds + [extraFrame]
         controls = []
         differences = []
         let out = try SystemFile.createOrTruncate(output)
-        var header: [UInt8] = stride > 0 || strideByteAlways ? [UInt8(stride)] : []
+        var header: [UInt8] = strideByte ? [UInt8(stride)] : []
         for frame in frames { withUnsafeBytes(of: UInt64(frame.count).littleEndian) { header += $0 } }
         try header.withUnsafeBytes { try out.writeAll($0) }
         for frame in frames { try frame.withUnsafeBytes { try out.writeAll($0) } }
-        return (try out.size(), stride > 0 || strideByteAlways ? .filteredSuffixDelta : .suffixDelta)
+        let encoding: PatchEncoding = adds.count == 2 ? .sparseSuffixDelta : strideByte ? .filteredSuffixDelta : .suffixDelta
+        return (try out.size(), encoding)
     }
 
     /// The new file's bytes in `ranges`, each as its difference from the byte `stride`
