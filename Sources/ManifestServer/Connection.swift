@@ -43,6 +43,10 @@ struct Connection: Sendable {
         guard request.method == "GET" || isHead else {
             return sendSimple(405, head: false, extra: [("Allow", "GET, HEAD")], summary: &summary)
         }
+        if let location = server.faults.redirect?.location(for: request.target) {
+            summary.note = "redirected"
+            return sendSimple(302, head: isHead, extra: [("Location", location)], summary: &summary)
+        }
         let path = RequestPath.decode(request.target)
         switch path {
         case .badRequest:

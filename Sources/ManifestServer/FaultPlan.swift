@@ -31,6 +31,10 @@ package struct FaultPlan: Sendable, Equatable {
     /// data): the file's bytes, then more, until the client goes away. `nil` disables it.
     package var endless: EndlessBody?
 
+    /// Answer requests for matching paths with a redirect instead of the file (a CDN, a
+    /// loop, another scheme). `nil` disables it.
+    package var redirect: RedirectFault?
+
     /// Creates a fault plan; every argument defaults to "no fault".
     package init(
         dropAfterBytes: Int? = nil,
@@ -40,9 +44,11 @@ package struct FaultPlan: Sendable, Equatable {
         bytesPerSecond: Int? = nil,
         corruptOffset: Int64? = nil,
         seed: UInt64 = 0,
-        endless: EndlessBody? = nil
+        endless: EndlessBody? = nil,
+        redirect: RedirectFault? = nil
     ) {
         self.endless = endless
+        self.redirect = redirect
         self.dropAfterBytes = dropAfterBytes
         self.dropCount = dropCount
         self.errorRate = errorRate
@@ -79,4 +85,27 @@ package struct EndlessBody: Sendable, Equatable {
 
     /// Whether a request for `path` gets the endless body.
     package func applies(to path: String) -> Bool { paths.contains { path.contains($0) } }
+}
+
+/// A redirect the server answers instead of a file: `302 Found` with a `Location` of
+/// `prefix` followed by the request's own target (another server holding the same site, a
+/// `file://` URL), or of the request's own target (a loop).
+package struct RedirectFault: Sendable, Equatable {
+    /// What comes before the request's target in `Location`; `nil` redirects a request to
+    /// itself, for ever.
+    package var prefix: String?
+    /// Paths (as requested) that are redirected: every path that contains one of these.
+    package var paths: [String]
+
+    /// Redirects requests for `paths` to `prefix` + their target (`nil`: to themselves).
+    package init(to prefix: String?, paths: [String]) {
+        self.prefix = prefix
+        self.paths = paths
+    }
+
+    /// The `Location` for a request of `target`, or nil where it is served.
+    package func location(for target: String) -> String? {
+        guard paths.contains(where: { target.contains($0) }) else { return nil }
+        return (prefix ?? "") + target
+    }
 }

@@ -29,6 +29,7 @@ struct HTTPResponseHead: Sendable {
         switch status {
         case 200: "OK"
         case 206: "Partial Content"
+        case 302: "Found"
         case 304: "Not Modified"
         case 400: "Bad Request"
         case 404: "Not Found"

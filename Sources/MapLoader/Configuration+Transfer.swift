@@ -4,7 +4,8 @@ import MapTransfer
 extension MapLoader.Configuration {
     /// How often and how patiently a failed request is retried.
     public struct Retry: Sendable, Hashable {
-        /// Attempts in all, the first included (at least 1).
+        /// Attempts in all for one file, the first included (at least 1), however many
+        /// requests the file takes (`URLSession`'s 8 MiB windows, a bandwidth cap's).
         public var attempts: Int
         /// Delay before the first retry, seconds; doubled each time, with ±50% jitter.
         public var initialDelay: Double

@@ -220,8 +220,10 @@ private final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
-        // A redirect refused (the session then hands it over as the answer) is no answer.
+        // A redirect refused (the session then hands it over as the answer) is no answer,
+        // and neither is its body, which FoundationNetworking still delivers.
         guard let request = request(dataTask), request.overridden == nil, let http = response as? HTTPURLResponse else {
+            _ = request(dataTask)?.refuse()
             cancelAside(dataTask)
             return completionHandler(.cancel)
         }

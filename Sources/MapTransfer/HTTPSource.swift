@@ -54,8 +54,11 @@ package struct HTTPSource: SiteSource {
         let url = baseURL.appendingPathComponent(path)
         let giveUp = deadlines.total.map { clock.now + .seconds($0) }
         let capWindow = limiter.map { max(16_384, $0.bytesPerSecond / 4) }
+        // One file's retries, whatever the number of its requests: a file fetched in windows
+        // gets the attempts one fetched whole gets.
+        var retries = Retries()
         guard case .exactly(let size) = limit, let chunk = [capWindow, transport.window].compactMap({ $0 }).min() else {
-            try await fetch(url, to: file, limit: limit, window: nil, giveUp: giveUp, progress: progress)
+            try await fetch(url, to: file, limit: limit, window: nil, giveUp: giveUp, retries: &retries, progress: progress)
             return
         }
         var validator: String?
@@ -66,7 +69,8 @@ package struct HTTPSource: SiteSource {
         while true {
             let have = FileStatus.of(file.path)?.size ?? 0
             guard have < size else {
-                try await fetch(url, to: file, limit: limit, window: nil, validator: validator, giveUp: giveUp, progress: progress)
+                try await fetch(
+                    url, to: file, limit: limit, window: nil, validator: validator, giveUp: giveUp, retries: &retries, progress: progress)
                 return
             }
             let end = min(size, have + chunk) - 1
@@ -81,21 +85,28 @@ package struct HTTPSource: SiteSource {
             // Each window asks with the entity tag of the one before (`If-Range`): a file
             // replaced mid-download comes whole instead of spliced from two versions.
             validator = try await fetch(
-                url, to: file, limit: limit, window: end, validator: validator, giveUp: giveUp, progress: progress)
+                url, to: file, limit: limit, window: end, validator: validator, giveUp: giveUp, retries: &retries, progress: progress)
         }
     }
 
-    /// One request (bytes up to `window`, or to the end), retried as the policy says;
-    /// returns the entity tag the server sent.
+    /// The retries a file has used, across its requests.
+    private struct Retries {
+        /// Failed requests so far.
+        var attempt = 0
+        /// Whether the connection was lost and not yet found again (for the events).
+        var lost = false
+        /// Whether the server answered any of them.
+        var everWorked = false
+    }
+
+    /// One request (bytes up to `window`, or to the end), retried as the policy says with
+    /// the file's `retries`; returns the entity tag the server sent.
     @discardableResult
     private func fetch(
         _ url: URL, to file: URL, limit: TransferLimit, window: Int64?, validator known: String? = nil,
-        giveUp: ContinuousClock.Instant?, progress: @escaping @Sendable (Int64) -> Void
+        giveUp: ContinuousClock.Instant?, retries: inout Retries, progress: @escaping @Sendable (Int64) -> Void
     ) async throws(MapLoaderError) -> String? {
         var validator = known
-        var lostOnce = false
-        var everWorked = false
-        var attempt = 0
         let control = TransferControl.current
         while true {
             if let control {
@@ -125,27 +136,28 @@ package struct HTTPSource: SiteSource {
                 continue
             case .finished:
                 answered.insert(url)
-                if lostOnce { onConnection(.found(url: url.absoluteString)) }
+                if retries.lost { onConnection(.found(url: url.absoluteString)) }
+                retries.lost = false
                 return ending.validator ?? validator
             case .failed(let error):
                 throw error
             case .retryable(let reason, let newValidator, let worked):
-                attempt += 1
+                retries.attempt += 1
                 validator = newValidator ?? validator
-                everWorked = everWorked || worked || answered.contains(url)
+                retries.everWorked = retries.everWorked || worked || answered.contains(url)
                 if worked { answered.insert(url) }
                 // Retries are for a server that answered: one that never did fails at once.
-                guard everWorked else { throw .connectionFailed(url: url.absoluteString, reason: reason) }
-                guard attempt < retry.attempts else {
-                    throw .connectionFailed(url: url.absoluteString, reason: "\(reason) after \(attempt) attempts")
+                guard retries.everWorked else { throw .connectionFailed(url: url.absoluteString, reason: reason) }
+                guard retries.attempt < retry.attempts else {
+                    throw .connectionFailed(url: url.absoluteString, reason: "\(reason) after \(retries.attempt) attempts")
                 }
-                let delay = retry.delay(beforeRetry: attempt)
+                let delay = retry.delay(beforeRetry: retries.attempt)
                 if let giveUp, clock.now + .seconds(delay) > giveUp {
                     throw .connectionFailed(
                         url: url.absoluteString,
                         reason: "\(reason); gave up after the \(Int(deadlines.total ?? 0)) s allowed for one file")
                 }
-                lostOnce = true
+                retries.lost = true
                 onConnection(.lost(url: url.absoluteString, reason: reason, retryIn: delay))
                 do {
                     try await clock.sleep(for: .seconds(delay))

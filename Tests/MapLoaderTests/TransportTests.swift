@@ -220,4 +220,93 @@ import Testing
         #expect(failovers.withLock { $0 } == 0)
         #expect(server.statistics.requests == 0)
     }
+
+    /// A site whose blobs redirect to another server (a CDN holding the same files): both
+    /// transports follow it and install the release's bytes, which that server sent.
+    @Test(arguments: transports)
+    func aRedirectToAnotherServerIsFollowed(_ transport: MapLoader.Configuration.Transport) async throws {
+        let site = try TestSite()
+        let cdn = ManifestServer(root: site.site)
+        let cdnPort = try cdn.start()
+        defer { cdn.stop() }
+        let front = ManifestServer(
+            root: site.site, faults: FaultPlan(redirect: RedirectFault(to: "http://127.0.0.1:\(cdnPort)", paths: ["/blobs/"])))
+        let port = try front.start()
+        defer { front.stop() }
+        let dir = TemporaryDirectory()
+        let loader = MapLoader(
+            configuration: .init(
+                server: "http://127.0.0.1:\(port)", dataDirectory: dir.path("data"), trust: TrustPolicy(keys: [site.publicKey]),
+                transport: transport))
+        _ = try await loader.install(["de-berlin"])
+        #expect(try snapshot(loader.currentFolder.appendingPathComponent("de-berlin/base")) == snapshot(site.release(1, "de-berlin", "base")))
+        #expect(front.statistics.statusCounts[302, default: 0] > 0, "\(front.statistics.statusCounts)")
+        // A whole file (libcurl) or its windows (URLSession).
+        let bodies = cdn.statistics.statusCounts[200, default: 0] + cdn.statistics.statusCounts[206, default: 0]
+        #expect(cdn.statistics.bodyBytesSent > 0 && bodies > 0, "\(cdn.statistics.statusCounts)")
+    }
+
+    /// Redirects no client should follow: a loop (every request sent to itself) and another
+    /// scheme (`file://`, which would read the device's own files). Each fails the update in
+    /// one line that says so, with both transports, and the installed maps stay as they were.
+    @Test(arguments: transports)
+    func aRedirectLoopOrToAFileFailsAndLeavesTheMapsAsTheyWere(_ transport: MapLoader.Configuration.Transport) async throws {
+        let site = try TestSite()
+        let dir = TemporaryDirectory()
+        let data = dir.path("data")
+        let good = MapLoader(
+            configuration: .init(server: site.url, dataDirectory: data, trust: TrustPolicy(keys: [site.publicKey]), transport: transport))
+        _ = try await good.install(["de-berlin"])
+        let installed = try snapshot(good.currentFolder)
+        try site.publish(2)
+        // FoundationNetworking resolves a `file:` Location against the request's URL (so it
+        // loops); libcurl refuses the scheme.
+        let cases: [(String, String?, [String])] = [("a loop", nil, ["redirect"]), ("file://", "file://", ["file", "redirect"])]
+        for (name, prefix, words) in cases {
+            let server = ManifestServer(root: site.site, faults: FaultPlan(redirect: RedirectFault(to: prefix, paths: ["/blobs/"])))
+            let port = try server.start()
+            defer { server.stop() }
+            let loader = MapLoader(
+                configuration: .init(
+                    server: "http://127.0.0.1:\(port)", dataDirectory: data, retry: .init(attempts: 2, initialDelay: 0.01, maxDelay: 0.05),
+                    trust: TrustPolicy(keys: [site.publicKey]), transport: transport))
+            do {
+                _ = try await loader.performUpdate(strategy: .full)
+                Issue.record("\(name): an update through a refused redirect succeeded")
+            } catch {
+                let line = error.description
+                #expect(words.contains { line.lowercased().contains($0) } && !line.contains("\n"), "\(name): \(line)")
+            }
+            #expect(try snapshot(loader.currentFolder) == installed, "\(name)")
+            #expect(server.statistics.statusCounts[302, default: 0] > 0, "\(name): \(server.statistics.statusCounts)")
+        }
+    }
+
+    /// A file's retries are counted across its requests: a 20 MB file whose first two
+    /// bodies longer than 4 MiB are cut there fails with 2 attempts allowed and completes
+    /// with 3, with either transport (libcurl asks for the file and then its rest; URLSession
+    /// asks in 8 MiB windows, two of them cut, which once had 2 attempts each).
+    @Test(arguments: transports)
+    func aFilesRetriesAreCountedAcrossItsWindows(_ transport: MapLoader.Configuration.Transport) async throws {
+        let dir = TemporaryDirectory()
+        let (folder, path, sha256) = try Self.bigFile(20_000_000, in: dir)
+        for attempts in [2, 3] {
+            let server = ManifestServer(root: folder, faults: FaultPlan(dropAfterBytes: 4 << 20, dropCount: 2))
+            let port = try server.start()
+            defer { server.stop() }
+            let source = try Self.source(URL(string: "http://127.0.0.1:\(port)")!, transport, attempts: attempts)
+            let file = dir.path("download-\(attempts)")
+            if attempts == 2 {
+                await #expect {
+                    try await source.download(path, to: file, limit: .exactly(20_000_000)) { _ in }
+                } throws: { error in
+                    "\(error)".contains("after 2 attempts")
+                }
+            } else {
+                try await source.download(path, to: file, limit: .exactly(20_000_000)) { _ in }
+                #expect(try FileHashing.sha256(of: Data(contentsOf: file)) == sha256)
+            }
+            #expect(server.statistics.droppedResponses == 2, "\(attempts) attempts: \(server.statistics.statusCounts)")
+        }
+    }
 }
