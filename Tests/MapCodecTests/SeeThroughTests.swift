@@ -1,4 +1,5 @@
 import Foundation
+import MapDelta
 import MapPublisher
 import MapTestSupport
 import Synchronization
@@ -25,6 +26,15 @@ import Testing
         // byte-level delta is most of the file; inside the compression it is a few hundred bytes.
         #expect(file.payloadBytes * 20 < byteLevel, "see-through \(file.payloadBytes) B, byte-level \(byteLevel) B")
         #expect(file.payloadBytes * 100 < file.size)
+        // The client expands the old file and the new one in scratch files beside the new
+        // tree: the plan's disk estimate counts both expansions.
+        let expanded = try ["old", "new"].reduce(Int64(0)) { total, side in
+            let path = dir.path("\(side)/places.geojson.gz").path
+            let lengths = try DeflateRecipe.expand(path, streams: DeflateStreams.find(in: path), into: dir.path("\(side).expanded").path)
+            return total + lengths.reduce(0, +)
+        }
+        let written = stats.files.filter { $0.operation == .add || $0.operation == .patch }.reduce(Int64(0)) { $0 + $1.size }
+        #expect(stats.writeBytes >= written + expanded, "writes \(stats.writeBytes) B: files \(written) B, expansions \(expanded) B")
         let out = dir.path("out")
         _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("old"), into: out) }
         #expect(try Data(contentsOf: out.appendingPathComponent("places.geojson.gz")) == Data(contentsOf: dir.path("new/places.geojson.gz")))

@@ -66,7 +66,7 @@ package enum PatchBuilder {
                     origin = .add(payload)
                     entry.operation = .add
                 }
-                entry.source = base?.path
+                (entry.source, entry.scratchBytes) = (base?.path, choice.scratchBytes)
                 // Built in a clone of the old file on the client, writing the windows that changed.
                 let inPlace =
                     choice.encoding == .segmentedDelta

@@ -43,6 +43,9 @@ package struct PatchStats: Sendable {
         /// in place, in windows of ``PatchStats/cloneWindow`` (what a client building the
         /// file as a clone of the old one writes).
         package var changedInPlace: Int64?
+        /// Disk the client takes beside the new file while it applies the payload, freed
+        /// after it (``PayloadChooser/Choice/scratchBytes``).
+        package var scratchBytes: Int64 = 0
     }
 
     /// The granularity a cloned build allocates in, for the estimate: XFS gives each
@@ -70,7 +73,7 @@ package struct PatchStats: Sendable {
     /// it writes whole, and for large patched files only the windows that changed in place.
     package var cloneWriteBytes: Int64 {
         files.filter { $0.operation == .add || $0.operation == .patch }
-            .saturatingSum { ($0.changedInPlace ?? $0.size).plusSaturating(4096) }
+            .saturatingSum { ($0.changedInPlace ?? $0.size).plusSaturating(4096) }.plusSaturating(peakScratchBytes)
     }
 
     /// One entry per target file (sorted by path), then one per deleted path.
@@ -92,11 +95,16 @@ package struct PatchStats: Sendable {
 
     /// How many paths got `operation`.
     /// Disk space the applied patch takes besides the old tree: the files it writes (added
-    /// and patched), each with up to one 4 KiB block of slack; unchanged and copied files
-    /// are hard links.
+    /// and patched), each with up to one 4 KiB block of slack, and the largest scratch one
+    /// of them needs while it is made (files are made one at a time); unchanged and copied
+    /// files are hard links.
     package var writeBytes: Int64 {
         files.filter { $0.operation == .add || $0.operation == .patch }.saturatingSum { $0.size.plusSaturating(4096) }
+            .plusSaturating(peakScratchBytes)
     }
+
+    /// The largest scratch a file of the patch needs (``File/scratchBytes``).
+    package var peakScratchBytes: Int64 { files.map(\.scratchBytes).max() ?? 0 }
 
     package func count(_ operation: Operation) -> Int {
         files.reduce(0) { $0 + ($1.operation == operation ? 1 : 0) }

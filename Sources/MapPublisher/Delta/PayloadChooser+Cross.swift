@@ -14,6 +14,10 @@ extension PayloadChooser {
         /// The referenced files' paths, the base last.
         package var paths: [String]
 
+        /// The referenced files' bytes, which a client joins for every cross-file delta
+        /// but the segmented one.
+        var bytes: Int64 { paths.reduce(Int64(0)) { $0 + (FileStatus.of($1)?.size ?? 0) } }
+
         /// References `header` naming `paths`.
         package init(header: [UInt8], paths: [String]) {
             self.header = header
@@ -67,7 +71,7 @@ extension PayloadChooser {
             let length = Int64(cross.header.count) + frameLength
             choice.tried[.crossDelta] = length
             if length < choice.length {
-                try keepCross(header: cross.header, frame: frame, length: length, as: .crossDelta, in: &choice)
+                try keepCross(cross, frame: frame, length: length, as: .crossDelta, in: &choice)
             }
         }
         if lzmaApplies, !(skipByEstimate && zstdWon) {
@@ -79,7 +83,7 @@ extension PayloadChooser {
                     into: try SystemFile.createOrTruncate(stream)))
             choice.tried[.lzmaCrossDelta] = length
             if length < choice.length {
-                try keepCross(header: cross.header, frame: stream, length: length, as: .lzmaCrossDelta, in: &choice)
+                try keepCross(cross, frame: stream, length: length, as: .lzmaCrossDelta, in: &choice)
             }
         }
         return choice
@@ -111,7 +115,7 @@ extension PayloadChooser {
         let length = Int64(cross.header.count) + (try segments.encode(newPath: newPath, oldPaths: cross.paths, into: frame))
         choice.tried[.segmentedCrossDelta] = length
         if length < choice.length {
-            try keepCross(header: cross.header, frame: frame, length: length, as: .segmentedCrossDelta, in: &choice)
+            try keepCross(cross, frame: frame, length: length, as: .segmentedCrossDelta, in: &choice)
         }
         return choice
     }
@@ -126,7 +130,7 @@ extension PayloadChooser {
     /// once, so a file that interleaves records of two references (a gazetteer cut holding
     /// a smaller cut's records between its own) matches both.
     func wholeCrossTrial(newPath: String, newSize: Int64, cross: Cross, in choice: inout Choice) throws -> Bool {
-        let total = cross.paths.reduce(Int64(0)) { $0 + (FileStatus.of($1)?.size ?? 0) }
+        let total = cross.bytes
         guard wholeCrossFrame, newSize <= CrossReferences.maxWholeFileBytes, total > 0, total <= CrossReferences.maxWholePrefixBytes,
             ZstdDelta.windowLog(forContentSize: total + newSize) != nil
         else { return false }
@@ -148,7 +152,7 @@ extension PayloadChooser {
             ).written)
         choice.tried[.wholeCrossDelta] = length
         if length < choice.length {
-            try keepCross(header: cross.header, frame: frame, length: length, as: .wholeCrossDelta, in: &choice)
+            try keepCross(cross, frame: frame, length: length, as: .wholeCrossDelta, in: &choice)
         }
         return true
     }
@@ -159,12 +163,14 @@ extension PayloadChooser {
         for path in paths { try SystemFile.openForReading(path).forEachChunk { try out.writeAll($0) } }
     }
 
-    /// Makes the references `header` followed by `frame` the chosen payload.
-    func keepCross(header: [UInt8], frame: String, length: Int64, as encoding: PatchEncoding, in choice: inout Choice) throws {
+    /// Makes the references of `cross` followed by `frame` the chosen payload.
+    func keepCross(_ cross: Cross, frame: String, length: Int64, as encoding: PatchEncoding, in choice: inout Choice) throws {
         let payload = workDirectory + "/cross.payload"
         let file = try SystemFile.createOrTruncate(payload)
-        try header.withUnsafeBytes { try file.writeAll($0) }
+        try cross.header.withUnsafeBytes { try file.writeAll($0) }
         try SystemFile.openForReading(frame).forEachChunk { try file.writeAll($0) }
         (choice.encoding, choice.payloadPath, choice.length, choice.note) = (encoding, payload, length, nil)
+        // The segmented form maps each reference; the others join them in a scratch file.
+        if encoding != .segmentedCrossDelta { choice.scratch[encoding] = cross.bytes }
     }
 }

@@ -15,6 +15,7 @@ extension PayloadChooser {
             let encoding = PatchEncoding(
                 seeThrough: SeeThroughKind(scanned: scanned, gathered: gathered, segmented: payload.segmented, suffix: payload.suffix))
             choice.tried[encoding] = payload.length
+            choice.scratch[encoding] = payload.scratchBytes
             for other in payload.others {  // the expansion codecs that lost
                 let kind = SeeThroughKind(scanned: scanned, gathered: gathered, segmented: other.segmented, suffix: other.suffix)
                 choice.tried[PatchEncoding(seeThrough: kind)] = other.length
@@ -40,6 +41,8 @@ extension PayloadChooser {
         /// Compressed bytes of the reproduced streams, and the file's size.
         var seenBytes: Int64
         var fileBytes: Int64
+        /// The old and new expansions' bytes, which the client writes in scratch files.
+        var scratchBytes: Int64 = 0
         /// Whether the expansion is a segmented delta (an expansion above the threshold).
         var segmented = false
         /// Whether the expansion is a suffix delta (``PatchEncoding/suffixDeflateDelta``)
@@ -133,6 +136,7 @@ extension PayloadChooser {
             try scanned
             ? columnFrame(DeflateRecipe(segments: segments, tail: try original.size() - end).columns, prefix: layout)
             : DeflateRecipe(segments: segments, tail: try original.size() - end).encoded
+        let scratchBytes = (FileStatus.of(oldExpansion)?.size ?? 0) + (FileStatus.of(newExpansion)?.size ?? 0)
         let expansion = try expansionDelta(newExpansion, oldExpansion: oldExpansion, basePath: basePath)
         let payload = workDirectory + "/deflate.payload"
         let out = try SystemFile.createOrTruncate(payload)
@@ -141,7 +145,7 @@ extension PayloadChooser {
         return .success(
             SeeThroughPayload(
                 path: payload, length: Int64(recipe.count) + expansion.length, streams: streams.count, reproduced: found.count,
-                seenBytes: found.reduce(0) { $0 + $1.stream.length }, fileBytes: try original.size(),
+                seenBytes: found.reduce(0) { $0 + $1.stream.length }, fileBytes: try original.size(), scratchBytes: scratchBytes,
                 segmented: expansion.segmented, suffix: expansion.suffix,
                 others: expansion.others.map { ($0.segmented, $0.suffix, Int64(recipe.count) + $0.length) },
                 estimate: expansion.estimate))

@@ -22,6 +22,12 @@ package struct PayloadChooser {
         package var tried: [PatchEncoding: Int64]
         /// Why a delta was not used although a base was offered, if so.
         package var note: String?
+        /// Disk the client takes beside the new file while it applies a payload of an
+        /// encoding tried, freed after it: the references a cross-file delta joins, a
+        /// see-through delta's old and new expansions; none for the rest.
+        var scratch: [PatchEncoding: Int64] = [:]
+        /// That disk for the chosen payload.
+        package var scratchBytes: Int64 { scratch[encoding] ?? 0 }
         /// Whether an estimate ruled out deltas of the file's bytes as they are, the
         /// cross-file trial with them (``byteLevelRulesOut(_:newPath:newSize:basePath:)``).
         var byteLevelRuledOut = false
