@@ -148,7 +148,8 @@ let package = Package(
                 "MapPublisher", "ManifestServer",
             ],
             path: "Tests/MapTestSupport"),
-        .testTarget(name: "MapCodecTests", dependencies: ["MapTestSupport", "MapLoaderFuzzing"]),
+        // MapCodecTests also decodes patches stored in StoredPatches/.
+        .testTarget(name: "MapCodecTests", dependencies: ["MapTestSupport", "MapLoaderFuzzing"], exclude: ["StoredPatches"]),
         .testTarget(name: "MapLoaderTests", dependencies: ["MapTestSupport"]),
         // MapCLITests also parses the command line in process (help snapshots in Help/).
         .testTarget(

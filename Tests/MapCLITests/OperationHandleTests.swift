@@ -69,6 +69,11 @@ final class PauseAtBytes: MapLoaderDelegate, Sendable {
 
     func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {
         guard case .progress(let progress) = event, progress.phase == .download, progress.completedBytes >= threshold else { return }
+        // On a busy machine the operation may pass the threshold before the test holds its
+        // handle, and a small file may then finish with no later event: this synchronous
+        // delegate holds the download back until the handle is there.
+        let deadline = Date().addingTimeInterval(60)
+        while handle.withLock({ $0 == nil }), Date() < deadline { usleep(1_000) }
         handle.withLock { handle in
             guard let handle else { return }
             fired.withLock { fired in
