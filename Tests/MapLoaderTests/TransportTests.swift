@@ -35,14 +35,16 @@ import Testing
     @Test(arguments: transports)
     func anInstallThroughTheTransportLandsTheSameBytes(_ transport: MapLoader.Configuration.Transport) async throws {
         let site = try TestSite()
-        let server = ManifestServer(root: site.site)
-        let port = try server.start()
-        defer { server.stop() }
+        try await Self.installLandsTheRelease(site, server: site.url, transport: transport)
+    }
+
+    /// Installs de-berlin from `server` (serving `site`) through `transport` and checks
+    /// that the release's bytes landed.
+    static func installLandsTheRelease(_ site: TestSite, server: String, transport: MapLoader.Configuration.Transport) async throws {
         let dir = TemporaryDirectory()
         let loader = MapLoader(
             configuration: .init(
-                server: "http://127.0.0.1:\(port)", dataDirectory: dir.path("data"), trust: TrustPolicy(keys: [site.publicKey]),
-                transport: transport))
+                server: server, dataDirectory: dir.path("data"), trust: TrustPolicy(keys: [site.publicKey]), transport: transport))
         _ = try await loader.install(["de-berlin"])
         #expect(try snapshot(loader.currentFolder.appendingPathComponent("de-berlin/base")) == snapshot(site.release(1, "de-berlin", "base")))
     }
@@ -233,13 +235,7 @@ import Testing
             root: site.site, faults: FaultPlan(redirect: RedirectFault(to: "http://127.0.0.1:\(cdnPort)", paths: ["/blobs/"])))
         let port = try front.start()
         defer { front.stop() }
-        let dir = TemporaryDirectory()
-        let loader = MapLoader(
-            configuration: .init(
-                server: "http://127.0.0.1:\(port)", dataDirectory: dir.path("data"), trust: TrustPolicy(keys: [site.publicKey]),
-                transport: transport))
-        _ = try await loader.install(["de-berlin"])
-        #expect(try snapshot(loader.currentFolder.appendingPathComponent("de-berlin/base")) == snapshot(site.release(1, "de-berlin", "base")))
+        try await Self.installLandsTheRelease(site, server: "http://127.0.0.1:\(port)", transport: transport)
         #expect(front.statistics.statusCounts[302, default: 0] > 0, "\(front.statistics.statusCounts)")
         // A whole file (libcurl) or its windows (URLSession).
         let bodies = cdn.statistics.statusCounts[200, default: 0] + cdn.statistics.statusCounts[206, default: 0]
