@@ -72,6 +72,23 @@ import Testing
         #expect(try Self.decode(dir.path("p"), form: form, in: dir, size: new.count) == new)
     }
 
+    /// The publisher stops building the sparse form once its replaced bytes pass a cap, so
+    /// a file whose every byte changed costs no second copy of its differences.
+    @Test func theSparseTrialStopsAtItsCap() {
+        let differences = [UInt8](repeating: 1, count: 100_000)
+        let new = [UInt8](repeating: 7, count: 100_000)
+        var step: [UInt8] = []
+        for field in [UInt64(100_000), 0, 0] { withUnsafeBytes(of: field.littleEndian) { step += $0 } }
+        func runs(cap: Int) -> (runs: [UInt8], bytes: [UInt8])? {
+            differences.withUnsafeBufferPointer { diffs in
+                new.withUnsafeBufferPointer { SuffixEncoder.sparseRuns(differences: diffs, controls: step, new: $0, cap: cap) }
+            }
+        }
+        #expect(runs(cap: 1000) == nil)
+        let whole = runs(cap: 200_000)
+        #expect(whole?.bytes == new && whole?.runs == [0, 0xA0, 0x8D, 0x06], "\(String(describing: whole?.runs))")
+    }
+
     /// Through the publisher and the applier: a raw file with scattered edits gets the
     /// sparse form, applied streamed (a small file) and in place (from
     /// ``PatchRun/inPlaceSuffixSize`` on), byte for byte.

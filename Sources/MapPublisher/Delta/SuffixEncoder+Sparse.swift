@@ -10,10 +10,12 @@ extension SuffixEncoder {
     static let sparseGap = 2
 
     /// The runs frame's content ((kept, replaced) LEB128 pairs over the add bytes) and the
-    /// replaced bytes (the new file's) of the steps in `controls` with `differences`.
-    static func sparseRuns(
-        differences: UnsafeBufferPointer<UInt8>, controls: [UInt8], new: UnsafeBufferPointer<UInt8>
-    ) -> (runs: [UInt8], bytes: [UInt8]) {
+    /// replaced bytes (the new file's) of the steps in `controls` with `differences`; nil
+    /// once the replaced bytes pass `cap` (a form that would not win, which the publisher
+    /// does not hold in memory).
+    package static func sparseRuns(
+        differences: UnsafeBufferPointer<UInt8>, controls: [UInt8], new: UnsafeBufferPointer<UInt8>, cap: Int
+    ) -> (runs: [UInt8], bytes: [UInt8])? {
         var runs: [UInt8] = []
         var bytes: [UInt8] = []
         var lastEnd = 0
@@ -31,7 +33,7 @@ extension SuffixEncoder {
         let raw = UnsafeRawBufferPointer(differences)
         var index = 0  // where the step's differences start
         var newPosition = 0  // where its add bytes start in the new file
-        controls.withUnsafeBytes { steps in
+        let finished = controls.withUnsafeBytes { steps in
             for step in stride(from: 0, to: steps.count, by: 24) {
                 let add = Int(UInt64(littleEndian: steps.loadUnaligned(fromByteOffset: step, as: UInt64.self)))
                 let copy = Int(UInt64(littleEndian: steps.loadUnaligned(fromByteOffset: step + 8, as: UInt64.self)))
@@ -50,6 +52,7 @@ extension SuffixEncoder {
                         gap.removeAll(keepingCapacity: true)
                         bytes.append(byte)
                         runEnd = index + offset + 1
+                        if bytes.count > cap { return false }
                     } else {
                         gap.append(byte)
                         if gap.count > sparseGap { close() }
@@ -59,7 +62,9 @@ extension SuffixEncoder {
                 index += add
                 newPosition += add + copy
             }
+            return true
         }
+        guard finished else { return nil }
         close()
         return (runs, bytes)
     }

@@ -70,8 +70,15 @@ package enum SuffixEncoder {
         extraRanges = []
         var adds = [try frame(differences, level: level)]
         var strideByte = stride > 0 || strideByteAlways
-        if sparse {
-            let (runs, bytes) = differences.withUnsafeBufferPointer { sparseRuns(differences: $0, controls: controls, new: newBytes) }
+        // The publisher holds at most this many replaced bytes: past 32 times the
+        // differences frame (raw bytes that would have to compress 32-fold) or a quarter of
+        // the add bytes, the trial stops and the differences frame is kept.
+        let cap = min(32 * adds[0].count, differences.count / 4) + (64 << 10)
+        if sparse,
+            let (runs, bytes) = differences.withUnsafeBufferPointer({
+                sparseRuns(differences: $0, controls: controls, new: newBytes, cap: cap)
+            })
+        {
             let replaced = [try frame(runs, level: level), try frame(bytes, level: level)]
             // The sparse form has a stride byte and a fourth frame length.
             if replaced[0].count + replaced[1].count + 8 + (strideByte ? 0 : 1) < adds[0].count {
