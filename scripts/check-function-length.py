@@ -9,7 +9,6 @@ import sys
 
 LIMIT = 80
 KNOWN = {
-    ("Sources/MapPublisher/Delta/PatchBuilder.swift", "build"): 109,
     ("Sources/MapDelta/PatchRun+SeeThrough.swift", "decodeSeeThrough"): 117,
     ("Sources/MapDelta/PatchRun+Segmented.swift", "decodeSegmented"): 115,
     ("Sources/MapDelta/PatchRun+Suffix.swift", "decodeSuffixInPlace"): 97,

@@ -27,7 +27,7 @@ package enum Publisher {
         let scratch = options.scratch ?? PublishOptions.defaultScratch.appendingPathComponent("maploader-publish-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { if options.scratch == nil { try? FileManager.default.removeItem(at: scratch) } }
-        let places = PublishTaskRunner.Places(plan: plan, release: release, site: siteURL, scratch: scratch)
+        let places = PublishTaskRunner.Places(plan: plan, release: release, site: siteURL, scratch: scratch, threads: jobs)
         // The archives first, then the patches, each phase on all jobs: the report gives
         // each phase's time, the patches' being what a patch edge costs the publisher.
         let archives = plan.tasks.filter { $0.kind == .archive }.map(\.id)

@@ -28,7 +28,9 @@ struct PublishCommand: ParsableCommand {
 
     @OptionGroup var flags: PublishFlags
 
-    @Option(name: .long, parsing: .unconditional, help: "Tasks (archives, patches) to run at once; default: one per core.")
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: "Tasks (archives, patches) to run at once, and the threads each patch uses; default: one per core.")
     var jobs: Int?
 
     @Option(

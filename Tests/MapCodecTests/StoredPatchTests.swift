@@ -177,6 +177,30 @@ import Testing
         #expect(try snapshot(out) == snapshot(dir.path("new")))
     }
 
+    /// The publisher writes each stored patch again byte for byte, choosing the files'
+    /// payloads on four threads: the stored ones were written one file after another, so a
+    /// patch's bytes depend neither on the number of threads nor on which file's trials end
+    /// first (and a change of the codec's bytes shows here before the bench).
+    @Test(arguments: scenarios)
+    func thePublisherWritesTheStoredPatchAgainOnFourThreads(_ scenario: Scenario) async throws {
+        guard !Self.recording else { return }
+        let dir = TemporaryDirectory("rewritten-\(scenario.name)")
+        try await RawThread.run {
+            try scenario.write(dir.path("old"), 1)
+            try scenario.write(dir.path("new"), 2)
+        }
+        let stored = try Data(contentsOf: Self.folder.appendingPathComponent("\(scenario.name).mlpatch"))
+        for jobs in [4] {
+            var options = scenario.options
+            (options.fileJobs, options.segmentJobs) = (jobs, jobs)
+            let fixed = options
+            let output = dir.path("patch-\(jobs)")
+            _ = try await RawThread.value { try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: output, options: fixed) }
+            let written = try Data(contentsOf: output)
+            #expect(written == stored, "\(scenario.name) on \(jobs) thread(s): \(written.count) B, stored \(stored.count) B")
+        }
+    }
+
     /// The stored patches hold every wire encoding but the ones named as not stored yet.
     @Test(.enabled(if: PatchCodecs.available.contains(PatchCodecs.lzma), "the LZMA2 scenario is stored only where liblzma is"))
     func everyWireEncodingHasAStoredPatch() throws {

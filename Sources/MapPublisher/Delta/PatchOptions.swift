@@ -73,6 +73,9 @@ package struct PatchOptions: Sendable {
     package var lzma = PatchCodecs.available.contains(PatchCodecs.lzma)
     /// Segments encoded at once (default: one per core).
     package var segmentJobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// Changed files of one patch whose payloads are chosen at once (default: one per
+    /// core). The patch's bytes are the same whatever the number.
+    package var fileJobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
     /// Options with the given level, manifest level and rename detection.
     /// With `segmentLength`, files larger than twice it are cut into segments of that

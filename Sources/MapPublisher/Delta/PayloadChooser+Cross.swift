@@ -170,6 +170,7 @@ extension PayloadChooser {
         try cross.header.withUnsafeBytes { try file.writeAll($0) }
         try SystemFile.openForReading(frame).forEachChunk { try file.writeAll($0) }
         (choice.encoding, choice.payloadPath, choice.length, choice.note) = (encoding, payload, length, nil)
+        choice.crossHeader = cross.header.count
         // The segmented form maps each reference; the others join them in a scratch file.
         if encoding != .segmentedCrossDelta { choice.scratch[encoding] = cross.bytes }
     }

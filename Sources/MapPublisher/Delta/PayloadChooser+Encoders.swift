@@ -56,8 +56,8 @@ extension PayloadChooser {
     /// encode per variant (~70 s instead of ~20 s for a 58 MB file at level 19).
     ///
     /// Above 16 MiB (an encoder of ~1.4 GB at 58 MB, more for a larger window: the publish
-    /// of a 187 MB expansion peaked at 3.2 GB) one such encode runs at a time in the
-    /// process, whatever the number of publish jobs.
+    /// of a 187 MB expansion peaked at 3.2 GB) such encodes run at most
+    /// ``largeEncodeSlots`` at a time in the process, whatever the number of publish jobs.
     ///
     /// `rival`, the length of a payload of another codec already made for a large file (its
     /// suffix-array delta): where it is below ``deepSkipPercent`` percent of a fast zstd delta
@@ -142,8 +142,8 @@ extension PayloadChooser {
 
     /// The suffix-array delta of `path` against `basePath` (nil where either is over
     /// ``SuffixEncoder/maxFileSize``), in `suffix.payload` of the work folder; above 16 MiB
-    /// one at a time in the process (its suffix index is 4 bytes per old byte, up to
-    /// 256 MB). `strideByteAlways` is for a see-through expansion, whose add bytes are
+    /// as one of the process's large encodes (``largeEncodes``: its suffix index is 4 bytes
+    /// per old byte, up to 1 GiB). `strideByteAlways` is for a see-through expansion, whose add bytes are
     /// always differences (no see-through wire value has the sparse form); a raw file's
     /// are also tried sparse (``PatchEncoding/sparseSuffixDelta``).
     func suffixDelta(

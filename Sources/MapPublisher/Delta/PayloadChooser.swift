@@ -31,12 +31,25 @@ package struct PayloadChooser {
         /// Whether an estimate ruled out deltas of the file's bytes as they are, the
         /// cross-file trial with them (``byteLevelRulesOut(_:newPath:newSize:basePath:)``).
         var byteLevelRuledOut = false
+        /// Bytes of references header at the start of a cross-file payload (``Cross/header``),
+        /// which the patch writes with the source table's indices; 0 for other payloads.
+        var crossHeader = 0
     }
 
-    /// Admits one whole-file delta encode of a large file at a time (see `encodeDelta`;
-    /// a segmented cross-file delta and a suffix-array delta too): the publisher's peak
-    /// memory is one such encoder whatever the number of jobs.
-    static let largeEncodes = DispatchSemaphore(value: 1)
+    /// Admits ``largeEncodeSlots`` whole-file delta encodes of large files at a time (see
+    /// `encodeDelta`; a segmented cross-file delta and a suffix-array delta too): the
+    /// publisher's peak memory is that many such encoders whatever the number of jobs.
+    static let largeEncodes = DispatchSemaphore(value: largeEncodeSlots)
+
+    /// One large encode per core, as many as the machine's memory holds at
+    /// ``largeEncodeMemory`` each, at least one.
+    static let largeEncodeSlots = max(
+        1, min(ProcessInfo.processInfo.activeProcessorCount, Int(ProcessInfo.processInfo.physicalMemory / largeEncodeMemory)))
+
+    /// The memory one large encode is given: the deep search of a 187 MB expansion peaked
+    /// at 3.2 GB, a suffix-array trial of a 256 MiB file takes its 1 GiB index and both
+    /// files mapped.
+    static let largeEncodeMemory: UInt64 = 6 << 30
 
     /// A delta below this fraction of the new file skips the plain-zstd trial.
     static let plainZstdSkipRatio: Int64 = 64
@@ -118,6 +131,18 @@ package struct PayloadChooser {
         try trySeeThrough(newPath, basePath: basePath, into: &choice)
         if seeThroughSuffices(&choice, newSize: newSize) { return choice }
         if byteLevelRulesOut(&choice, newPath: newPath, newSize: newSize, basePath: basePath) { return choice }
+        // The suffix-array delta of the whole file: its decoder holds three stream decoders
+        // and the mapped old file whatever the size, so it needs no segments; its matches
+        // reach the whole old file, and an edit costs its own bytes and a step, not the
+        // bytes until zstd's long-distance matcher finds the next match. It comes first:
+        // where it is far below a fast delta, the segments are not made.
+        let suffix = try suffixDelta(newPath, newSize: newSize, basePath: basePath, limit: wholeRawFileSuffixLimit)
+        if let suffix, let skipped = try segmentsRuledOut(by: suffix.length, newPath: newPath, basePath: basePath) {
+            choice.tried[suffix.encoding] = suffix.length
+            choice.note = [choice.note, skipped].compactMap { $0 }.joined(separator: "; ")
+            if suffix.length < choice.length { keep(suffix, in: &choice) }
+            return choice
+        }
         let path = workDirectory + "/segmented.payload"
         let length = try encoder.encode(newPath: newPath, oldPath: basePath, into: path)
         choice.tried[.segmentedDelta] = length
@@ -127,19 +152,19 @@ package struct PayloadChooser {
             choice.note = [choice.note, "segmented delta (\(length) B) not smaller than \(choice.encoding) (\(choice.length) B)"]
                 .compactMap { $0 }.joined(separator: "; ")
         }
-        // The suffix-array delta of the whole file: its decoder holds three stream decoders
-        // and the mapped old file whatever the size, so it needs no segments; its matches
-        // reach the whole old file, and an edit costs its own bytes and a step, not the
-        // bytes until zstd's long-distance matcher finds the next match.
-        if let suffix = try suffixDelta(newPath, newSize: newSize, basePath: basePath, limit: wholeRawFileSuffixLimit) {
+        if let suffix {
             choice.tried[suffix.encoding] = suffix.length
-            if suffix.length < choice.length {
-                (choice.encoding, choice.payloadPath, choice.length, choice.note) = (
-                    suffix.encoding, suffix.path, suffix.length, choice.note.flatMap(Self.onceADeltaWon)
-                )
-            }
+            if suffix.length < choice.length { keep(suffix, in: &choice) }
         }
         return choice
+    }
+
+    /// Makes `payload`, a delta of another codec than zstd (suffix array, LZMA2), the
+    /// chosen one; the note keeps only what still applies (``onceADeltaWon(_:)``).
+    func keep(_ payload: (path: String, length: Int64, encoding: PatchEncoding), in choice: inout Choice) {
+        (choice.encoding, choice.payloadPath, choice.length, choice.note) = (
+            payload.encoding, payload.path, payload.length, choice.note.flatMap(Self.onceADeltaWon)
+        )
     }
 
     /// The smallest payload from this file and its base alone.
@@ -198,21 +223,9 @@ package struct PayloadChooser {
         // ids): its byte differences repeat, which zstd's matching alone does not see; and
         // where new numbers fill fixed-width fields, which its filter sends as differences
         // (timezone polygons, 58 MB: 2.9 MB against the deep zstd delta's 4.1 MB).
-        if let suffix {
-            choice.tried[suffix.encoding] = suffix.length
-            if suffix.length < choice.length {
-                (choice.encoding, choice.payloadPath, choice.length, choice.note) = (
-                    suffix.encoding, suffix.path, suffix.length, choice.note.flatMap(Self.onceADeltaWon)
-                )
-            }
-        }
-        if let lzma {
-            choice.tried[lzma.encoding] = lzma.length
-            if lzma.length < choice.length {
-                (choice.encoding, choice.payloadPath, choice.length, choice.note) = (
-                    lzma.encoding, lzma.path, lzma.length, choice.note.flatMap(Self.onceADeltaWon)
-                )
-            }
+        for payload in [suffix, lzma].compactMap({ $0 }) {
+            choice.tried[payload.encoding] = payload.length
+            if payload.length < choice.length { keep(payload, in: &choice) }
         }
         return choice
     }

@@ -16,8 +16,8 @@ package enum SuffixEncoder {
     /// Files beyond this (old or new) are not tried: the suffix index alone is 4× the old file.
     package static let maxFileSize: Int64 = 64 << 20
     /// Files beyond this are not tried beside a segmented delta (``PayloadChooser``): the
-    /// suffix index of such an old file is 1 GiB, and the publisher stays under 2 GB
-    /// (1.3 GB peak on a 187 MB pair).
+    /// suffix index of such an old file is 1 GiB, within the memory a large encode is given
+    /// (``PayloadChooser/largeEncodeMemory``; 1.3 GB peak on a 187 MB pair).
     package static let maxWholeFileSize: Int64 = 256 << 20
 
     /// The strides tried for the extra bytes (0: unfiltered): byte, 16-, 32- and 64-bit fields.

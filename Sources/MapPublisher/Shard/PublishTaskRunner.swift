@@ -17,12 +17,25 @@ package enum PublishTaskRunner {
         package var site: URL
         /// Where old trees are unpacked to diff against (default: inside the site).
         package var scratch: URL?
+        /// Threads one patch may use for its files and segments (default: one per core);
+        /// the patch's bytes are the same whatever the number.
+        package var threads: Int?
 
         /// The plan's folders, each replaceable (a worker that mounts them elsewhere).
-        package init(plan: PublishPlan, release: URL? = nil, site: URL? = nil, scratch: URL? = nil) {
+        package init(plan: PublishPlan, release: URL? = nil, site: URL? = nil, scratch: URL? = nil, threads: Int? = nil) {
             self.release = release ?? URL(fileURLWithPath: plan.release)
             self.site = site ?? URL(fileURLWithPath: plan.site)
             self.scratch = scratch
+            self.threads = threads
+        }
+
+        /// The options of a patch of `plan` with its scratch in `work`.
+        func patchOptions(_ plan: PublishPlan, work: URL) -> PatchOptions {
+            var options = PatchOptions(level: plan.patchLevel, workDirectory: work, segmentLength: plan.segmentLength)
+            options.embedsTreeHash = false  // the manifest's patch edge names it
+            options.lzma = plan.lzma ?? options.lzma
+            if let threads { (options.fileJobs, options.segmentJobs) = (threads, threads) }
+            return options
         }
     }
 
@@ -85,9 +98,7 @@ package enum PublishTaskRunner {
             let temporary = site.temporaryFile(".patch")
             let stats: PatchStats
             do {
-                var options = PatchOptions(level: plan.patchLevel, workDirectory: work, segmentLength: plan.segmentLength)
-                options.embedsTreeHash = false  // the manifest's patch edge names it
-                options.lzma = plan.lzma ?? options.lzma
+                let options = places.patchOptions(plan, work: work)
                 stats = try PatchBuilder.build(
                     from: oldTree, to: try TreeScan(root: folder, files: entries), output: temporary, options: options)
             } catch {
