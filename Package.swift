@@ -102,8 +102,9 @@ let package = Package(
         // Delta codec: the patch container, its decoder, the zstd- and LZMA-based apply, and
         // see-through deltas of gzip files (zlib re-deflates them byte for byte).
         .target(name: "MapDelta", dependencies: ["MapModel", "MapPlatform", "CZlib", lzma, system] + zstd, swiftSettings: imports),
-        // Store: generations, locks, leases, archive extraction into staging.
-        .target(name: "MapStore", dependencies: ["MapModel", "MapPlatform", "CArchive", system, crypto], swiftSettings: imports),
+        // Store: generations, locks, leases, archive extraction into staging (its own tar
+        // reader over zstd and zlib: no libarchive on the client).
+        .target(name: "MapStore", dependencies: ["MapModel", "MapPlatform", "CZlib", system, crypto] + zstd, swiftSettings: imports),
         // Transfer: HTTP and folder sites, resumable downloads, the signed catalog client.
         // libcurl only on Linux; Apple platforms and Android carry downloads with URLSession.
         .target(

@@ -20,6 +20,10 @@ package enum ZstdFrame {
         package let description: String
     }
 
+    /// The zstd library's version ("1.5.4"): another version may compress the same bytes
+    /// into other frames (never read them differently).
+    package static var libraryVersion: String { String(cString: ZSTD_versionString()) }
+
     /// `bytes` as one frame at `level`; with a `prefix` (an earlier version of the same
     /// small file), a delta that only ``decompress(_:limit:exactly:prefix:)`` with the same
     /// prefix reads.

@@ -27,7 +27,6 @@ package enum Publisher {
         let scratch = options.scratch ?? PublishOptions.defaultScratch.appendingPathComponent("maploader-publish-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { if options.scratch == nil { try? FileManager.default.removeItem(at: scratch) } }
-        let places = PublishTaskRunner.Places(plan: plan, release: release, site: siteURL, scratch: scratch, threads: jobs)
         // The archives first, then the patches, each phase on all jobs: the report gives
         // each phase's time, the patches' being what a patch edge costs the publisher.
         let archives = plan.tasks.filter { $0.kind == .archive }.map(\.id)
@@ -35,6 +34,8 @@ package enum Publisher {
         // done and keeps one job busy alone.
         let patches = plan.tasks.filter { $0.kind == .patch }
             .sorted { ($0.fromArtifact?.unpackedSize ?? 0, $1.id) > ($1.fromArtifact?.unpackedSize ?? 0, $0.id) }.map(\.id)
+        let places = PublishTaskRunner.Places(
+            plan: plan, release: release, site: siteURL, scratch: scratch, threads: threadsPerPatch(jobs: jobs, tasks: patches.count))
         let archiveSeconds = try timed { try runTasks(archives, of: plan, in: places, jobs: jobs, log: log) }
         let patchSeconds = try timed { try runTasks(patches, of: plan, in: places, jobs: jobs, log: log) }
         var report = try PublishAssembler.assemble(
@@ -54,6 +55,13 @@ package enum Publisher {
 
     /// Threads a local publish uses by default: one per core.
     package static var defaultJobs: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+
+    /// The threads each of `tasks` patches running on `jobs` threads gives its files and
+    /// segments: the jobs the tasks leave idle, shared out (one patch on 8 jobs: 8 threads;
+    /// 4 patches: 2 each), so that the threads in all stay near `jobs` times the segments'.
+    package static func threadsPerPatch(jobs: Int, tasks: Int) -> Int {
+        max(1, jobs / max(1, min(jobs, tasks)))
+    }
 
     /// Runs `ids` of `plan` on `jobs` threads, each taking the next task when it finishes
     /// one; the first failure stops the others from starting new tasks and is thrown.

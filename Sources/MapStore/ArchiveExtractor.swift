@@ -1,4 +1,3 @@
-@preconcurrency import CArchive
 import Crypto
 package import Foundation
 package import MapModel
@@ -7,13 +6,14 @@ import SystemPackage
 
 /// Unpacks a full archive into an empty folder, refusing anything a map tree cannot hold.
 ///
-/// Entries are read with libarchive and written by this type itself (never through
-/// `archive_write_disk`), so the checks are ours and strict: only regular files and
+/// Entries are read by this library's own tar reader (``TarReader``, over zstd or zlib in
+/// ``ArchiveStream``: no libarchive on the client) and written by this type, so the checks
+/// are ours and strict: only regular files and
 /// folders; no absolute paths, `..`, links, devices or FIFOs; no duplicates; at most the
 /// manifest's `files` entries and `unpackedSize` bytes, and its ``TreeLimits/folders``. Files are created with
 /// `O_EXCL | O_NOFOLLOW` and hashed while written, so the result is verified against
 /// the manifest's tree hash without reading it twice. Memory stays bounded: data moves in
-/// libarchive's blocks.
+/// 64 KiB blocks.
 package enum ArchiveExtractor {
     /// Why an archive was refused.
     package struct Refusal: Error, CustomStringConvertible {
@@ -58,46 +58,43 @@ package enum ArchiveExtractor {
         _ archive: URL, into destination: URL, limits: TreeLimits, leavingOut same: [PathKey: FileEntry],
         progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
     ) throws -> Extraction {
-        guard let reader = archive_read_new() else { throw Refusal(description: "libarchive is out of memory") }
-        defer { archive_read_free(reader) }
-        archive_read_support_format_tar(reader)
-        archive_read_support_filter_gzip(reader)
-        archive_read_support_filter_zstd(reader)
-        guard archive_read_open_filename(reader, archive.path, 1 << 16) == ARCHIVE_OK else {
-            throw Refusal(description: "not a readable tar.gz or tar.zst archive (\(errorString(reader)))")
-        }
+        try extract(
+            ArchiveStream(path: archive.path), into: destination, limits: limits, leavingOut: same, progress: progress,
+            isCancelled: isCancelled)
+    }
+
+    /// Extracts the tar in `stream` (``extract(_:into:limits:leavingOut:progress:isCancelled:)``).
+    static func extract(
+        _ stream: ArchiveStream, into destination: URL, limits: TreeLimits, leavingOut same: [PathKey: FileEntry],
+        progress: (Int64) -> Void, isCancelled: () -> Bool
+    ) throws -> Extraction {
+        var reader = TarReader(stream)
 
         var files: [FileEntry] = []
         var leftOut = Set<PathKey>()
         var folders = Folders(root: destination.path, limit: limits.folders)
         var seen = Set<PathKey>()
         var written: Int64 = 0
-        var entry: OpaquePointer?
         while true {
             if isCancelled() { throw CancellationError() }
-            let status = archive_read_next_header(reader, &entry)
-            if status == ARCHIVE_EOF { break }
-            guard status == ARCHIVE_OK, let entry else {
-                throw Refusal(description: "corrupt archive (\(errorString(reader)))")
+            guard let entry = try reader.next() else { break }
+            guard let name = RelativePath.normalized(entry.name) else {
+                throw Refusal(description: "entry '\(entry.name)' has an unsafe path (absolute, '..' or empty)")
             }
-            guard let rawName = archive_entry_pathname(entry).map({ String(validatingCString: $0) }) ?? "" else {
-                throw Refusal(description: "an entry's name is not valid UTF-8")
-            }
-            guard let name = RelativePath.normalized(rawName) else {
-                throw Refusal(description: "entry '\(rawName)' has an unsafe path (absolute, '..' or empty)")
-            }
-            guard archive_entry_hardlink(entry) == nil else {
+            guard entry.kind != .hardLink else {
                 throw Refusal(description: "entry '\(name)' is a hard link, which map archives may not hold")
             }
             guard seen.insert(PathKey(name)).inserted else {
                 throw Refusal(description: "entry '\(name)' appears twice")
             }
-            let type = UInt32(archive_entry_filetype(entry))
-            if type == 0o040000 {
+            if entry.kind == .folder {
                 try folders.make(name)
                 continue
             }
-            guard type == 0o100000 else {
+            guard entry.kind != .sparse else {
+                throw Refusal(description: "entry '\(name)' is sparse, which map archives may not be")
+            }
+            guard entry.kind == .file else {
                 throw Refusal(description: "entry '\(name)' is not a regular file or folder (links, devices and FIFOs are refused)")
             }
             guard files.count < limits.files else {
@@ -106,7 +103,7 @@ package enum ArchiveExtractor {
             let key = PathKey(name)
             let known = same[key].flatMap { $0.size <= leaveOutLimit ? $0 : nil }
             let file = try writeFile(
-                reader, name: name, in: &folders, written: &written, limits: limits, unlessSameAs: known,
+                &reader, name: name, in: &folders, written: &written, limits: limits, unlessSameAs: known,
                 progress: progress, isCancelled: isCancelled)
             if file.leftOut { leftOut.insert(key) }
             files.append(file.entry)
@@ -117,7 +114,7 @@ package enum ArchiveExtractor {
     /// Writes the entry being read to `name` under `folders`' root; one the same as `known`
     /// (read into memory first, up to ``leaveOutLimit`` bytes) is hashed and left out.
     private static func writeFile(
-        _ reader: OpaquePointer, name: String, in folders: inout Folders, written: inout Int64, limits: TreeLimits,
+        _ reader: inout TarReader, name: String, in folders: inout Folders, written: inout Int64, limits: TreeLimits,
         unlessSameAs known: FileEntry?, progress: (Int64) -> Void, isCancelled: () -> Bool
     ) throws -> (entry: FileEntry, leftOut: Bool) {
         let path = folders.root + "/" + name
@@ -125,24 +122,16 @@ package enum ArchiveExtractor {
         var file = held == nil ? try folders.create(path, name: name) : nil
         var hasher = SHA256()
         var size: Int64 = 0
-        var buffer: UnsafeRawPointer?
-        var length = 0
-        var offset: Int64 = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        defer { buffer.deallocate() }
         while true {
-            let status = archive_read_data_block(reader, &buffer, &length, &offset)
-            if status == ARCHIVE_EOF { break }
-            guard status == ARCHIVE_OK else {
-                throw Refusal(description: "corrupt data in '\(name)' (\(errorString(reader)))")
-            }
-            guard offset == size else {
-                throw Refusal(description: "entry '\(name)' is sparse, which map archives may not be")
-            }
-            guard let buffer, length > 0 else { continue }
+            let length = try reader.read(into: buffer)
+            if length == 0 { break }
             written += Int64(length)
             guard written <= limits.bytes else {
                 throw Refusal(description: "unpacks to more than the \(limits.bytes) bytes the manifest declares")
             }
-            let chunk = UnsafeRawBufferPointer(start: buffer, count: length)
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
             hasher.update(bufferPointer: chunk)
             if let count = held?.count, count + length <= leaveOutLimit {
                 held?.append(contentsOf: chunk)
@@ -245,10 +234,6 @@ package enum ArchiveExtractor {
                 made.insert(PathKey(part))
             }
         }
-    }
-
-    private static func errorString(_ archive: OpaquePointer) -> String {
-        archive_error_string(archive).map { String(cString: $0) } ?? "unknown libarchive error"
     }
 }
 

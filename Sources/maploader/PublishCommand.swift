@@ -30,7 +30,7 @@ struct PublishCommand: ParsableCommand {
 
     @Option(
         name: .long, parsing: .unconditional,
-        help: "Tasks (archives, patches) to run at once, and the threads each patch uses; default: one per core.")
+        help: "Tasks (archives, patches) to run at once, the threads they leave idle going to a patch's files; default: one per core.")
     var jobs: Int?
 
     @Option(

@@ -149,7 +149,9 @@ struct ShardRunCommand: ParsableCommand {
     @Option(name: .long, help: "A folder for unpacked old trees and patch scratch (default: inside the site).")
     var scratch: String?
 
-    @Option(name: .long, parsing: .unconditional, help: "Tasks to run at once, and the threads each patch uses; default: one per core.")
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: "Tasks to run at once, the threads they leave idle going to a patch's files; default: one per core.")
     var jobs: Int?
 
     @Flag(name: .long, help: "Print what was done as JSON.")
@@ -179,7 +181,8 @@ struct ShardRunCommand: ParsableCommand {
             let places = PublishTaskRunner.Places(
                 plan: plan, release: release.map(URL.init(fileURLWithPath:)),
                 site: site.map(URL.init(fileURLWithPath:)),
-                scratch: scratch.map(URL.init(fileURLWithPath:)), threads: jobs)
+                scratch: scratch.map(URL.init(fileURLWithPath:)),
+                threads: Publisher.threadsPerPatch(jobs: jobs ?? Publisher.defaultJobs, tasks: ids.count))
             if let scratch { try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true) }
             let quiet = json
             try Publisher.runTasks(
