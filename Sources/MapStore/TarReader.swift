@@ -41,7 +41,9 @@ struct TarReader {
 
     /// The next entry, its data unread; nil at the end of the archive (a zero block).
     mutating func next() throws -> Entry? {
-        try skip(remaining + padding)
+        // Apart: a hostile size near `Int64.max` plus its padding would overflow.
+        try skip(remaining)
+        try skip(padding)
         (remaining, padding) = (0, 0)
         var longName: String?
         var pax: [String: String] = [:]
@@ -67,7 +69,9 @@ struct TarReader {
                 }
                 continue
             case UInt8(ascii: "g"):
-                try skip(header.size + Self.padding(of: header.size))  // global defaults: nothing a map archive needs
+                // Global defaults: nothing a map archive needs.
+                try skip(header.size)
+                try skip(Self.padding(of: header.size))
                 continue
             default:
                 break

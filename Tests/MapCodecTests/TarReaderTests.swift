@@ -1,4 +1,5 @@
 import Foundation
+import MapPlatform
 import MapTestSupport
 import Testing
 
@@ -71,6 +72,31 @@ import Testing
                 leavingOut: [:], progress: { _ in }, isCancelled: { false })
             #expect(Dictionary(uniqueKeysWithValues: extraction.files.map { ($0.path, $0.sha256) }) == expected, "\(name), \(chunk) B a read")
             #expect(try snapshot(out) == expected, "\(name) read \(chunk) bytes at a time")
+        }
+    }
+
+    /// A header whose size is near `Int64.max` (base-256, as GNU tar writes large sizes),
+    /// on a pax global header or a file: refused in one line where the data ends, never an
+    /// overflow in the reader's arithmetic.
+    @Test(arguments: [UInt8(ascii: "g"), UInt8(ascii: "0")])
+    func aSizeNearTheLargestNumberIsRefusedNotTrapped(type: UInt8) throws {
+        var block = [UInt8](repeating: 0, count: 512)
+        block.replaceSubrange(0..<5, with: Array("huge!".utf8))
+        block.replaceSubrange(100..<108, with: Array("0000644\0".utf8))
+        block[124] = 0x80
+        block.replaceSubrange(128..<136, with: [0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+        block[156] = type
+        block.replaceSubrange(257..<263, with: Array("ustar\0".utf8))
+        block.replaceSubrange(148..<156, with: Array(repeating: UInt8(ascii: " "), count: 8))
+        let sum = block.reduce(0) { $0 + Int($1) }
+        block.replaceSubrange(148..<156, with: Array(String(format: "%06o\0 ", sum).utf8))
+        let dir = TemporaryDirectory("tar-huge")
+        try Data(try ZstdFrame.compress(block + [UInt8](repeating: 7, count: 2048), level: 3)).write(to: dir.path("huge.tar.zst"))
+        try FileManager.default.createDirectory(at: dir.path("out"), withIntermediateDirectories: true)
+        #expect {
+            try ArchiveExtractor.extract(dir.path("huge.tar.zst"), into: dir.path("out"), limits: .init(files: 10, bytes: 1 << 40))
+        } throws: { error in
+            "\(error)".contains("ends inside") && !"\(error)".contains("\n")
         }
     }
 
