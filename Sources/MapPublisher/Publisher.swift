@@ -48,9 +48,7 @@ package enum Publisher {
 
     /// The wall seconds `work` takes.
     private static func timed(_ work: () throws -> Void) throws -> Double {
-        let clock = ContinuousClock()
-        let elapsed = try clock.measure(work)
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        try Elapsed.measure(work).seconds
     }
 
     /// Threads a local publish uses by default: one per core.

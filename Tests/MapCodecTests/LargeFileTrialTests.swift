@@ -4,16 +4,16 @@ import MapPublisher
 import MapTestSupport
 import Testing
 
-/// The trials a large file (over 16 MiB) gets: each is a whole-file encode, so those an
+/// The trials a large file (over 16 MiB; some rules from 8 MiB) gets: each is a whole-file encode, so those an
 /// estimate or a rule rules out are skipped, and the patch notes say so. The estimate
 /// that keeps the cross-file trial where it wins is checked in ``CrossFileEstimateTests``
 /// and by `SegmentedCrossFileTests`.
 @Suite struct LargeFileTrialTests {
     /// 17 MiB of incompressible bytes, and the same with ten 64 KiB changes: a delta above
     /// 1/64 of the file (which alone would not skip plain zstd), far below plain zstd.
-    static func pair(in dir: TemporaryDirectory) throws {
+    static func pair(in dir: TemporaryDirectory, size: Int = 17 << 20) throws {
         var generator = SeededGenerator(seed: 20)
-        var old = [UInt8](repeating: 0, count: 17 << 20)
+        var old = [UInt8](repeating: 0, count: size)
         for index in old.indices { old[index] = UInt8(truncatingIfNeeded: generator.next()) }
         var new = old
         for change in 0..<10 {
@@ -70,6 +70,63 @@ import Testing
             tried.tried[.zstd] != nil && tried.tried[.segmentedCrossDelta] != nil && tried.note == nil,
             "\(tried.tried) \(tried.note ?? "")")
         #expect(tried.payloadBytes >= file.payloadBytes - 1_024, "\(tried.payloadBytes) B with every trial, \(file.payloadBytes) B")
+    }
+
+    /// A file of 9 MiB, between the sizes where the trials' rules began before (16 MiB)
+    /// and now (8 MiB for the deep search alone and the plain-zstd estimate, 1 MiB for the
+    /// cross-file estimate): the same trials are left out as for a 17 MiB file, and the
+    /// payload is the one every trial finds.
+    @Test func aFileOf9MiBGetsTheLargeFilesRules() async throws {
+        let dir = TemporaryDirectory()
+        try Self.pair(in: dir, size: 9 << 20)
+        let stats = try await Self.build(in: dir, output: "p")
+        let file = try #require(stats.file("tiles.bin"))
+        let note = file.note ?? "no note"
+        #expect(note.contains("the deep search alone (the file or its old version is over 8 MiB)"), "\(note)")
+        #expect(file.tried[.zstd] == nil && note.contains("plain zstd not tried: 4 MiB of samples put it near"), "\(file.tried) \(note)")
+        #expect(file.tried[.crossDelta] == nil && note.contains("cross-file trial skipped: of "), "\(file.tried) \(note)")
+        try await Self.applies("p", in: dir, name: "tiles.bin")
+        let all = try await Self.build(in: dir, output: "q", skipByEstimate: false)
+        let tried = try #require(all.file("tiles.bin"))
+        #expect(tried.tried[.zstd] != nil && tried.tried[.crossDelta] != nil, "\(tried.tried)")
+        #expect(tried.payloadBytes >= file.payloadBytes - 1_024, "\(tried.payloadBytes) B with every trial, \(file.payloadBytes) B")
+    }
+
+    /// 17 MiB of random bytes whose new version takes 4 MiB of another file of the folder
+    /// (unchanged) in place of its own: the one frame over both old files finds them, a
+    /// delta from the old version alone pays for all 4 MiB.
+    static func borrowing(in dir: TemporaryDirectory) throws {
+        var generator = SeededGenerator(seed: 22)
+        var old = [UInt8](repeating: 0, count: 17 << 20)
+        for index in old.indices { old[index] = UInt8(truncatingIfNeeded: generator.next()) }
+        var other = [UInt8](repeating: 0, count: 4 << 20)
+        for index in other.indices { other[index] = UInt8(truncatingIfNeeded: generator.next()) }
+        var new = old
+        new.replaceSubrange((8 << 20)..<(12 << 20), with: other)
+        for (name, bytes) in [("old", old), ("new", new)] {
+            try FileManager.default.createDirectory(at: dir.path(name), withIntermediateDirectories: true)
+            try Data(bytes).write(to: dir.path("\(name)/big.bin"))
+            try Data(other).write(to: dir.path("\(name)/other.bin"))
+        }
+    }
+
+    /// A large file with other files to read gets its one cross-file frame before its own
+    /// zstd delta, and where the frame is below 55% of a fast delta the deep search of the
+    /// file alone is not run; the payload is the one every trial finds.
+    @Test func aCrossFileFrameFarBelowAFastDeltaRulesOutTheDeepSearch() async throws {
+        let dir = TemporaryDirectory()
+        try Self.borrowing(in: dir)
+        let stats = try await Self.build(in: dir, output: "p")
+        let file = try #require(stats.file("big.bin"))
+        #expect(file.encoding == .wholeCrossDelta, "\(file.encoding) \(file.tried)")
+        let note = file.note ?? "no note"
+        #expect(note.contains("delta: the deep search skipped: the cross-file frame ("), "\(note)")
+        let fast = try #require(file.tried[.delta])
+        #expect(file.payloadBytes * 100 <= fast * 55, "\(file.payloadBytes) B against a fast delta of \(fast) B")
+        try await Self.applies("p", in: dir, name: "big.bin")
+        let all = try await Self.build(in: dir, output: "q", skipByEstimate: false)
+        let tried = try #require(all.file("big.bin"))
+        #expect(tried.payloadBytes == file.payloadBytes, "\(tried.payloadBytes) B with every trial, \(file.payloadBytes) B")
     }
 
     /// 17.6 MiB of 16-byte records (an id, a point, an attribute); the new version moves

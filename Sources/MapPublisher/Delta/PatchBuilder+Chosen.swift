@@ -109,6 +109,7 @@ struct Chosen {
         }
         (entry.source, entry.scratchBytes, entry.changedInPlace) = (item.base?.path, choice.scratchBytes, changedInPlace)
         (entry.encoding, entry.payloadBytes, entry.tried, entry.note) = (choice.encoding, choice.length, choice.tried, choice.note)
+        entry.seconds = choice.seconds
         return origin
     }
 

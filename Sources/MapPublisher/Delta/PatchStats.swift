@@ -39,6 +39,19 @@ package struct PatchStats: Sendable {
         package var tried: [PatchEncoding: Int64]
         /// Why the obvious choice was not taken (e.g. a delta beyond zstd's window).
         package var note: String?
+        /// The wall seconds each encoding tried took (``PayloadChooser/Choice/seconds``).
+        package var seconds: [PatchEncoding: Double] = [:]
+
+        /// Where the trials' time went, slowest first, for a file whose trials took at
+        /// least ``PatchStats/slowTrials`` seconds (the publish log's line); nil for the rest.
+        /// "whole-cross-delta 612.4 kB in 45.1 s (kept), delta 640.0 kB in 38.0 s".
+        package var trialTimes: String? {
+            guard seconds.values.reduce(0, +) >= PatchStats.slowTrials else { return nil }
+            return seconds.sorted { ($0.value, $1.key.rawValue) > ($1.value, $0.key.rawValue) }.map { encoding, spent in
+                let size = tried[encoding].map { ByteFormat.string($0) } ?? "?"
+                return "\(encoding) \(size) in \(String(format: "%.1f", spent)) s" + (encoding == self.encoding ? " (kept)" : "")
+            }.joined(separator: ", ")
+        }
         /// For a segmented patch: the bytes of the new file that differ from the old file
         /// in place, in windows of ``PatchStats/cloneWindow`` (what a client building the
         /// file as a clone of the old one writes).
@@ -53,6 +66,10 @@ package struct PatchStats: Sendable {
     /// APFS allocate less, so the estimate errs on the safe side there. (The client compares
     /// and writes in ``SegmentedDelta/cloneWindow``s.)
     package static let cloneWindow = 128 << 10
+
+    /// A file whose trials take this many seconds or more gets a line in the publish log
+    /// saying which ones (``File/trialTimes``): where a publish's time goes.
+    package static let slowTrials = 10.0
 
     /// Bytes of `new` that differ from `old` at the same offsets, counted in whole
     /// ``cloneWindow``s (and everything past the old file's end).

@@ -40,12 +40,78 @@ extension PayloadChooser {
     /// none, and took 1.2 s of the 4.2 s their trials took. (A rule, not an estimate: the
     /// publish log does not repeat it for every file.)
     package func choose(newPath: String, newSize: Int64, basePath: String?, cross: Cross? = nil) throws -> Choice {
-        var choice = try chooseSingle(newPath: newPath, newSize: newSize, basePath: basePath)
-        guard let cross, basePath != nil, !choice.byteLevelRuledOut, choice.encoding != .stored || newSize > 0, choice.length > 64,
-            !(skipByEstimate && choice.encoding.seeThrough != nil)
-        else { return choice }
+        if let cross, let basePath, skipByEstimate, newSize > Self.wholeFrameCrossLimit, newSize <= segmentThreshold {
+            return try chooseCrossFirst(newPath: newPath, newSize: newSize, basePath: basePath, cross: cross)
+        }
+        let choice = try chooseSingle(newPath: newPath, newSize: newSize, basePath: basePath)
+        guard let cross, basePath != nil, crossTrialApplies(after: choice, newSize: newSize) else { return choice }
         if newSize > Self.wholeFrameCrossLimit || newSize > segmentThreshold {
             return try chooseLargeCross(newPath: newPath, newSize: newSize, cross: cross, single: choice)
+        }
+        return try chooseSmallCross(newPath: newPath, newSize: newSize, cross: cross, single: choice)
+    }
+
+    /// Whether a file whose own smallest payload is `choice` gets cross-file trials: not
+    /// where an estimate ruled out its byte-level trials, nor where its see-through payload
+    /// won (with estimates), nor for a payload of 64 bytes or less.
+    private func crossTrialApplies(after choice: Choice, newSize: Int64) -> Bool {
+        !choice.byteLevelRuledOut && (choice.encoding != .stored || newSize > 0) && choice.length > 64
+            && !(skipByEstimate && choice.encoding.seeThrough != nil)
+    }
+
+    /// A large file's payload where it has other files to read, with estimates. The anchors
+    /// come first (``CrossFileEstimate``); where they leave the cross-file trial in, its one
+    /// frame over the references (``wholeCrossTrial(newPath:newSize:cross:in:)``) is made
+    /// just before the file's own zstd delta, as a rival that can rule out that delta's deep
+    /// search (``fastDeltaRulesOut(_:rival:rivalName:path:base:compressor:into:)``): the
+    /// frame's prefix ends with the base, so a delta from the base alone seldom ends below
+    /// it. A 30 MB gazetteer cut that repeats a smaller cut's records: the frame 293 kB in
+    /// 45 s, the deep search of the file alone 578 kB in 42 s, which the fast delta now
+    /// stands for. Where the frame cannot be made, the segmented cross-file delta, as before.
+    private func chooseCrossFirst(newPath: String, newSize: Int64, basePath: String, cross: Cross) throws -> Choice {
+        let estimate = CrossFileEstimate.of(newPath: newPath, basePath: basePath, otherPaths: cross.paths.dropLast())
+        var frame: Choice?
+        var framed = false
+        var choice = try chooseSingle(newPath: newPath, newSize: newSize, basePath: basePath) {
+            guard !(estimate?.rulesOutCrossTrial ?? false) else { return nil }
+            var trial = Choice(encoding: .stored, payloadPath: newPath, length: .max, tried: [:])
+            framed = try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &trial)
+            frame = framed ? trial : nil
+            return frame?.length
+        }
+        guard crossTrialApplies(after: choice, newSize: newSize) || frame != nil else { return choice }
+        if let estimate { choice.note = [choice.note, estimate.note].compactMap { $0 }.joined(separator: "; ") }
+        if estimate?.rulesOutCrossTrial ?? false { return choice }
+        if let frame {
+            choice.tried.merge(frame.tried) { _, made in made }
+            choice.seconds.merge(frame.seconds, uniquingKeysWith: +)
+            choice.scratch.merge(frame.scratch) { _, made in made }
+            if frame.length < choice.length {
+                (choice.encoding, choice.payloadPath, choice.length) = (frame.encoding, frame.payloadPath, frame.length)
+                choice.note = choice.note.flatMap(Self.logOnlyParts)
+                choice.crossHeader = frame.crossHeader
+            }
+            return choice
+        }
+        // The file's own delta came before the frame could be tried (a see-through payload
+        // or an estimate stopped it first), or the frame does not apply.
+        if !framed, try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &choice) { return choice }
+        try segmentedCrossTrial(newPath: newPath, cross: cross, in: &choice)
+        return choice
+    }
+
+    /// The cross-file trials of a file up to ``wholeFrameCrossLimit`` beside `single`, its
+    /// own smallest payload: one zstd frame (or LZMA2 stream) over its references joined.
+    /// Above a small pair's size the anchors decide first, as for a large file: a 16.7 MB
+    /// gazetteer cut spent 27.9 s on a frame over a larger cut and its own old version that
+    /// came out 8% above its own delta.
+    private func chooseSmallCross(newPath: String, newSize: Int64, cross: Cross, single: Choice) throws -> Choice {
+        var choice = single
+        if skipByEstimate, newSize > Self.smallPair, let basePath = cross.paths.last,
+            let estimate = CrossFileEstimate.of(newPath: newPath, basePath: basePath, otherPaths: cross.paths.dropLast())
+        {
+            choice.note = [choice.note, estimate.note].compactMap { $0 }.joined(separator: "; ")
+            if estimate.rulesOutCrossTrial { return choice }
         }
         let joined = workDirectory + "/cross.prefix"
         defer { FileSystem.empty(joined) }
@@ -63,25 +129,28 @@ extension PayloadChooser {
         if !(skipByEstimate && lzmaWon && lzmaApplies) {
             let frame = workDirectory + "/cross.frame"
             let input = try SystemFile.openForReading(newPath)
-            let frameLength = try compressor.encode(
-                input, range: 0..<newSize, prefix: prefix.bytes, level: level,
-                windowCover: Int64(prefix.bytes.count) + newSize,
-                into: try SystemFile.createOrTruncate(frame)
-            ).written
+            let (frameLength, seconds) = try Elapsed.measure {
+                try compressor.encode(
+                    input, range: 0..<newSize, prefix: prefix.bytes, level: level,
+                    windowCover: Int64(prefix.bytes.count) + newSize,
+                    into: try SystemFile.createOrTruncate(frame)
+                ).written
+            }
             let length = Int64(cross.header.count) + frameLength
-            choice.tried[.crossDelta] = length
+            choice.record(.crossDelta, length, seconds: seconds)
             if length < choice.length {
                 try keepCross(cross, frame: frame, length: length, as: .crossDelta, in: &choice)
             }
         }
         if lzmaApplies, !(skipByEstimate && zstdWon) {
             let stream = workDirectory + "/cross-lzma.frame"
-            let length =
-                Int64(cross.header.count)
-                + (try LzmaEncoder.encode(
+            let (streamLength, seconds) = try Elapsed.measure {
+                try LzmaEncoder.encode(
                     path: newPath, size: newSize, prefix: prefix.bytes, preset: LzmaEncoder.preset(forLevel: level),
-                    into: try SystemFile.createOrTruncate(stream)))
-            choice.tried[.lzmaCrossDelta] = length
+                    into: try SystemFile.createOrTruncate(stream))
+            }
+            let length = Int64(cross.header.count) + streamLength
+            choice.record(.lzmaCrossDelta, length, seconds: seconds)
             if length < choice.length {
                 try keepCross(cross, frame: stream, length: length, as: .lzmaCrossDelta, in: &choice)
             }
@@ -108,16 +177,23 @@ extension PayloadChooser {
         if try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &choice), skipByEstimate {
             return choice
         }
-        guard let segments else { return choice }
+        try segmentedCrossTrial(newPath: newPath, cross: cross, in: &choice)
+        return choice
+    }
+
+    /// A segmented cross-file delta of the file at `newPath`, its windows in the references
+    /// (mapped), kept where smaller than `choice`.
+    private func segmentedCrossTrial(newPath: String, cross: Cross, in choice: inout Choice) throws {
+        guard let segments else { return }
         let frame = workDirectory + "/cross-segmented.frame"
         Self.largeEncodes.wait()
         defer { Self.largeEncodes.signal() }
-        let length = Int64(cross.header.count) + (try segments.encode(newPath: newPath, oldPaths: cross.paths, into: frame))
-        choice.tried[.segmentedCrossDelta] = length
+        let (frameLength, seconds) = try Elapsed.measure { try segments.encode(newPath: newPath, oldPaths: cross.paths, into: frame) }
+        let length = Int64(cross.header.count) + frameLength
+        choice.record(.segmentedCrossDelta, length, seconds: seconds)
         if length < choice.length {
             try keepCross(cross, frame: frame, length: length, as: .segmentedCrossDelta, in: &choice)
         }
-        return choice
     }
 
     /// One zstd frame of a large file against its references joined
@@ -144,13 +220,14 @@ extension PayloadChooser {
         defer { Self.largeEncodes.signal() }
         // Its own context, freed once done (as for a large file's own delta).
         let deep = ZstdCompressor.deepSearchApplies(level: level, newSize: newSize, prefixSize: prefix.bytes.count)
-        let length =
-            Int64(cross.header.count)
-            + (try ZstdCompressor().encode(
+        let (frameLength, seconds) = try Elapsed.measure {
+            try ZstdCompressor().encode(
                 try SystemFile.openForReading(newPath), range: 0..<newSize, prefix: prefix.bytes, level: level,
                 search: deep ? .deep : .cli, windowCover: total + newSize, into: try SystemFile.createOrTruncate(frame)
-            ).written)
-        choice.tried[.wholeCrossDelta] = length
+            ).written
+        }
+        let length = Int64(cross.header.count) + frameLength
+        choice.record(.wholeCrossDelta, length, seconds: seconds)
         if length < choice.length {
             try keepCross(cross, frame: frame, length: length, as: .wholeCrossDelta, in: &choice)
         }

@@ -31,18 +31,22 @@ extension PayloadChooser {
     func trySeeThrough(_ newPath: String, basePath: String?, into choice: inout Choice) throws {
         var streams = DeflateStreams.find(in: newPath)
         var scanned = false
-        if streams.isEmpty, let basePath, let gathered = try gatheredSeeThrough(newPath, basePath: basePath) {
-            take(gathered, scanned: true, gathered: true, into: &choice)
-            return
+        if streams.isEmpty, let basePath {
+            let (gathered, seconds) = try Elapsed.measure { try gatheredSeeThrough(newPath, basePath: basePath) }
+            if let gathered {
+                take(gathered, scanned: true, gathered: true, seconds: seconds, into: &choice)
+                return
+            }
         }
         if streams.isEmpty {
             streams = DeflateStreams.scan(in: newPath)
             scanned = basePath != nil
         }
         guard !streams.isEmpty else { return }
-        take(
-            try seeThrough(newPath, streams: streams, basePath: basePath, scanned: scanned), scanned: scanned, gathered: false,
-            into: &choice)
+        let (payload, seconds) = try Elapsed.measure {
+            try seeThrough(newPath, streams: streams, basePath: basePath, scanned: scanned)
+        }
+        take(payload, scanned: scanned, gathered: false, seconds: seconds, into: &choice)
     }
 
     /// The smallest of several deltas (all read by the same decoder, each deterministic):
@@ -55,7 +59,7 @@ extension PayloadChooser {
     /// 22; at levels 1–18 the worker variant was 8–17% larger on other data. Costs one
     /// encode per variant (~70 s instead of ~20 s for a 58 MB file at level 19).
     ///
-    /// Above 16 MiB (an encoder of ~1.4 GB at 58 MB, more for a larger window: the publish
+    /// Above ``deepAloneFrom`` (an encoder of ~1.4 GB at 58 MB, more for a larger window: the publish
     /// of a 187 MB expansion peaked at 3.2 GB) such encodes run at most
     /// ``largeEncodeSlots`` at a time in the process, whatever the number of publish jobs.
     ///
@@ -66,9 +70,10 @@ extension PayloadChooser {
     /// data (timezone polygons: 4.08 MB against 5.49 MB), so it cannot reach a rival that far
     /// below; the suffix-array delta there is 2.9 MB, 53% of the fast one.
     func encodeDelta(
-        _ path: String, newSize: Int64, base: UnsafeRawBufferPointer, rival: Int64? = nil, lzma: Int64? = nil
+        _ path: String, newSize: Int64, base: UnsafeRawBufferPointer, rival: Int64? = nil,
+        rivalName: String = "the suffix-array delta", lzma: Int64? = nil
     ) throws -> (path: String, length: Int64, note: String?) {
-        let large = newSize > 16 << 20 || base.count > 16 << 20
+        let large = newSize > Self.deepAloneFrom || Int64(base.count) > Self.deepAloneFrom
         if large { Self.largeEncodes.wait() }
         defer { if large { Self.largeEncodes.signal() } }
         // A large encode's context (~1.4 GB with its worker) is freed once it is done, not
@@ -98,7 +103,8 @@ extension PayloadChooser {
             let file = workDirectory + "/delta-fast.payload"
             if let rival,
                 let fast = try fastDeltaRulesOut(
-                    "the deep search", rival: rival, path: path, base: base, compressor: compressor, into: file)
+                    "the deep search", rival: rival, rivalName: rivalName, path: path, base: base, compressor: compressor,
+                    into: file)
             {
                 return (file, fast.length, fast.note)
             }

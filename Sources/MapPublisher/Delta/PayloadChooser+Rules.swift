@@ -21,6 +21,13 @@ extension PayloadChooser {
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 
+    /// Only the log-only parts of `note` (``logOnlyPrefixes``): what the estimates decided
+    /// still holds once a payload that also reads other files won. Nil when none.
+    static func logOnlyParts(_ note: String) -> String? {
+        let parts = note.components(separatedBy: "; ").filter { part in logOnlyPrefixes.contains { part.hasPrefix($0) } }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+
     /// `note` without its log-only parts (``logOnlyPrefixes``), for the patch edge.
     static func withoutLogOnlyParts(_ note: String) -> String {
         note.components(separatedBy: "; ").filter { part in !logOnlyPrefixes.contains { part.hasPrefix($0) } }.joined(separator: "; ")
@@ -28,12 +35,12 @@ extension PayloadChooser {
 
     /// A fast zstd delta of `path` against `base` (level ``fastLevel``, long-distance
     /// matching) in `file`, with the note for the publish log, where `rival` (the
-    /// suffix-array delta) is at most ``deepSkipPercent`` percent of it: the publish-level
+    /// suffix-array delta, or the payload `rivalName` names) is at most ``deepSkipPercent`` percent of it: the publish-level
     /// search (`search`, named in the note) is then not run, as it cannot end that far below
     /// the fast delta on map data. Nil, and the fast delta wasted, where the rival is larger.
     func fastDeltaRulesOut(
-        _ search: String, rival: Int64, path: String, base: UnsafeRawBufferPointer, compressor: ZstdCompressor,
-        into file: String
+        _ search: String, rival: Int64, rivalName: String = "the suffix-array delta", path: String, base: UnsafeRawBufferPointer,
+        compressor: ZstdCompressor, into file: String
     ) throws -> (length: Int64, note: String)? {
         let fast = try compressor.encode(
             path: path, prefix: base, level: Self.fastLevel, longDistanceMatching: true, search: .cli,
@@ -41,7 +48,7 @@ extension PayloadChooser {
         guard rival * 100 <= fast * Self.deepSkipPercent else { return nil }
         return (
             fast,
-            "delta: \(search) skipped: the suffix-array delta (\(rival) B) is below \(Self.deepSkipPercent)% of a level-\(Self.fastLevel) delta (\(fast) B)"
+            "delta: \(search) skipped: \(rivalName) (\(rival) B) is below \(Self.deepSkipPercent)% of a level-\(Self.fastLevel) delta (\(fast) B)"
         )
     }
 
@@ -74,7 +81,13 @@ extension PayloadChooser {
     static let deepSkipPercent: Int64 = 55
 
     /// What the publish log says of a large file's delta (``encodeDelta(_:newSize:base:rival:lzma:)``).
-    static let deepOnlyNote = "delta: the deep search alone (the file or its old version is over 16 MiB)"
+    static let deepOnlyNote = "delta: the deep search alone (the file or its old version is over \(deepAloneFrom >> 20) MiB)"
+
+    /// A file or old version above this size gets the deep search alone of the zstd delta
+    /// variants, as one of the process's large encodes (``encodeDelta(_:newSize:base:rival:rivalName:lzma:)``).
+    /// It was 16 MiB: a 16.7 MB gazetteer cut (just below it) spent 45.8 s on four variants
+    /// for the 336,323 B the deep search alone made in 20.5 s.
+    static let deepAloneFrom: Int64 = 8 << 20
 
     /// How far below the CLI's delta of `length` bytes its long-distance, worker and deep
     /// variants can end on a pair larger than a small one: a fifth (timezone polygons: the
@@ -99,14 +112,22 @@ extension PayloadChooser {
     static let estimateSamples = 4
     static let estimateSampleLength = 1 << 20
 
-    /// For a large file whose delta is `deltaLength`: a note saying why plain zstd (a
+    /// Files above this size get the plain-zstd estimate (``plainZstdRulesOut(_:path:newSize:)``):
+    /// twice the samples, so that the estimate costs at most half the encode it can save.
+    /// A 16.7 MB gazetteer cut (its delta 336 kB) spent 15.3 s on a plain zstd payload of
+    /// 2.77 MB when the estimate began at 16 MiB.
+    static let plainZstdEstimateFrom = Int64(2 * estimateSamples * estimateSampleLength)
+
+    /// For a file above ``plainZstdEstimateFrom`` whose delta is `deltaLength`: a note saying why plain zstd (a
     /// whole-file encode without the old file) is not tried, when samples of the file
     /// compressed at the same level put it above twice the delta; `nil` when it is tried.
     /// Plain zstd of the whole file finds more repeats than the samples do, but not twice
     /// as many on map data (on timezone polygons, 58 MB, the samples said 47.5 MB, the
     /// whole file gave 37.7 MB, against a 4.1 MB delta).
     func plainZstdRulesOut(_ deltaLength: Int64, path: String, newSize: Int64) -> String? {
-        guard skipByEstimate, newSize > Self.largeFile, let file = try? MappedFile.source(path, displayPath: path) else { return nil }
+        guard skipByEstimate, newSize > Self.plainZstdEstimateFrom, let file = try? MappedFile.source(path, displayPath: path) else {
+            return nil
+        }
         let size = file.bytes.count
         let sample = min(Self.estimateSampleLength, size)
         var sampled: Int64 = 0

@@ -9,12 +9,14 @@ import Synchronization
 extension PayloadChooser {
     /// Keeps a see-through payload in `choice` when it is the smallest so far, or notes why
     /// there is none.
-    func take(_ result: Result<SeeThroughPayload, NoSeeThrough>, scanned: Bool, gathered: Bool, into choice: inout Choice) {
+    func take(
+        _ result: Result<SeeThroughPayload, NoSeeThrough>, scanned: Bool, gathered: Bool, seconds: Double, into choice: inout Choice
+    ) {
         switch result {
         case .success(let payload):
             let encoding = PatchEncoding(
                 seeThrough: SeeThroughKind(scanned: scanned, gathered: gathered, segmented: payload.segmented, suffix: payload.suffix))
-            choice.tried[encoding] = payload.length
+            choice.record(encoding, payload.length, seconds: seconds)
             choice.scratch[encoding] = payload.scratchBytes
             for other in payload.others {  // the expansion codecs that lost
                 let kind = SeeThroughKind(scanned: scanned, gathered: gathered, segmented: other.segmented, suffix: other.suffix)

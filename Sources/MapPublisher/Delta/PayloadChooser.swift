@@ -20,6 +20,9 @@ package struct PayloadChooser {
         package var length: Int64
         /// Every encoding tried and its size.
         package var tried: [PatchEncoding: Int64]
+        /// The wall seconds each encoding's trial took (its variants added up; the
+        /// expansion codecs of one see-through trial are charged to the one kept).
+        package var seconds: [PatchEncoding: Double] = [:]
         /// Why a delta was not used although a base was offered, if so.
         package var note: String?
         /// Disk the client takes beside the new file while it applies a payload of an
@@ -34,6 +37,12 @@ package struct PayloadChooser {
         /// Bytes of references header at the start of a cross-file payload (``Cross/header``),
         /// which the patch writes with the source table's indices; 0 for other payloads.
         var crossHeader = 0
+
+        /// Records a trial of `encoding` that made `length` bytes in `seconds`.
+        mutating func record(_ encoding: PatchEncoding, _ length: Int64, seconds: Double) {
+            tried[encoding] = length
+            self.seconds[encoding, default: 0] += seconds
+        }
     }
 
     /// Admits ``largeEncodeSlots`` whole-file delta encodes of large files at a time (see
@@ -136,16 +145,18 @@ package struct PayloadChooser {
         // reach the whole old file, and an edit costs its own bytes and a step, not the
         // bytes until zstd's long-distance matcher finds the next match. It comes first:
         // where it is far below a fast delta, the segments are not made.
-        let suffix = try suffixDelta(newPath, newSize: newSize, basePath: basePath, limit: wholeRawFileSuffixLimit)
+        let (suffix, suffixSeconds) = try Elapsed.measure {
+            try suffixDelta(newPath, newSize: newSize, basePath: basePath, limit: wholeRawFileSuffixLimit)
+        }
         if let suffix, let skipped = try segmentsRuledOut(by: suffix.length, newPath: newPath, basePath: basePath) {
-            choice.tried[suffix.encoding] = suffix.length
+            choice.record(suffix.encoding, suffix.length, seconds: suffixSeconds)
             choice.note = [choice.note, skipped].compactMap { $0 }.joined(separator: "; ")
             if suffix.length < choice.length { keep(suffix, in: &choice) }
             return choice
         }
         let path = workDirectory + "/segmented.payload"
-        let length = try encoder.encode(newPath: newPath, oldPath: basePath, into: path)
-        choice.tried[.segmentedDelta] = length
+        let (length, seconds) = try Elapsed.measure { try encoder.encode(newPath: newPath, oldPath: basePath, into: path) }
+        choice.record(.segmentedDelta, length, seconds: seconds)
         if length < choice.length {
             (choice.encoding, choice.payloadPath, choice.length) = (.segmentedDelta, path, length)
         } else {
@@ -153,7 +164,7 @@ package struct PayloadChooser {
                 .compactMap { $0 }.joined(separator: "; ")
         }
         if let suffix {
-            choice.tried[suffix.encoding] = suffix.length
+            choice.record(suffix.encoding, suffix.length, seconds: suffixSeconds)
             if suffix.length < choice.length { keep(suffix, in: &choice) }
         }
         return choice
@@ -167,8 +178,13 @@ package struct PayloadChooser {
         )
     }
 
-    /// The smallest payload from this file and its base alone.
-    func chooseSingle(newPath: String, newSize: Int64, basePath: String?) throws -> Choice {
+    /// The smallest payload from this file and its base alone. `crossFirst`, where the
+    /// caller has one, makes a payload that also reads other files (``chooseCrossFirst(newPath:newSize:basePath:cross:)``)
+    /// just before the zstd delta and returns its length, a rival that can rule out the
+    /// deep search (``encodeDelta(_:newSize:base:rival:rivalName:lzma:)``).
+    func chooseSingle(
+        newPath: String, newSize: Int64, basePath: String?, crossFirst: (() throws -> Int64?)? = nil
+    ) throws -> Choice {
         if let basePath, let segments, newSize > segmentThreshold {
             return try chooseSegmented(newPath: newPath, newSize: newSize, basePath: basePath, encoder: segments)
         }
@@ -180,18 +196,27 @@ package struct PayloadChooser {
         var delta: (path: String, length: Int64, note: String?)?
         // The suffix-array delta comes first: where a large file's is far below a fast zstd
         // delta, the deep zstd search (a whole-file encode of 15-20 s) is not run.
-        let suffix = try basePath.flatMap { try suffixDelta(newPath, newSize: newSize, basePath: $0) }
+        let (suffix, suffixSeconds) = try Elapsed.measure {
+            try basePath.flatMap { try suffixDelta(newPath, newSize: newSize, basePath: $0) }
+        }
         let base = try basePath.map { try MappedFile.source($0, displayPath: $0) }
         // The LZMA2 payload is made before the zstd deltas (and weighed after them, as
         // before): where it is well below the first, the second is not run.
-        let lzma = try lzmaPayload(newPath, newSize: newSize, base: base?.bytes)
+        let (lzma, lzmaSeconds) = try Elapsed.measure { try lzmaPayload(newPath, newSize: newSize, base: base?.bytes) }
         if let base {
             if let reason = ZstdDelta.deltaLimitReason(oldSize: Int64(base.bytes.count), newSize: newSize) {
                 choice.note = "no delta: \(reason)"
             } else {
-                delta = try encodeDelta(newPath, newSize: newSize, base: base.bytes, rival: suffix?.length, lzma: lzma?.length)
-                choice.tried[.delta] = delta!.length
-                if let note = delta!.note { choice.note = [choice.note, note].compactMap { $0 }.joined(separator: "; ") }
+                var rival = suffix.map { (length: $0.length, name: "the suffix-array delta") }
+                if let cross = try crossFirst?(), cross < rival?.length ?? .max { rival = (cross, "the cross-file frame") }
+                let (made, seconds) = try Elapsed.measure {
+                    try encodeDelta(
+                        newPath, newSize: newSize, base: base.bytes, rival: rival?.length,
+                        rivalName: rival?.name ?? "the suffix-array delta", lzma: lzma?.length)
+                }
+                delta = made
+                choice.record(.delta, made.length, seconds: seconds)
+                if let note = made.note { choice.note = [choice.note, note].compactMap { $0 }.joined(separator: "; ") }
             }
         }
         // Beside a small pair's delta plain zstd is not tried: without the old file it found
@@ -205,8 +230,8 @@ package struct PayloadChooser {
             choice.note = [choice.note, estimate].compactMap { $0 }.joined(separator: "; ")
         } else if worthZstd {
             let zstdPath = workDirectory + "/zstd.payload"
-            let length = try encode(newPath, prefix: nil, into: zstdPath)
-            choice.tried[.zstd] = length
+            let (length, seconds) = try Elapsed.measure { try encode(newPath, prefix: nil, into: zstdPath) }
+            choice.record(.zstd, length, seconds: seconds)
             if length < choice.length {
                 (choice.encoding, choice.payloadPath, choice.length) = (.zstd, zstdPath, length)
             }
@@ -223,8 +248,9 @@ package struct PayloadChooser {
         // ids): its byte differences repeat, which zstd's matching alone does not see; and
         // where new numbers fill fixed-width fields, which its filter sends as differences
         // (timezone polygons, 58 MB: 2.9 MB against the deep zstd delta's 4.1 MB).
-        for payload in [suffix, lzma].compactMap({ $0 }) {
-            choice.tried[payload.encoding] = payload.length
+        for (payload, seconds) in [(suffix, suffixSeconds), (lzma, lzmaSeconds)] {
+            guard let payload else { continue }
+            choice.record(payload.encoding, payload.length, seconds: seconds)
             if payload.length < choice.length { keep(payload, in: &choice) }
         }
         return choice

@@ -118,13 +118,15 @@ package enum PublishTaskRunner {
             }
             // The publish log also says where an estimate left a trial out.
             let logged = stats.files.compactMap { file in file.note.map { "\(file.path): \($0)" } }
+            // And which trials took the time, for the files whose trials took long.
+            let slow = stats.files.compactMap { file in file.trialTimes.map { "\(file.path): trials \($0)" } }
             result = PublishTaskResult(
                 task: id, sha256: sha256, size: size, notes: notes.isEmpty ? nil : Array(notes.prefix(20)),
                 writeBytes: stats.writeBytes, cloneWriteBytes: stats.cloneWriteBytes,
                 codecs: PatchCodecs.needed(by: stats.files.compactMap(\.encoding)))
             line =
                 "\(task.package)/\(task.group): patch \(version)→\(plan.version) \(ByteFormat.string(size))"
-                + logged.prefix(20).map { "\n    \($0)" }.joined()
+                + (logged.prefix(20) + slow.prefix(20)).map { "\n    \($0)" }.joined()
         }
         var recorded = result
         recorded.taskDigest = task.digest(in: plan)
