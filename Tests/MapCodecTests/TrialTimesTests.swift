@@ -3,12 +3,14 @@ import Testing
 
 @testable import MapPublisher
 
-/// The publish log's line of where a file's trials spent their time (``PatchStats/File/trialTimes``).
+/// What the publisher says of a file: the publish log's line of where its trials spent
+/// their time (``PatchStats/File/trialTimes``), and its notes, of which the patch edge
+/// carries only those a publisher can act on.
 @Suite struct TrialTimesTests {
     static func file(seconds: [PatchEncoding: Double]) -> PatchStats.File {
         var file = PatchStats.File(
             path: "cities.json", operation: .patch, size: 30_000_000, source: "cities.json", encoding: .wholeCrossDelta,
-            payloadBytes: 293_000, tried: [.wholeCrossDelta: 293_000, .delta: 988_000, .sparseSuffixDelta: 894_000], note: nil)
+            payloadBytes: 293_000, tried: [.wholeCrossDelta: 293_000, .delta: 988_000, .sparseSuffixDelta: 894_000])
         file.seconds = seconds
         return file
     }
@@ -23,5 +25,24 @@ import Testing
     @Test func aFileWhoseTrialsTookLessThanTenSecondsHasNoLine() {
         #expect(Self.file(seconds: [.delta: 4.9, .wholeCrossDelta: 5.0]).trialTimes == nil)
         #expect(Self.file(seconds: [.delta: 5.0, .wholeCrossDelta: 5.0]).trialTimes != nil)
+    }
+
+    @Test func theEdgeCarriesWhatAPublisherCanActOnAndTheLogEverything() {
+        var file = Self.file(seconds: [:])
+        file.notes = [
+            PayloadNote(.trial, "byte-level trials skipped: the see-through delta is below 1/64 of the file"),
+            PayloadNote(.notSeenThrough, "no see-through for 1 of 3 deflate streams (zlib does not reproduce them): 60% of its bytes seen through"),
+            PayloadNote(.trial, "cross-file trial skipped: of 100 anchors of the file, 0 are only in the other files and 3 in none"),
+            PayloadNote(.noDelta, "no delta: old file is empty"),
+        ]
+        #expect(
+            file.edgeNote
+                == "no see-through for 1 of 3 deflate streams (zlib does not reproduce them): 60% of its bytes seen through; no delta: old file is empty"
+        )
+        #expect(file.note?.components(separatedBy: "; ").count == 4 && file.note?.hasPrefix("byte-level trials skipped") == true)
+        file.notes.removeAll { !$0.logOnly }
+        #expect(file.edgeNote == nil && file.note != nil)
+        file.notes = []
+        #expect(file.note == nil)
     }
 }

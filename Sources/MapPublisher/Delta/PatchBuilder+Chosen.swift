@@ -108,7 +108,7 @@ struct Chosen {
             entry.operation = .add
         }
         (entry.source, entry.scratchBytes, entry.changedInPlace) = (item.base?.path, choice.scratchBytes, changedInPlace)
-        (entry.encoding, entry.payloadBytes, entry.tried, entry.note) = (choice.encoding, choice.length, choice.tried, choice.note)
+        (entry.encoding, entry.payloadBytes, entry.tried, entry.notes) = (choice.encoding, choice.length, choice.tried, choice.notes)
         entry.seconds = choice.seconds
         return origin
     }

@@ -42,7 +42,7 @@ package enum PatchBuilder {
         for (file, slot) in zip(new.files, slots) {
             var entry = PatchStats.File(
                 path: file.path, operation: .unchanged, size: file.size, source: nil,
-                encoding: nil, payloadBytes: 0, tried: [:], note: nil)
+                encoding: nil, payloadBytes: 0, tried: [:])
             let origin: PatchManifest.Origin
             switch slot {
             case .unchanged:
@@ -64,7 +64,7 @@ package enum PatchBuilder {
             stats.files.append(
                 .init(
                     path: path, operation: .delete, size: 0, source: nil, encoding: nil,
-                    payloadBytes: 0, tried: [:], note: nil))
+                    payloadBytes: 0, tried: [:]))
         }
 
         try spool.sync()

@@ -37,8 +37,13 @@ package struct PatchStats: Sendable {
         /// Every encoding tried and the payload size it gave (plain zstd is skipped when a
         /// delta is already below 1/64 of the file).
         package var tried: [PatchEncoding: Int64]
-        /// Why the obvious choice was not taken (e.g. a delta beyond zstd's window).
-        package var note: String?
+        /// Why the obvious choice was not taken (e.g. a delta beyond zstd's window), and
+        /// which trials rules or estimates left out (``PayloadChooser/Choice/notes``).
+        package var notes: [PayloadNote] = []
+        /// The notes as one line (the publish log's); nil for none.
+        package var note: String? { PayloadNote.line(notes) }
+        /// The notes a client is shown with the patch edge (not the log-only ones); nil for none.
+        package var edgeNote: String? { PayloadNote.line(notes.filter { !$0.logOnly }) }
         /// The wall seconds each encoding tried took (``PayloadChooser/Choice/seconds``).
         package var seconds: [PatchEncoding: Double] = [:]
 

@@ -80,7 +80,7 @@ extension PayloadChooser {
             return frame?.length
         }
         guard crossTrialApplies(after: choice, newSize: newSize) || frame != nil else { return choice }
-        if let estimate { choice.note = [choice.note, estimate.note].compactMap { $0 }.joined(separator: "; ") }
+        if let estimate { choice.notes.append(PayloadNote(.trial, estimate.note)) }
         if estimate?.rulesOutCrossTrial ?? false { return choice }
         if let frame {
             choice.tried.merge(frame.tried) { _, made in made }
@@ -88,7 +88,7 @@ extension PayloadChooser {
             choice.scratch.merge(frame.scratch) { _, made in made }
             if frame.length < choice.length {
                 (choice.encoding, choice.payloadPath, choice.length) = (frame.encoding, frame.payloadPath, frame.length)
-                choice.note = choice.note.flatMap(Self.logOnlyParts)
+                choice.notes.removeAll { !$0.logOnly }
                 choice.crossHeader = frame.crossHeader
             }
             return choice
@@ -110,7 +110,7 @@ extension PayloadChooser {
         if skipByEstimate, newSize > Self.smallPair, let basePath = cross.paths.last,
             let estimate = CrossFileEstimate.of(newPath: newPath, basePath: basePath, otherPaths: cross.paths.dropLast())
         {
-            choice.note = [choice.note, estimate.note].compactMap { $0 }.joined(separator: "; ")
+            choice.notes.append(PayloadNote(.trial, estimate.note))
             if estimate.rulesOutCrossTrial { return choice }
         }
         let joined = workDirectory + "/cross.prefix"
@@ -168,7 +168,7 @@ extension PayloadChooser {
         if skipByEstimate, let basePath = cross.paths.last,
             let estimate = CrossFileEstimate.of(newPath: newPath, basePath: basePath, otherPaths: cross.paths.dropLast())
         {
-            choice.note = [choice.note, estimate.note].compactMap { $0 }.joined(separator: "; ")
+            choice.notes.append(PayloadNote(.trial, estimate.note))
             if estimate.rulesOutCrossTrial { return choice }
         }
         // One frame reaches every byte the segments' windows hold, and finds what the
@@ -246,7 +246,7 @@ extension PayloadChooser {
         let file = try SystemFile.createOrTruncate(payload)
         try cross.header.withUnsafeBytes { try file.writeAll($0) }
         try SystemFile.openForReading(frame).forEachChunk { try file.writeAll($0) }
-        (choice.encoding, choice.payloadPath, choice.length, choice.note) = (encoding, payload, length, nil)
+        (choice.encoding, choice.payloadPath, choice.length, choice.notes) = (encoding, payload, length, [])
         choice.crossHeader = cross.header.count
         // The segmented form maps each reference; the others join them in a scratch file.
         if encoding != .segmentedCrossDelta { choice.scratch[encoding] = cross.bytes }

@@ -6,33 +6,6 @@ import MapPlatform
 /// The rules and estimates that leave trials out (each with the measurement behind it),
 /// and the notes they leave in the publish log.
 extension PayloadChooser {
-    /// The parts of a note that only the publish log shows (which trials a rule or an
-    /// estimate left out): a client has nothing to act on in them.
-    static let logOnlyPrefixes = [
-        "byte-level trials skipped", "plain zstd not tried", "delta: the ", "delta (",
-        "cross-file trial",
-    ]
-
-    /// `note` once a delta of another codec won (suffix array, LZMA2): why no delta was
-    /// used no longer applies; what the estimates decided and why the file is not seen
-    /// through still do. Nil when nothing is left.
-    static func onceADeltaWon(_ note: String) -> String? {
-        let parts = note.components(separatedBy: "; ").filter { !$0.hasPrefix("no delta") }
-        return parts.isEmpty ? nil : parts.joined(separator: "; ")
-    }
-
-    /// Only the log-only parts of `note` (``logOnlyPrefixes``): what the estimates decided
-    /// still holds once a payload that also reads other files won. Nil when none.
-    static func logOnlyParts(_ note: String) -> String? {
-        let parts = note.components(separatedBy: "; ").filter { part in logOnlyPrefixes.contains { part.hasPrefix($0) } }
-        return parts.isEmpty ? nil : parts.joined(separator: "; ")
-    }
-
-    /// `note` without its log-only parts (``logOnlyPrefixes``), for the patch edge.
-    static func withoutLogOnlyParts(_ note: String) -> String {
-        note.components(separatedBy: "; ").filter { part in !logOnlyPrefixes.contains { part.hasPrefix($0) } }.joined(separator: "; ")
-    }
-
     /// A fast zstd delta of `path` against `base` (level ``fastLevel``, long-distance
     /// matching) in `file`, with the note for the publish log, where `rival` (the
     /// suffix-array delta, or the payload `rivalName` names) is at most ``deepSkipPercent`` percent of it: the publish-level
@@ -154,8 +127,7 @@ extension PayloadChooser {
         guard skipByEstimate, choice.encoding.seeThrough != nil, choice.length * Self.plainZstdSkipRatio < newSize else {
             return false
         }
-        choice.note = [choice.note, "byte-level trials skipped: the see-through delta is below 1/64 of the file"]
-            .compactMap { $0 }.joined(separator: "; ")
+        choice.notes.append(PayloadNote(.trial, "byte-level trials skipped: the see-through delta is below 1/64 of the file"))
         return true
     }
 
@@ -186,11 +158,11 @@ extension PayloadChooser {
         let lacking = newSize * Int64(novel) / Int64(anchors)
         guard lacking > 4 * choice.length else { return false }
         choice.byteLevelRuledOut = true
-        choice.note = [
-            choice.note,
-            "byte-level trials skipped: \(novel) of \(anchors) anchors of the file are not in its old version "
-                + "(about \(lacking) B to send against the see-through delta's \(choice.length) B)",
-        ].compactMap { $0 }.joined(separator: "; ")
+        choice.notes.append(
+            PayloadNote(
+                .trial,
+                "byte-level trials skipped: \(novel) of \(anchors) anchors of the file are not in its old version "
+                    + "(about \(lacking) B to send against the see-through delta's \(choice.length) B)"))
         return true
     }
 }

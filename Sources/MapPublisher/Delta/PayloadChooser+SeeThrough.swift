@@ -24,11 +24,12 @@ extension PayloadChooser {
             }
             if payload.length < choice.length {
                 (choice.encoding, choice.payloadPath, choice.length) = (encoding, payload.path, payload.length)
-                choice.note = [payload.note, payload.estimate].compactMap { $0 }.joined(separator: "; ")
-                if choice.note == "" { choice.note = nil }
+                choice.notes =
+                    [payload.note.map { PayloadNote(.notSeenThrough, $0) }, payload.estimate.map { PayloadNote(.trial, $0) }]
+                    .compactMap { $0 }
             }
         case .failure(let reason):
-            choice.note = "no see-through delta: \(reason.description) (0% of its bytes seen through)"
+            choice.notes = [PayloadNote(.notSeenThrough, "no see-through delta: \(reason.description) (0% of its bytes seen through)")]
         }
     }
 

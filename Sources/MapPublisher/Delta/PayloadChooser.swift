@@ -23,8 +23,11 @@ package struct PayloadChooser {
         /// The wall seconds each encoding's trial took (its variants added up; the
         /// expansion codecs of one see-through trial are charged to the one kept).
         package var seconds: [PatchEncoding: Double] = [:]
-        /// Why a delta was not used although a base was offered, if so.
-        package var note: String?
+        /// Why a delta was not used although a base was offered, and which trials rules
+        /// or estimates left out.
+        package var notes: [PayloadNote] = []
+        /// The notes as one line; nil for none.
+        package var note: String? { PayloadNote.line(notes) }
         /// Disk the client takes beside the new file while it applies a payload of an
         /// encoding tried, freed after it: the references a cross-file delta joins, a
         /// see-through delta's old and new expansions; none for the rest.
@@ -134,7 +137,7 @@ package struct PayloadChooser {
     ) throws -> Choice {
         var choice = Choice(encoding: .stored, payloadPath: newPath, length: newSize, tried: [.stored: newSize])
         guard (FileStatus.of(basePath)?.size ?? 0) > 0 else {
-            choice.note = "no delta: old file is empty"
+            choice.notes = [PayloadNote(.noDelta, "no delta: old file is empty")]
             return choice
         }
         try trySeeThrough(newPath, basePath: basePath, into: &choice)
@@ -150,7 +153,7 @@ package struct PayloadChooser {
         }
         if let suffix, let skipped = try segmentsRuledOut(by: suffix.length, newPath: newPath, basePath: basePath) {
             choice.record(suffix.encoding, suffix.length, seconds: suffixSeconds)
-            choice.note = [choice.note, skipped].compactMap { $0 }.joined(separator: "; ")
+            choice.notes.append(PayloadNote(.trial, skipped))
             if suffix.length < choice.length { keep(suffix, in: &choice) }
             return choice
         }
@@ -160,8 +163,8 @@ package struct PayloadChooser {
         if length < choice.length {
             (choice.encoding, choice.payloadPath, choice.length) = (.segmentedDelta, path, length)
         } else {
-            choice.note = [choice.note, "segmented delta (\(length) B) not smaller than \(choice.encoding) (\(choice.length) B)"]
-                .compactMap { $0 }.joined(separator: "; ")
+            choice.notes.append(
+                PayloadNote(.trial, "segmented delta (\(length) B) not smaller than \(choice.encoding) (\(choice.length) B)"))
         }
         if let suffix {
             choice.record(suffix.encoding, suffix.length, seconds: suffixSeconds)
@@ -173,9 +176,8 @@ package struct PayloadChooser {
     /// Makes `payload`, a delta of another codec than zstd (suffix array, LZMA2), the
     /// chosen one; the note keeps only what still applies (``onceADeltaWon(_:)``).
     func keep(_ payload: (path: String, length: Int64, encoding: PatchEncoding), in choice: inout Choice) {
-        (choice.encoding, choice.payloadPath, choice.length, choice.note) = (
-            payload.encoding, payload.path, payload.length, choice.note.flatMap(Self.onceADeltaWon)
-        )
+        (choice.encoding, choice.payloadPath, choice.length) = (payload.encoding, payload.path, payload.length)
+        choice.notes.removeAll { $0.kind == .noDelta }
     }
 
     /// The smallest payload from this file and its base alone. `crossFirst`, where the
@@ -205,7 +207,7 @@ package struct PayloadChooser {
         let (lzma, lzmaSeconds) = try Elapsed.measure { try lzmaPayload(newPath, newSize: newSize, base: base?.bytes) }
         if let base {
             if let reason = ZstdDelta.deltaLimitReason(oldSize: Int64(base.bytes.count), newSize: newSize) {
-                choice.note = "no delta: \(reason)"
+                choice.notes = [PayloadNote(.noDelta, "no delta: \(reason)")]
             } else {
                 var rival = suffix.map { (length: $0.length, name: "the suffix-array delta") }
                 if let cross = try crossFirst?(), cross < rival?.length ?? .max { rival = (cross, "the cross-file frame") }
@@ -216,7 +218,7 @@ package struct PayloadChooser {
                 }
                 delta = made
                 choice.record(.delta, made.length, seconds: seconds)
-                if let note = made.note { choice.note = [choice.note, note].compactMap { $0 }.joined(separator: "; ") }
+                if let note = made.note { choice.notes.append(PayloadNote(.trial, note)) }
             }
         }
         // Beside a small pair's delta plain zstd is not tried: without the old file it found
@@ -227,7 +229,7 @@ package struct PayloadChooser {
                 $0.length * Self.plainZstdSkipRatio > newSize && !isSmallPair(newSize: newSize, oldSize: base?.bytes.count ?? 0)
             } ?? true
         if worthZstd, let delta, let estimate = plainZstdRulesOut(delta.length, path: newPath, newSize: newSize) {
-            choice.note = [choice.note, estimate].compactMap { $0 }.joined(separator: "; ")
+            choice.notes.append(PayloadNote(.trial, estimate))
         } else if worthZstd {
             let zstdPath = workDirectory + "/zstd.payload"
             let (length, seconds) = try Elapsed.measure { try encode(newPath, prefix: nil, into: zstdPath) }
@@ -240,8 +242,8 @@ package struct PayloadChooser {
             if delta.length < choice.length {
                 (choice.encoding, choice.payloadPath, choice.length) = (.delta, delta.path, delta.length)
             } else {
-                choice.note = [choice.note, "delta (\(delta.length) B) not smaller than \(choice.encoding) (\(choice.length) B)"]
-                    .compactMap { $0 }.joined(separator: "; ")
+                choice.notes.append(
+                    PayloadNote(.trial, "delta (\(delta.length) B) not smaller than \(choice.encoding) (\(choice.length) B)"))
             }
         }
         // The suffix-array codec wins where numbers shifted by small amounts (coordinates,

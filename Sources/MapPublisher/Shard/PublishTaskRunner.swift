@@ -112,10 +112,7 @@ package enum PublishTaskRunner {
             }
             // Files left byte-level for a reason a publisher can act on (a deflate stream
             // another encoder made, a file too large for a delta) travel with the edge.
-            let notes = stats.files.compactMap { file -> String? in
-                guard let note = file.note, note.hasPrefix("no ") else { return nil }
-                return "\(file.path): \(PayloadChooser.withoutLogOnlyParts(note))"
-            }
+            let notes = stats.files.compactMap { file in file.edgeNote.map { "\(file.path): \($0)" } }
             // The publish log also says where an estimate left a trial out.
             let logged = stats.files.compactMap { file in file.note.map { "\(file.path): \($0)" } }
             // And which trials took the time, for the files whose trials took long.
