@@ -71,13 +71,12 @@ extension PayloadChooser {
     private func chooseCrossFirst(newPath: String, newSize: Int64, basePath: String, cross: Cross) throws -> Choice {
         let estimate = CrossFileEstimate.of(newPath: newPath, basePath: basePath, otherPaths: cross.paths.dropLast())
         var frame: Choice?
-        var framed = false
         var choice = try chooseSingle(newPath: newPath, newSize: newSize, basePath: basePath) {
             guard !(estimate?.rulesOutCrossTrial ?? false) else { return nil }
             var trial = Choice(encoding: .stored, payloadPath: newPath, length: .max, tried: [:])
-            framed = try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &trial)
-            frame = framed ? trial : nil
-            return frame?.length
+            guard try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &trial) else { return nil }
+            frame = trial
+            return trial.length
         }
         guard crossTrialApplies(after: choice, newSize: newSize) || frame != nil else { return choice }
         if let estimate { choice.notes.append(PayloadNote(.trial, estimate.note)) }
@@ -93,9 +92,9 @@ extension PayloadChooser {
             }
             return choice
         }
-        // The file's own delta came before the frame could be tried (a see-through payload
-        // or an estimate stopped it first), or the frame does not apply.
-        if !framed, try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &choice) { return choice }
+        // No frame yet: the file's own trials ended before a zstd delta (a pair beyond
+        // zstd's window), or the frame does not apply to it (then this fails at once).
+        if try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &choice) { return choice }
         try segmentedCrossTrial(newPath: newPath, cross: cross, in: &choice)
         return choice
     }
