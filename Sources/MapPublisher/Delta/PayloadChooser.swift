@@ -174,7 +174,7 @@ package struct PayloadChooser {
     }
 
     /// Makes `payload`, a delta of another codec than zstd (suffix array, LZMA2), the
-    /// chosen one; the note keeps only what still applies (``onceADeltaWon(_:)``).
+    /// chosen one; notes saying why no delta was made (``PayloadNote/Kind/noDelta``) no longer apply and go.
     func keep(_ payload: (path: String, length: Int64, encoding: PatchEncoding), in choice: inout Choice) {
         (choice.encoding, choice.payloadPath, choice.length) = (payload.encoding, payload.path, payload.length)
         choice.notes.removeAll { $0.kind == .noDelta }
