@@ -92,76 +92,24 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     /// The optional codec a payload of this encoding needs, which a client build may lack
     /// (``PatchCodecs``): `"lzma"` for the LZMA2 encodings; `nil` for the rest, which every
     /// build decodes (zstd, and zlib for see-through deltas).
-    package var optionalCodec: String? {
-        switch self {
-        case .lzma, .lzmaDelta, .lzmaCrossDelta: return PatchCodecs.lzma
-        default: return nil
-        }
-    }
+    package var optionalCodec: String? { parts.codec == .lzma ? PatchCodecs.lzma : nil }
 
     /// Whether a payload of this encoding can patch an old file (everything but the file
     /// on its own, stored or compressed).
-    package var isDelta: Bool { self != .stored && self != .zstd && self != .lzma }
+    package var isDelta: Bool { parts.reference != .none }
 
     /// Whether a payload of this encoding is a suffix delta of the raw file (``SuffixDelta``).
     package var isSuffix: Bool { suffixForm != nil }
 
     /// How a suffix delta of the raw file is laid out (``SuffixDelta/Form``); `nil` for
     /// every other encoding, a see-through expansion's included.
-    package var suffixForm: SuffixDelta.Form? {
-        switch self {
-        case .suffixDelta: return .plain
-        case .filteredSuffixDelta: return .filtered
-        case .sparseSuffixDelta: return .sparse
-        default: return nil
-        }
-    }
+    package var suffixForm: SuffixDelta.Form? { parts.view == .bytes ? parts.codec.suffixForm : nil }
 
     /// Whether a payload of this encoding is decoded as one stream into the file, with no
     /// segments, see-through expansion or resume checkpoint: such a file may come without
-    /// a digest in form 3 (``PatchFormat``), as the applier hashes it as it writes it.
-    package var streamsWhole: Bool {
-        switch self {
-        case .stored, .zstd, .delta, .crossDelta, .suffixDelta, .filteredSuffixDelta, .sparseSuffixDelta, .lzma, .lzmaDelta,
-            .lzmaCrossDelta:
-            return true
-        default: return false
-        }
-    }
-
-    /// How a see-through payload of this encoding is read; `nil` for the others.
-    package var seeThrough: SeeThroughKind? {
-        switch self {
-        case .deflateDelta: return SeeThroughKind(scanned: false, gathered: false, segmented: false)
-        case .scannedDeflateDelta: return SeeThroughKind(scanned: true, gathered: false, segmented: false)
-        case .gatheredDeflateDelta: return SeeThroughKind(scanned: true, gathered: true, segmented: false)
-        case .segmentedDeflateDelta: return SeeThroughKind(scanned: false, gathered: false, segmented: true)
-        case .segmentedScannedDeflateDelta: return SeeThroughKind(scanned: true, gathered: false, segmented: true)
-        case .segmentedGatheredDeflateDelta: return SeeThroughKind(scanned: true, gathered: true, segmented: true)
-        case .suffixDeflateDelta: return SeeThroughKind(scanned: false, gathered: false, suffix: true)
-        case .suffixScannedDeflateDelta: return SeeThroughKind(scanned: true, gathered: false, suffix: true)
-        case .suffixGatheredDeflateDelta: return SeeThroughKind(scanned: true, gathered: true, suffix: true)
-        case .stored, .zstd, .delta, .segmentedDelta, .crossDelta, .suffixDelta, .filteredSuffixDelta, .segmentedCrossDelta, .lzma,
-            .lzmaDelta, .lzmaCrossDelta, .wholeCrossDelta, .sparseSuffixDelta:
-            return nil
-        }
-    }
-
-    /// The see-through encoding of `kind`.
-    package init(seeThrough kind: SeeThroughKind) {
-        if kind.suffix {
-            self = kind.gathered ? .suffixGatheredDeflateDelta : kind.scanned ? .suffixScannedDeflateDelta : .suffixDeflateDelta
-            return
-        }
-        switch (kind.gathered, kind.scanned, kind.segmented) {
-        case (true, _, false): self = .gatheredDeflateDelta
-        case (true, _, true): self = .segmentedGatheredDeflateDelta
-        case (false, true, false): self = .scannedDeflateDelta
-        case (false, true, true): self = .segmentedScannedDeflateDelta
-        case (false, false, false): self = .deflateDelta
-        case (false, false, true): self = .segmentedDeflateDelta
-        }
-    }
+    /// a digest in form 3 (``PatchFormat``), as the applier hashes it as it writes it. (A
+    /// wide cross-file frame is for files above the segment threshold, which always have one.)
+    package var streamsWhole: Bool { parts.view == .bytes && parts.layout == .whole && parts.reference != .wideCross }
 
     /// The name used in manifests, stats and messages.
     package var description: String {
@@ -189,27 +137,6 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .wholeCrossDelta: return "whole-cross-delta"
         case .sparseSuffixDelta: return "sparse-suffix-delta"
         }
-    }
-}
-
-/// How a see-through payload (``PatchEncoding/seeThrough``) is laid out and applied.
-package struct SeeThroughKind: Sendable, Equatable {
-    /// The old file's streams are found by scanning (``DeflateStreams/scan(in:)``), not by
-    /// parsing its container; the recipe is a column frame against the old layout.
-    package var scanned: Bool
-    /// Both files are gathered first (``GatherMap``); the payload starts with the new map.
-    package var gathered: Bool
-    /// The expansion is a ``SegmentedDelta`` rather than one zstd frame.
-    package var segmented: Bool
-    /// The expansion is a ``SuffixDelta`` (stride byte first) rather than one zstd frame.
-    package var suffix: Bool
-
-    /// A kind with every field given; an expansion is segmented or a suffix delta, not both.
-    package init(scanned: Bool, gathered: Bool, segmented: Bool = false, suffix: Bool = false) {
-        self.scanned = scanned
-        self.gathered = gathered
-        self.segmented = segmented && !suffix
-        self.suffix = suffix
     }
 }
 

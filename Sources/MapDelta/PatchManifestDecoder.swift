@@ -64,7 +64,7 @@ package enum PatchManifestDecoder {
             case PatchFormat.kindAdd:
                 sha = try produced(path)
                 let payload = try readPayload(&reader, cursor: &cursor, end: containerSize)
-                guard [.stored, .zstd, .lzma, .deflateDelta, .segmentedDeflateDelta].contains(payload.encoding) else {
+                guard payload.encoding.parts.sendsNewFiles else {
                     throw PatchError.corrupt(detail: "add of \(path) uses a delta payload")
                 }
                 try checkDigest(sha, of: path, size: size, payload: payload)

@@ -2,7 +2,7 @@ import Foundation
 import MapModel
 import MapPlatform
 
-/// Applying see-through payloads (``PatchEncoding/seeThrough``): the old file is expanded
+/// Applying see-through payloads (a deflate ``EncodingParts/View``): the old file is expanded
 /// beside the new tree (its deflate streams inflated), the new file's expansion is decoded
 /// against it, and the compressed file is rebuilt from that with the recipe, on up to
 /// ``PatchRun/threads`` threads. The target's SHA-256 is checked as for any payload.
@@ -30,20 +30,20 @@ extension PatchRun {
     }
 
     /// Expands the old file (gathered first for a gathered payload) into `scratch.old`.
-    private func expandOld(_ source: PatchManifest.Source, kind: SeeThroughKind, scratch: String) throws -> OldSide {
+    private func expandOld(_ source: PatchManifest.Source, parts: EncodingParts, scratch: String) throws -> OldSide {
         var oldPath = oldRoot + "/" + source.path
         guard let status = FileStatus.of(oldPath), status.kind == .file else {
             throw PatchError.sourceMissing(path: source.path)
         }
         var map = GatherMap.identity
-        if kind.gathered {
+        if parts.view.gathers {
             map = SQLiteOverflow.map(of: oldPath)
             try map.gather(
                 try SystemFile.openForReading(oldPath), size: status.size,
                 into: try SystemFile.createOrTruncate(scratch + ".gathered"))
             oldPath = scratch + ".gathered"
         }
-        let streams = kind.scanned ? DeflateStreams.scan(in: oldPath) : DeflateStreams.find(in: oldPath)
+        let streams = parts.view.scans ? DeflateStreams.scan(in: oldPath) : DeflateStreams.find(in: oldPath)
         guard streams.count <= DeflateRecipe.maxSegments else {
             throw PatchError.beyondLimits(
                 detail: "\(source.path) holds more than the \(DeflateRecipe.maxSegments) deflate streams a patch may expand")
@@ -52,13 +52,13 @@ extension PatchRun {
         FileSystem.remove(scratch + ".gathered")  // expanded: the gathered copy is not read again
         return OldSide(
             expansion: try MappedFile.source(scratch + ".old", displayPath: source.path),
-            layout: kind.scanned ? DeflateRecipe.layout(of: streams, lengths: lengths) : [], map: map)
+            layout: parts.view.scans ? DeflateRecipe.layout(of: streams, lengths: lengths) : [], map: map)
     }
 
-    /// Rebuilds a file from a see-through payload of `kind`. Without a `source` (a new
+    /// Rebuilds a file from a see-through payload of these `parts`. Without a `source` (a new
     /// file), the expansion was compressed on its own.
     mutating func decodeSeeThrough(
-        _ payload: PatchManifest.Payload, kind: SeeThroughKind, source: PatchManifest.Source?,
+        _ payload: PatchManifest.Payload, parts: EncodingParts, source: PatchManifest.Source?,
         target: PatchManifest.Target, destination: String
     ) throws {
         let scratch = newRoot + ".expand-\(UUID().uuidString)"
@@ -68,10 +68,10 @@ extension PatchRun {
         }
         // The recipe of a scanned payload is read against the old layout, and a gathered
         // one starts with a map read against the old map: their old side comes first.
-        var old = try kind.scanned ? source.map { try expandOld($0, kind: kind, scratch: scratch) } : nil
+        var old = try parts.view.scans ? source.map { try expandOld($0, parts: parts, scratch: scratch) } : nil
         var offset = payload.offset
         var newMap = GatherMap.identity
-        if kind.gathered {
+        if parts.view.gathers {
             let (map, mapLength) = try GatherMap.decodeFrame(
                 from: patch.file, at: offset, within: payload.length, old: old?.map ?? .identity, size: target.size,
                 displayPath: target.path)
@@ -79,7 +79,7 @@ extension PatchRun {
         }
         let remaining = payload.length - (offset - payload.offset)
         let (recipe, recipeLength) =
-            kind.scanned
+            parts.view.scans
             ? try DeflateRecipe.decodeColumns(
                 from: patch.file, at: offset, within: remaining, layout: old?.layout ?? [], displayPath: target.path)
             : try DeflateRecipe.decode(from: patch.file, at: offset, within: remaining)
@@ -92,11 +92,11 @@ extension PatchRun {
                 detail: "an expansion of \(recipe.expandedSize) bytes for a \(target.size)-byte file, at most \(expansionLimit)")
         }
         let expansion = PatchManifest.Payload(
-            encoding: kind.segmented ? .segmentedDelta : .delta, length: remaining - recipeLength,
+            encoding: parts.layout == .segmented ? .segmentedDelta : .delta, length: remaining - recipeLength,
             offset: offset + recipeLength)
-        guard kind.segmented else {
+        guard parts.layout == .segmented else {
             try decodeWholeExpansion(
-                expansion, kind: kind, recipe: recipe, old: &old, newMap: newMap, source: source, target: target,
+                expansion, parts: parts, recipe: recipe, old: &old, newMap: newMap, source: source, target: target,
                 destination: destination, scratch: scratch)
             done = begin + target.size
             return
@@ -121,7 +121,7 @@ extension PatchRun {
             recipe.expandedSize > 0 ? Int64(Double(expansionShare) * Double(bytes) / Double(recipe.expandedSize)) : 0
         }
         if checkpoint.segments < table.segments.count {
-            if old == nil, let source { old = try expandOld(source, kind: kind, scratch: scratch) }
+            if old == nil, let source { old = try expandOld(source, parts: parts, scratch: scratch) }
             let oldBytes = old?.expansion.bytes ?? UnsafeRawBufferPointer(start: nil, count: 0)
             // The windows are checked against the old expansion now that its size is known.
             let (checked, tableLength) = try SegmentedDelta.decode(
@@ -163,7 +163,7 @@ extension PatchRun {
         done = start + expansionShare
         do {
             try rebuild(
-                recipe, from: spot + ".expansion", into: spot + ".partial", target: target, gathered: kind.gathered,
+                recipe, from: spot + ".expansion", into: spot + ".partial", target: target, gathered: parts.view.gathers,
                 spot: claimed == nil ? nil : (spot, checkpoint))
         } catch let error as PatchError {
             // A recipe that does not rebuild the target's size is wrong whatever is taken
@@ -171,7 +171,7 @@ extension PatchRun {
             for suffix in [".json", ".expansion", ".partial"] { FileSystem.remove(spot + suffix) }
             throw error
         }
-        try finish(target, rebuilt: spot + ".partial", gathered: kind.gathered ? newMap : nil, destination: destination, spot: claimed?.path)
+        try finish(target, rebuilt: spot + ".partial", gathered: parts.view.gathers ? newMap : nil, destination: destination, spot: claimed?.path)
         done = begin + target.size
     }
 
@@ -181,7 +181,7 @@ extension PatchRun {
     /// the rebuild every few MB, so a killed apply takes over the expansion (checked) and
     /// the rebuilt bytes; a smaller one is built in scratch files.
     private mutating func decodeWholeExpansion(
-        _ expansion: PatchManifest.Payload, kind: SeeThroughKind, recipe: DeflateRecipe, old: inout OldSide?,
+        _ expansion: PatchManifest.Payload, parts: EncodingParts, recipe: DeflateRecipe, old: inout OldSide?,
         newMap: GatherMap, source: PatchManifest.Source?, target: PatchManifest.Target, destination: String, scratch: String
     ) throws {
         let begin = done
@@ -198,10 +198,10 @@ extension PatchRun {
             checkpoint = saved
             resumedBytes += Int64(Double(target.size) * Self.expansionShare)
         } else {
-            if old == nil, let source { old = try expandOld(source, kind: kind, scratch: scratch) }
+            if old == nil, let source { old = try expandOld(source, parts: parts, scratch: scratch) }
             var digest: SHA256Hash?
             do {
-                if !kind.suffix, recipe.expandedSize > mappedAbove,
+                if parts.codec == .zstd, recipe.expandedSize > mappedAbove,
                     let (frame, output) = try mappedFrame(expansion, size: recipe.expandedSize, into: expansionPath, displayPath: target.path)
                 {
                     digest = try decodeMapped(
@@ -209,7 +209,7 @@ extension PatchRun {
                         displayPath: target.path)
                 } else {
                     digest = try decodeStreamed(
-                        expansion, kind: kind, old: old, source: source, size: recipe.expandedSize, into: expansionPath,
+                        expansion, parts: parts, old: old, source: source, size: recipe.expandedSize, into: expansionPath,
                         digest: claimed != nil, displayPath: target.path)
                 }
             } catch let error as PatchError {
@@ -229,10 +229,10 @@ extension PatchRun {
         old = nil  // the old expansion is not read again: its mapping goes before the rebuild
         FileSystem.remove(scratch + ".old")
         done = begin + Int64(Double(target.size) * Self.expansionShare)
-        let rebuilt = claimed.map { $0.path + ".partial" } ?? (kind.gathered ? scratch + ".rebuilt" : destination)
+        let rebuilt = claimed.map { $0.path + ".partial" } ?? (parts.view.gathers ? scratch + ".rebuilt" : destination)
         do {
             try rebuild(
-                recipe, from: expansionPath, into: rebuilt, target: target, gathered: kind.gathered,
+                recipe, from: expansionPath, into: rebuilt, target: target, gathered: parts.view.gathers,
                 spot: claimed.map { ($0.path, checkpoint) })
         } catch let error as PatchError {
             // A recipe that does not rebuild the target's size is wrong whatever is taken over.
@@ -245,7 +245,7 @@ extension PatchRun {
             if claimed == nil { FileSystem.remove(rebuilt) }
             throw error
         }
-        try finish(target, rebuilt: rebuilt, gathered: kind.gathered ? newMap : nil, destination: destination, spot: claimed?.path)
+        try finish(target, rebuilt: rebuilt, gathered: parts.view.gathers ? newMap : nil, destination: destination, spot: claimed?.path)
     }
 
     /// The payload `expansion`, one zstd frame of `size` bytes of content, mapped and checked
@@ -286,7 +286,7 @@ extension PatchRun {
     /// expansion) into `path` chunk by chunk. Returns its SHA-256 when `digest` asks for it
     /// (and then flushes it, for a checkpoint).
     private mutating func decodeStreamed(
-        _ expansion: PatchManifest.Payload, kind: SeeThroughKind, old: OldSide?, source: PatchManifest.Source?, size: Int64,
+        _ expansion: PatchManifest.Payload, parts: EncodingParts, old: OldSide?, source: PatchManifest.Source?, size: Int64,
         into path: String, digest: Bool, displayPath: String
     ) throws -> SHA256Hash? {
         let file = try SystemFile.createOrTruncate(path)
@@ -295,7 +295,7 @@ extension PatchRun {
             try file.writeAll(chunk)
             if digest { hasher.update(chunk) }
         }
-        if kind.suffix {
+        if let form = parts.codec.suffixForm {
             // Streamed against the mapped old expansion: no window besides it.
             guard let old, let source else {
                 throw PatchError.corrupt(detail: "a suffix delta for \(displayPath) without its old file")
@@ -303,7 +303,7 @@ extension PatchRun {
             do {
                 try SuffixDelta.decode(
                     from: patch.file, offset: expansion.offset, length: expansion.length, old: old.expansion.bytes,
-                    targetSize: size, displayPath: displayPath, form: .expansion, output: write)
+                    targetSize: size, displayPath: displayPath, form: form, output: write)
             } catch {
                 // Steps out of range may mean another old file than the patch was made from.
                 throw mismatch(of: source, bytes: nil) ?? error

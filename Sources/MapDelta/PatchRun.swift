@@ -80,27 +80,40 @@ package struct PatchRun {
             digest = try linkVerified(oldPath: target.path, target: target, destination: destination)
         case .copy(let index):
             digest = try linkVerified(oldPath: sources[index].path, target: target, destination: destination)
-        case .add(let payload) where payload.encoding.seeThrough != nil:
-            try decodeSeeThrough(payload, kind: payload.encoding.seeThrough!, source: nil, target: target, destination: destination)
         case .add(let payload):
-            try decode(payload, prefix: nil, target: target, destination: destination)
-        case .patch(let index, let payload) where payload.encoding.seeThrough != nil:
-            try decodeSeeThrough(
-                payload, kind: payload.encoding.seeThrough!, source: sources[index], target: target, destination: destination)
-        case .patch(let index, let payload) where payload.encoding == .segmentedDelta:
-            try decodeSegmented(payload, source: sources[index], target: target, destination: destination)
-        case .patch(let index, let payload) where payload.encoding == .segmentedCrossDelta:
-            try decodeSegmented(payload, source: sources[index], target: target, destination: destination, cross: true)
-        case .patch(let index, let payload) where payload.encoding == .crossDelta:
-            try decodeCross(payload, source: sources[index], target: target, destination: destination, frame: .delta)
-        case .patch(let index, let payload) where payload.encoding == .wholeCrossDelta:
-            try decodeCross(payload, source: sources[index], target: target, destination: destination, frame: .delta, whole: true)
-        case .patch(let index, let payload) where payload.encoding == .lzmaCrossDelta:
-            try decodeCross(payload, source: sources[index], target: target, destination: destination, frame: .lzmaDelta)
-        case .patch(let index, let payload) where payload.encoding.isSuffix && Self.decodesInPlace(target):
-            try decodeSuffixInPlace(payload, source: sources[index], target: target, destination: destination)
+            try decode(payload, from: nil, target: target, destination: destination)
         case .patch(let index, let payload):
-            let source = sources[index]
+            try decode(payload, from: sources[index], target: target, destination: destination)
+        }
+        digests.append(decoded ?? digest)
+        produced += 1
+        report(force: true)
+    }
+
+    /// Produces a target from its payload, by the payload's parts
+    /// (``PatchEncoding/parts``): a see-through view, a segmented layout and a cross-file
+    /// reference each have their own decoder, and the rest is one codec's stream against
+    /// the old file (`source`; `nil` for a new file).
+    private mutating func decode(
+        _ payload: PatchManifest.Payload, from source: PatchManifest.Source?, target: PatchManifest.Target, destination: String
+    ) throws {
+        let parts = payload.encoding.parts
+        if parts.view.seesThrough {
+            return try decodeSeeThrough(payload, parts: parts, source: source, target: target, destination: destination)
+        }
+        guard let source else { return try decode(payload, prefix: nil, target: target, destination: destination) }
+        switch (parts.layout, parts.reference) {
+        case (.segmented, let reference):
+            try decodeSegmented(payload, source: source, target: target, destination: destination, cross: reference.isCross)
+        case (.whole, let reference) where reference.isCross:
+            // The frame after the references is the codec's delta against them, joined.
+            let frame = PatchEncoding(parts: EncodingParts(.bytes, .whole, parts.codec, .old))
+            guard let frame else { throw PatchError.corrupt(detail: "a cross-file \(parts.codec) payload for \(target.path)") }
+            try decodeCross(
+                payload, source: source, target: target, destination: destination, frame: frame, whole: reference == .wideCross)
+        case (.whole, _) where parts.codec.suffixForm != nil && Self.decodesInPlace(target):
+            try decodeSuffixInPlace(payload, source: source, target: target, destination: destination)
+        case (.whole, _):
             let mapped = try MappedFile.source(oldRoot + "/" + source.path, displayPath: source.path)
             // The output's SHA-256 is checked before anything is kept, so wrong old bytes can
             // never produce an accepted file; hashing the old file first would read it twice.
@@ -111,9 +124,6 @@ package struct PatchRun {
                 throw mismatch(of: source, bytes: mapped.bytes) ?? error
             }
         }
-        digests.append(decoded ?? digest)
-        produced += 1
-        report(force: true)
     }
 
     /// Files from this size on are written behind (``HashingFileWriter``): below it, a
@@ -132,7 +142,11 @@ package struct PatchRun {
             path: destination, displayPath: target.path, limit: target.size,
             writeBehind: threads > 1 && target.size >= Self.writeBehindSize)
         let start = done
-        switch payload.encoding {
+        let parts = payload.encoding.parts
+        guard parts.view == .bytes, parts.layout == .whole, !parts.reference.isCross else {
+            throw PatchError.corrupt(detail: "a \(payload.encoding) payload for \(target.path) outside a patch operation")
+        }
+        switch parts.codec {
         case .stored:
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
             defer { buffer.deallocate() }
@@ -148,8 +162,8 @@ package struct PatchRun {
                 done = start + offset
                 report(force: false)
             }
-        case .suffixDelta, .filteredSuffixDelta, .sparseSuffixDelta:
-            guard let prefix, let form = payload.encoding.suffixForm else {
+        case .suffix(let form):
+            guard let prefix else {
                 throw PatchError.corrupt(detail: "a suffix delta for \(target.path) without its old file")
             }
             try SuffixDelta.decode(
@@ -160,11 +174,7 @@ package struct PatchRun {
                 done = start + writer.written
                 report(force: false)
             }
-        case .deflateDelta, .segmentedDelta, .crossDelta, .scannedDeflateDelta, .gatheredDeflateDelta, .segmentedDeflateDelta,
-            .segmentedScannedDeflateDelta, .segmentedGatheredDeflateDelta, .segmentedCrossDelta, .suffixDeflateDelta,
-            .suffixScannedDeflateDelta, .suffixGatheredDeflateDelta, .lzmaCrossDelta, .wholeCrossDelta:
-            throw PatchError.corrupt(detail: "a \(payload.encoding) payload for \(target.path) outside a patch operation")
-        case .lzma, .lzmaDelta:
+        case .lzma:
             #if LZMA
                 try LzmaDelta.decode(
                     from: patch.file, offset: payload.offset, length: payload.length, prefix: prefix,
@@ -177,7 +187,7 @@ package struct PatchRun {
             #else
                 throw PatchError.codec(path: target.path, message: "this build has no LZMA2 decoder (built without the trait LZMA)")
             #endif
-        case .zstd, .delta:
+        case .zstd:
             try ZstdDelta.decodeFrame(
                 from: patch.file, offset: payload.offset, length: payload.length,
                 prefix: prefix, expectedSize: target.size, windowCover: windowCover,

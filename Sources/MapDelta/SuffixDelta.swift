@@ -37,7 +37,7 @@ package enum SuffixDelta {
     package static let strides = 1...8
 
     /// How a payload's bytes are laid out; a wire value names one (``PatchEncoding/suffixForm``).
-    package struct Form: Sendable, Equatable {
+    package struct Form: Sendable, Hashable {
         /// Whether a stride byte starts the payload.
         package var strideByte: Bool
         /// Whether that byte may be 0, for no filter.

@@ -5,7 +5,7 @@ extension PatchEncoding {
     /// (``PatchEncoding/suffixDeflateDelta`` → ``PatchEncoding/deflateDelta``): for tests of
     /// how a container is seen through, not of which delta of its content is smaller.
     var withFrameExpansion: PatchEncoding {
-        guard let kind = seeThrough, kind.suffix else { return self }
-        return PatchEncoding(seeThrough: SeeThroughKind(scanned: kind.scanned, gathered: kind.gathered))
+        guard parts.view.seesThrough, parts.codec.suffixForm != nil else { return self }
+        return PatchEncoding(seeThrough: parts.view, layout: .whole, suffix: false)
     }
 }

@@ -56,7 +56,7 @@ extension PayloadChooser {
     /// won (with estimates), nor for a payload of 64 bytes or less.
     private func crossTrialApplies(after choice: Choice, newSize: Int64) -> Bool {
         !choice.byteLevelRuledOut && (choice.encoding != .stored || newSize > 0) && choice.length > 64
-            && !(skipByEstimate && choice.encoding.seeThrough != nil)
+            && !(skipByEstimate && choice.encoding.parts.view.seesThrough)
     }
 
     /// A large file's payload where it has other files to read, with estimates. The anchors

@@ -34,7 +34,7 @@ extension PayloadChooser {
         if streams.isEmpty, let basePath {
             let (gathered, seconds) = try Elapsed.measure { try gatheredSeeThrough(newPath, basePath: basePath) }
             if let gathered {
-                take(gathered, scanned: true, gathered: true, seconds: seconds, into: &choice)
+                take(gathered, view: .gatheredDeflate, seconds: seconds, into: &choice)
                 return
             }
         }
@@ -46,7 +46,7 @@ extension PayloadChooser {
         let (payload, seconds) = try Elapsed.measure {
             try seeThrough(newPath, streams: streams, basePath: basePath, scanned: scanned)
         }
-        take(payload, scanned: scanned, gathered: false, seconds: seconds, into: &choice)
+        take(payload, view: scanned ? .scannedDeflate : .deflate, seconds: seconds, into: &choice)
     }
 
     /// The smallest of several deltas (all read by the same decoder, each deterministic):

@@ -124,7 +124,7 @@ extension PayloadChooser {
     /// changed compressed bytes, which such a change spreads over most of a stream. Says so
     /// in the note when it decides.
     func seeThroughSuffices(_ choice: inout Choice, newSize: Int64) -> Bool {
-        guard skipByEstimate, choice.encoding.seeThrough != nil, choice.length * Self.plainZstdSkipRatio < newSize else {
+        guard skipByEstimate, choice.encoding.parts.view.seesThrough, choice.length * Self.plainZstdSkipRatio < newSize else {
             return false
         }
         choice.notes.append(PayloadNote(.trial, "byte-level trials skipped: the see-through delta is below 1/64 of the file"))
@@ -151,7 +151,7 @@ extension PayloadChooser {
     /// for not one byte more: the byte-level delta won on one file (by 31 B), which the
     /// estimate kept. The patches' trials took 3.0 s instead of 4.2 s.
     func byteLevelRulesOut(_ choice: inout Choice, newPath: String, newSize: Int64, basePath: String) -> Bool {
-        guard skipByEstimate, choice.encoding.seeThrough != nil,
+        guard skipByEstimate, choice.encoding.parts.view.seesThrough,
             let (novel, anchors) = CrossFileEstimate.novelAnchors(of: newPath, against: basePath),
             anchors >= Self.byteLevelEstimateAnchors
         else { return false }

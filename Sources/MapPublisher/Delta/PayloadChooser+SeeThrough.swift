@@ -10,17 +10,16 @@ extension PayloadChooser {
     /// Keeps a see-through payload in `choice` when it is the smallest so far, or notes why
     /// there is none.
     func take(
-        _ result: Result<SeeThroughPayload, NoSeeThrough>, scanned: Bool, gathered: Bool, seconds: Double, into choice: inout Choice
+        _ result: Result<SeeThroughPayload, NoSeeThrough>, view: EncodingParts.View, seconds: Double, into choice: inout Choice
     ) {
         switch result {
         case .success(let payload):
-            let encoding = PatchEncoding(
-                seeThrough: SeeThroughKind(scanned: scanned, gathered: gathered, segmented: payload.segmented, suffix: payload.suffix))
+            let encoding = PatchEncoding(seeThrough: view, layout: payload.segmented ? .segmented : .whole, suffix: payload.suffix)
             choice.record(encoding, payload.length, seconds: seconds)
             choice.scratch[encoding] = payload.scratchBytes
             for other in payload.others {  // the expansion codecs that lost
-                let kind = SeeThroughKind(scanned: scanned, gathered: gathered, segmented: other.segmented, suffix: other.suffix)
-                choice.tried[PatchEncoding(seeThrough: kind)] = other.length
+                let lost = PatchEncoding(seeThrough: view, layout: other.segmented ? .segmented : .whole, suffix: other.suffix)
+                choice.tried[lost] = other.length
             }
             if payload.length < choice.length {
                 (choice.encoding, choice.payloadPath, choice.length) = (encoding, payload.path, payload.length)
