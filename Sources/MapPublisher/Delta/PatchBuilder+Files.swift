@@ -122,7 +122,7 @@ extension PatchBuilder {
         for file: TreeScan.File, base: TreeScan.File, old: TreeScan, oldBySize: [TreeScan.File], new: TreeScan,
         produced: [Produced]
     ) -> [Reference] {
-        let joined = file.size <= PayloadChooser.wholeFrameCrossLimit
+        let joined = file.size <= TrialPolicy.wholeFrameCrossLimit
         let kind = DeltaBaseFinder.pathExtension(of: file.path)
         var references: [Reference] = []
         let factor: Int64 = file.size > widerReferencesFrom ? 4 : 2

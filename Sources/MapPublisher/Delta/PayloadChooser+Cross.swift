@@ -25,10 +25,6 @@ extension PayloadChooser {
         }
     }
 
-    /// Files up to this size get a cross-file delta as one zstd frame over the references
-    /// joined; larger ones a segmented one whose windows lie in the references (mapped).
-    static let wholeFrameCrossLimit: Int64 = 16 << 20
-
     /// The smallest payload for `newPath` (`newSize` bytes), optionally as a delta against
     /// `basePath`, or against `cross` (other files of the group, then the base) when that
     /// is smaller still.
@@ -40,12 +36,12 @@ extension PayloadChooser {
     /// none, and took 1.2 s of the 4.2 s their trials took. (A rule, not an estimate: the
     /// publish log does not repeat it for every file.)
     package func choose(newPath: String, newSize: Int64, basePath: String?, cross: Cross? = nil) throws -> Choice {
-        if let cross, let basePath, skipByEstimate, newSize > Self.wholeFrameCrossLimit, newSize <= segmentThreshold {
+        if let cross, let basePath, policy.holds(.crossFrameFirst, TrialFacts(newSize: newSize, segmentThreshold: segmentThreshold)) {
             return try chooseCrossFirst(newPath: newPath, newSize: newSize, basePath: basePath, cross: cross)
         }
         let choice = try chooseSingle(newPath: newPath, newSize: newSize, basePath: basePath)
         guard let cross, basePath != nil, crossTrialApplies(after: choice, newSize: newSize) else { return choice }
-        if newSize > Self.wholeFrameCrossLimit || newSize > segmentThreshold {
+        if newSize > TrialPolicy.wholeFrameCrossLimit || newSize > segmentThreshold {
             return try chooseLargeCross(newPath: newPath, newSize: newSize, cross: cross, single: choice)
         }
         return try chooseSmallCross(newPath: newPath, newSize: newSize, cross: cross, single: choice)
@@ -56,7 +52,7 @@ extension PayloadChooser {
     /// won (with estimates), nor for a payload of 64 bytes or less.
     private func crossTrialApplies(after choice: Choice, newSize: Int64) -> Bool {
         !choice.byteLevelRuledOut && (choice.encoding != .stored || newSize > 0) && choice.length > 64
-            && !(skipByEstimate && choice.encoding.parts.view.seesThrough)
+            && !policy.holds(.noCrossAfterSeeThrough, TrialFacts(newSize: newSize, keptSeeThrough: choice.encoding.parts.view.seesThrough))
     }
 
     /// A large file's payload where it has other files to read, with estimates. The anchors
@@ -99,14 +95,14 @@ extension PayloadChooser {
         return choice
     }
 
-    /// The cross-file trials of a file up to ``wholeFrameCrossLimit`` beside `single`, its
+    /// The cross-file trials of a file up to ``TrialPolicy/wholeFrameCrossLimit`` beside `single`, its
     /// own smallest payload: one zstd frame (or LZMA2 stream) over its references joined.
     /// Above a small pair's size the anchors decide first, as for a large file: a 16.7 MB
     /// gazetteer cut spent 27.9 s on a frame over a larger cut and its own old version that
     /// came out 8% above its own delta.
     private func chooseSmallCross(newPath: String, newSize: Int64, cross: Cross, single: Choice) throws -> Choice {
         var choice = single
-        if skipByEstimate, newSize > Self.smallPair, let basePath = cross.paths.last,
+        if policy.holds(.crossEstimate, TrialFacts(newSize: newSize)), let basePath = cross.paths.last,
             let estimate = CrossFileEstimate.of(newPath: newPath, basePath: basePath, otherPaths: cross.paths.dropLast())
         {
             choice.notes.append(PayloadNote(.trial, estimate.note))

@@ -59,12 +59,12 @@ extension PayloadChooser {
     /// 22; at levels 1–18 the worker variant was 8–17% larger on other data. Costs one
     /// encode per variant (~70 s instead of ~20 s for a 58 MB file at level 19).
     ///
-    /// Above ``deepAloneFrom`` (an encoder of ~1.4 GB at 58 MB, more for a larger window: the publish
+    /// Above ``TrialPolicy/deepAloneFrom`` (an encoder of ~1.4 GB at 58 MB, more for a larger window: the publish
     /// of a 187 MB expansion peaked at 3.2 GB) such encodes run at most
     /// ``largeEncodeSlots`` at a time in the process, whatever the number of publish jobs.
     ///
     /// `rival`, the length of a payload of another codec already made for a large file (its
-    /// suffix-array delta): where it is below ``deepSkipPercent`` percent of a fast zstd delta
+    /// suffix-array delta): where it is below ``TrialPolicy/deepSkipPercent`` percent of a fast zstd delta
     /// (level 3, long-distance matching: ~0.3 s for 55 MB), the deep search is not run and
     /// the fast delta stands for zstd. The deep search ends 20-30% below the fast one on map
     /// data (timezone polygons: 4.08 MB against 5.49 MB), so it cannot reach a rival that far
@@ -73,7 +73,7 @@ extension PayloadChooser {
         _ path: String, newSize: Int64, base: UnsafeRawBufferPointer, rival: Int64? = nil,
         rivalName: String = "the suffix-array delta", lzma: Int64? = nil
     ) throws -> (path: String, length: Int64, note: String?) {
-        let large = newSize > Self.deepAloneFrom || Int64(base.count) > Self.deepAloneFrom
+        let large = newSize > TrialPolicy.deepAloneFrom || Int64(base.count) > TrialPolicy.deepAloneFrom
         if large { Self.largeEncodes.wait() }
         defer { if large { Self.largeEncodes.signal() } }
         // A large encode's context (~1.4 GB with its worker) is freed once it is done, not
@@ -99,7 +99,9 @@ extension PayloadChooser {
         // data it was the smallest and the fastest (timezone polygons, 55 MB at level 19:
         // 4.08 MB in 15 s, against 4.76 MB in 18 s with the CLI's parameters and 4.60 MB
         // in 19 s through a worker), and each trial is a whole-file encode.
-        if large, skipByEstimate, ZstdCompressor.deepSearchApplies(level: level, newSize: newSize, prefixSize: base.count) {
+        if policy.holds(.deepSearchAlone, TrialFacts(newSize: newSize, oldSize: Int64(base.count))),
+            ZstdCompressor.deepSearchApplies(level: level, newSize: newSize, prefixSize: base.count)
+        {
             let file = workDirectory + "/delta-fast.payload"
             if let rival,
                 let fast = try fastDeltaRulesOut(
@@ -112,7 +114,7 @@ extension PayloadChooser {
             if let best { return (best.path, best.length, Self.deepOnlyNote) }
         }
         // The long-distance, worker and deep variants of a larger pair run only where the
-        // CLI's delta is within a fifth (``variantReach(_:)``) of the best payload of another
+        // CLI's delta is within a fifth (``TrialPolicy/variantReach(_:)``) of the best payload of another
         // codec (the suffix-array and LZMA2 ones, `rival` and `lzma`): beyond it they cannot
         // win. A small pair gets neither the worker variant (it fits one worker job; the
         // variant gave no byte less than the others on any of the sample world's 476 small
@@ -132,7 +134,7 @@ extension PayloadChooser {
             }
             return (best!.path, best!.length, nil)
         }
-        if let other, cli.length > other + Self.variantReach(cli.length) {
+        if let other, policy.holds(.variantsOutOfReach, TrialFacts(newSize: newSize, delta: cli.length, rival: other)) {
             return (
                 cli.path, cli.length,
                 "delta: the deep search skipped with the long-distance and worker ones: another codec's delta (\(other) B) is over a fifth below the CLI's (\(cli.length) B)"

@@ -8,7 +8,7 @@ import MapPlatform
 extension PayloadChooser {
     /// A fast zstd delta of `path` against `base` (level ``fastLevel``, long-distance
     /// matching) in `file`, with the note for the publish log, where `rival` (the
-    /// suffix-array delta, or the payload `rivalName` names) is at most ``deepSkipPercent`` percent of it: the publish-level
+    /// suffix-array delta, or the payload `rivalName` names) is at most ``TrialPolicy/deepSkipPercent`` percent of it: the publish-level
     /// search (`search`, named in the note) is then not run, as it cannot end that far below
     /// the fast delta on map data. Nil, and the fast delta wasted, where the rival is larger.
     func fastDeltaRulesOut(
@@ -18,16 +18,16 @@ extension PayloadChooser {
         let fast = try compressor.encode(
             path: path, prefix: base, level: Self.fastLevel, longDistanceMatching: true, search: .cli,
             into: try SystemFile.createOrTruncate(file))
-        guard rival * 100 <= fast * Self.deepSkipPercent else { return nil }
+        guard policy.holds(.rivalFarBelowFastDelta, TrialFacts(newSize: 0, rival: rival, fastDelta: fast)) else { return nil }
         return (
             fast,
-            "delta: \(search) skipped: \(rivalName) (\(rival) B) is below \(Self.deepSkipPercent)% of a level-\(Self.fastLevel) delta (\(fast) B)"
+            "delta: \(search) skipped: \(rivalName) (\(rival) B) is below \(TrialPolicy.deepSkipPercent)% of a level-\(Self.fastLevel) delta (\(fast) B)"
         )
     }
 
     /// For a raw file above the segment threshold whose whole-file suffix-array delta is
     /// `suffix` bytes: the publish log's note saying why its segmented delta is not made,
-    /// where `suffix` is at most ``deepSkipPercent`` percent of a fast zstd delta of the
+    /// where `suffix` is at most ``TrialPolicy/deepSkipPercent`` percent of a fast zstd delta of the
     /// whole file against the whole old file (``fastDeltaRulesOut(_:rival:path:base:compressor:into:)``);
     /// nil where the segments are made. Each segment sees only a window of the old file, so
     /// its publish-level frames end no further below the fast delta than a whole-file deep
@@ -47,66 +47,36 @@ extension PayloadChooser {
 
     /// The level of the fast delta that can rule out the deep search (``encodeDelta(_:newSize:base:rival:lzma:)``).
     static let fastLevel = 3
-    /// A rival payload at most this percentage of the fast delta rules out the deep search
-    /// (and the level-19 delta of a see-through expansion). The publish-level delta ended
-    /// at 59-86% of the fast one on the bench's files (a PNG's pixels: 59%, timezone
-    /// polygons: 74%, a GeoJSON index: 78%).
-    static let deepSkipPercent: Int64 = 55
-
     /// What the publish log says of a large file's delta (``encodeDelta(_:newSize:base:rival:lzma:)``).
-    static let deepOnlyNote = "delta: the deep search alone (the file or its old version is over \(deepAloneFrom >> 20) MiB)"
+    static let deepOnlyNote = "delta: the deep search alone (the file or its old version is over \(TrialPolicy.deepAloneFrom >> 20) MiB)"
 
-    /// A file or old version above this size gets the deep search alone of the zstd delta
-    /// variants, as one of the process's large encodes (``encodeDelta(_:newSize:base:rival:rivalName:lzma:)``).
-    /// It was 16 MiB: a 16.7 MB gazetteer cut (just below it) spent 45.8 s on four variants
-    /// for the 336,323 B the deep search alone made in 20.5 s.
-    static let deepAloneFrom: Int64 = 8 << 20
+    /// The rules that leave trials out, with estimates as the options say.
+    var policy: TrialPolicy { TrialPolicy(estimates: skipByEstimate) }
 
-    /// How far below the CLI's delta of `length` bytes its long-distance, worker and deep
-    /// variants can end on a pair larger than a small one: a fifth (timezone polygons: the
-    /// deep search 14% below at 58 MB, 2 B of 17,437 at 2 MB).
-    static func variantReach(_ length: Int64) -> Int64 { length / 5 }
-
-    /// A file and old version both up to this size are a small pair: the delta trials
-    /// skip the worker and deep variants, and the long-distance one where another codec's
-    /// delta is ahead of the CLI's (``encodeDelta(_:newSize:base:rival:lzma:)``), and plain zstd is
-    /// not tried beside a delta.
-    static let smallPair: Int64 = 1 << 20
-
-    /// Whether the small-pair rules apply (``smallPair``; not when estimates are off).
+    /// Whether `newSize` bytes against `oldSize` are a small pair (``TrialRule/smallPair``).
     func isSmallPair(newSize: Int64, oldSize: Int) -> Bool {
-        skipByEstimate && newSize <= Self.smallPair && Int64(oldSize) <= Self.smallPair
+        policy.holds(.smallPair, TrialFacts(newSize: newSize, oldSize: Int64(oldSize)))
     }
 
     /// Files above this size are large: one whole-file encode costs seconds per trial.
     static let largeFile: Int64 = 16 << 20
 
-    /// Samples of a large file zstd compresses to estimate plain zstd of all of it.
-    static let estimateSamples = 4
-    static let estimateSampleLength = 1 << 20
-
-    /// Files above this size get the plain-zstd estimate (``plainZstdRulesOut(_:path:newSize:)``):
-    /// twice the samples, so that the estimate costs at most half the encode it can save.
-    /// A 16.7 MB gazetteer cut (its delta 336 kB) spent 15.3 s on a plain zstd payload of
-    /// 2.77 MB when the estimate began at 16 MiB.
-    static let plainZstdEstimateFrom = Int64(2 * estimateSamples * estimateSampleLength)
-
-    /// For a file above ``plainZstdEstimateFrom`` whose delta is `deltaLength`: a note saying why plain zstd (a
+    /// For a file above ``TrialPolicy/plainZstdEstimateFrom`` whose delta is `deltaLength`: a note saying why plain zstd (a
     /// whole-file encode without the old file) is not tried, when samples of the file
     /// compressed at the same level put it above twice the delta; `nil` when it is tried.
     /// Plain zstd of the whole file finds more repeats than the samples do, but not twice
     /// as many on map data (on timezone polygons, 58 MB, the samples said 47.5 MB, the
     /// whole file gave 37.7 MB, against a 4.1 MB delta).
     func plainZstdRulesOut(_ deltaLength: Int64, path: String, newSize: Int64) -> String? {
-        guard skipByEstimate, newSize > Self.plainZstdEstimateFrom, let file = try? MappedFile.source(path, displayPath: path) else {
+        guard policy.estimates, newSize > TrialPolicy.plainZstdEstimateFrom, let file = try? MappedFile.source(path, displayPath: path) else {
             return nil
         }
         let size = file.bytes.count
-        let sample = min(Self.estimateSampleLength, size)
+        let sample = min(TrialPolicy.estimateSampleLength, size)
         var sampled: Int64 = 0
         var compressed: Int64 = 0
-        for index in 0..<Self.estimateSamples {
-            let offset = (size - sample) * index / (Self.estimateSamples - 1)
+        for index in 0..<TrialPolicy.estimateSamples {
+            let offset = (size - sample) * index / (TrialPolicy.estimateSamples - 1)
             let bytes = Array(file.bytes[offset..<(offset + sample)])
             guard let frame = try? ZstdFrame.compress(bytes, level: level) else { return nil }
             compressed += Int64(frame.count)
@@ -114,8 +84,11 @@ extension PayloadChooser {
         }
         guard sampled > 0 else { return nil }
         let estimate = compressed * newSize / sampled
-        guard deltaLength * 2 < estimate else { return nil }
-        return "plain zstd not tried: \(Self.estimateSamples) MiB of samples put it near \(estimate) B, over twice the delta (\(deltaLength) B)"
+        guard policy.holds(.plainZstdEstimate, TrialFacts(newSize: newSize, delta: deltaLength, plainZstdEstimate: estimate)) else {
+            return nil
+        }
+        return
+            "plain zstd not tried: \(TrialPolicy.estimateSamples) MiB of samples put it near \(estimate) B, over twice the delta (\(deltaLength) B)"
     }
 
     /// Whether the see-through delta in `choice` is below 1/64 of the file, so that the
@@ -124,16 +97,11 @@ extension PayloadChooser {
     /// changed compressed bytes, which such a change spreads over most of a stream. Says so
     /// in the note when it decides.
     func seeThroughSuffices(_ choice: inout Choice, newSize: Int64) -> Bool {
-        guard skipByEstimate, choice.encoding.parts.view.seesThrough, choice.length * Self.plainZstdSkipRatio < newSize else {
-            return false
-        }
+        let facts = TrialFacts(newSize: newSize, seeThrough: choice.length, keptSeeThrough: choice.encoding.parts.view.seesThrough)
+        guard policy.holds(.seeThroughSuffices, facts) else { return false }
         choice.notes.append(PayloadNote(.trial, "byte-level trials skipped: the see-through delta is below 1/64 of the file"))
         return true
     }
-
-    /// The fewest anchors of a file the byte-level estimate decides on (about 2 kB of
-    /// content): with fewer, one anchor more or less swings it, and the trials are cheap.
-    static let byteLevelEstimateAnchors = 16
 
     /// Whether the byte-level trials (the cross-file one too) of a file with a see-through
     /// delta are skipped because
@@ -145,18 +113,18 @@ extension PayloadChooser {
     /// (whole-file encodes of 49 MB of compressed bytes) with the see-through suffix delta
     /// took its publish from 176 s to 45–52 s. Says so in the note when it decides.
     ///
-    /// Files of any size with ``byteLevelEstimateAnchors`` anchors get it. On the gzip
+    /// Files of any size with ``TrialPolicy/byteLevelEstimateAnchors`` anchors get it. On the gzip
     /// sample world's v1→v3 and v2→v3 patches it left out the trials of 29 files of
     /// 16-150 kB and, once a gate of 16 kB went, of 89 of 216 tiles and tables below it,
     /// for not one byte more: the byte-level delta won on one file (by 31 B), which the
     /// estimate kept. The patches' trials took 3.0 s instead of 4.2 s.
     func byteLevelRulesOut(_ choice: inout Choice, newPath: String, newSize: Int64, basePath: String) -> Bool {
-        guard skipByEstimate, choice.encoding.parts.view.seesThrough,
-            let (novel, anchors) = CrossFileEstimate.novelAnchors(of: newPath, against: basePath),
-            anchors >= Self.byteLevelEstimateAnchors
+        guard policy.estimates, choice.encoding.parts.view.seesThrough,
+            let (novel, anchors) = CrossFileEstimate.novelAnchors(of: newPath, against: basePath)
         else { return false }
-        let lacking = newSize * Int64(novel) / Int64(anchors)
-        guard lacking > 4 * choice.length else { return false }
+        let facts = TrialFacts(newSize: newSize, seeThrough: choice.length, keptSeeThrough: true, anchors: anchors, novelAnchors: novel)
+        guard policy.holds(.compressedBytesAreNew, facts) else { return false }
+        let lacking = TrialPolicy.lacking(newSize, novel: novel, of: anchors)
         choice.byteLevelRuledOut = true
         choice.notes.append(
             PayloadNote(

@@ -63,9 +63,6 @@ package struct PayloadChooser {
     /// files mapped.
     static let largeEncodeMemory: UInt64 = 6 << 30
 
-    /// A delta below this fraction of the new file skips the plain-zstd trial.
-    static let plainZstdSkipRatio: Int64 = 64
-
     /// The context every trial encodes with.
     let compressor: ZstdCompressor
     /// The zstd level.
@@ -87,7 +84,7 @@ package struct PayloadChooser {
     /// Whether an expansion above `segmentThreshold` also gets one zstd frame of the whole
     /// expansion (``PatchOptions/wholeExpansionFrame``).
     let wholeExpansionFrame: Bool
-    /// Whether a file above ``wholeFrameCrossLimit`` with references also gets one zstd
+    /// Whether a file above ``TrialPolicy/wholeFrameCrossLimit`` with references also gets one zstd
     /// frame against them joined (``PatchOptions/wholeCrossFrame``).
     let wholeCrossFrame: Bool
     /// Whether LZMA2 payloads are tried (``PatchOptions/lzma``).
@@ -125,52 +122,6 @@ package struct PayloadChooser {
             wholeFileSuffix: options.wholeFileSuffix, wholeRawFileSuffix: options.wholeRawFileSuffix,
             wholeExpansionFrame: options.wholeExpansionFrame, wholeCrossFrame: options.wholeCrossFrame,
             lzma: options.lzma && PatchCodecs.available.contains(PatchCodecs.lzma))
-    }
-
-    /// For a file above the threshold: a segmented delta, or a see-through delta (its
-    /// expansion segmented, or one frame or a suffix delta up to 256 MiB) when smaller, else
-    /// the file stored. Segments are encoding passes of bounded memory; the whole-file
-    /// trials beside them take memory growing with the file up to their limits.
-    func chooseSegmented(
-        newPath: String, newSize: Int64, basePath: String,
-        encoder: SegmentedEncoder
-    ) throws -> Choice {
-        var choice = Choice(encoding: .stored, payloadPath: newPath, length: newSize, tried: [.stored: newSize])
-        guard (FileStatus.of(basePath)?.size ?? 0) > 0 else {
-            choice.notes = [PayloadNote(.noDelta, "no delta: old file is empty")]
-            return choice
-        }
-        try trySeeThrough(newPath, basePath: basePath, into: &choice)
-        if seeThroughSuffices(&choice, newSize: newSize) { return choice }
-        if byteLevelRulesOut(&choice, newPath: newPath, newSize: newSize, basePath: basePath) { return choice }
-        // The suffix-array delta of the whole file: its decoder holds three stream decoders
-        // and the mapped old file whatever the size, so it needs no segments; its matches
-        // reach the whole old file, and an edit costs its own bytes and a step, not the
-        // bytes until zstd's long-distance matcher finds the next match. It comes first:
-        // where it is far below a fast delta, the segments are not made.
-        let (suffix, suffixSeconds) = try Elapsed.measure {
-            try suffixDelta(newPath, newSize: newSize, basePath: basePath, limit: wholeRawFileSuffixLimit)
-        }
-        if let suffix, let skipped = try segmentsRuledOut(by: suffix.length, newPath: newPath, basePath: basePath) {
-            choice.record(suffix.encoding, suffix.length, seconds: suffixSeconds)
-            choice.notes.append(PayloadNote(.trial, skipped))
-            if suffix.length < choice.length { keep(suffix, in: &choice) }
-            return choice
-        }
-        let path = workDirectory + "/segmented.payload"
-        let (length, seconds) = try Elapsed.measure { try encoder.encode(newPath: newPath, oldPath: basePath, into: path) }
-        choice.record(.segmentedDelta, length, seconds: seconds)
-        if length < choice.length {
-            (choice.encoding, choice.payloadPath, choice.length) = (.segmentedDelta, path, length)
-        } else {
-            choice.notes.append(
-                PayloadNote(.trial, "segmented delta (\(length) B) not smaller than \(choice.encoding) (\(choice.length) B)"))
-        }
-        if let suffix {
-            choice.record(suffix.encoding, suffix.length, seconds: suffixSeconds)
-            if suffix.length < choice.length { keep(suffix, in: &choice) }
-        }
-        return choice
     }
 
     /// Makes `payload`, a delta of another codec than zstd (suffix array, LZMA2), the
@@ -226,7 +177,8 @@ package struct PayloadChooser {
         // an estimate: the publish log does not repeat it for every small file.)
         let worthZstd =
             delta.map {
-                $0.length * Self.plainZstdSkipRatio > newSize && !isSmallPair(newSize: newSize, oldSize: base?.bytes.count ?? 0)
+                let facts = TrialFacts(newSize: newSize, oldSize: Int64(base?.bytes.count ?? 0), delta: $0.length)
+                return !policy.holds(.deltaFarBelowFile, facts) && !policy.holds(.smallPair, facts)
             } ?? true
         if worthZstd, let delta, let estimate = plainZstdRulesOut(delta.length, path: newPath, newSize: newSize) {
             choice.notes.append(PayloadNote(.trial, estimate))
