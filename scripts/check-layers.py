@@ -68,6 +68,15 @@ if file_manager:
     failures.append("FileManager used outside MapPlatform: " + ", ".join(file_manager))
 print(f"file system: FileManager in MapPlatform only" if not file_manager else f"FileManager in {len(file_manager)} other files")
 
+# An operation's state (its pause control, progress, cancellation) travels as values in
+# its context and sources, never as task-local state that a layer reads unseen.
+task_locals = [str(p) for n in library if targets[n].get("module_type") == "SwiftTarget"
+               for p in sorted(Path(targets[n]["path"]).rglob("*.swift"))
+               if re.search(r"^(?!\s*///).*@TaskLocal\b", p.read_text(), re.M)]
+if task_locals:
+    failures.append("task-local state in the client library: " + ", ".join(task_locals))
+print("operation state: no task-local values in the client library" if not task_locals else f"task-locals in {len(task_locals)} files")
+
 planner_imports = set()
 for path in Path(targets["MapPlanner"]["path"]).rglob("*.swift"):
     planner_imports |= set(re.findall(r"^\s*(?:(?:public|package|internal)\s+)?import\s+(\w+)", path.read_text(), re.M))

@@ -117,6 +117,9 @@ public actor MapLoader {
     private var runningID: UUID?
     /// The operation running now (between its lock and its last event), if any.
     private var running: MapLoaderOperation?
+    /// For the loader an ``OperationHandle``'s closure is given (``start(_:)``): the loader
+    /// whose queue its operations join, and the handle they report to and pause with.
+    let bound: (loader: MapLoader, handle: OperationBinding)?
 
     /// A loader for `configuration`. Nothing is read or written until the first operation.
     /// - Parameters:
@@ -133,6 +136,7 @@ public actor MapLoader {
     /// A loader whose site is `source` rather than ``Configuration/server`` (tests swap
     /// the network for a source of their own; `nil` reads the configuration).
     package init(configuration: Configuration, delegate: (any MapLoaderDelegate)? = nil, source: (any SiteSource)?) {
+        self.bound = nil
         self.configuration = configuration
         self.directory = Store(root: configuration.dataDirectory)
         let hub = EventHub(delivery: configuration.delegateDelivery)
@@ -142,7 +146,17 @@ public actor MapLoader {
         hub.attach(self)
     }
 
-    deinit { hub.finish() }
+    /// `loader` bound to `handle`: the same data directory, site, events and queue; its
+    /// operations report to the handle and pause with it.
+    init(_ loader: MapLoader, boundTo handle: OperationBinding) {
+        self.bound = (loader, handle)
+        self.configuration = loader.configuration
+        self.directory = loader.directory
+        self.hub = loader.hub
+        self.source = loader.source
+    }
+
+    deinit { if bound == nil { hub.finish() } }
 
     /// A stream of every event from now on; each call makes an independent stream.
     public nonisolated func events() -> AsyncStream<MapLoaderEvent> { hub.stream() }
@@ -164,6 +178,10 @@ public actor MapLoader {
     /// Cancels the running operation; it ends with ``MapLoaderError/cancelled`` and changes nothing.
     /// Queued operations still run.
     public func cancelCurrentOperation() {
+        if let loader = bound?.loader {
+            Task { await loader.cancelCurrentOperation() }
+            return
+        }
         if let runningID { tasks[runningID]?.cancel() }
     }
 
@@ -171,10 +189,12 @@ public actor MapLoader {
     /// context, reporting start, finish or failure. With `reading`, an operation that
     /// changes the data directory runs as a reader this time (a dry run): a pinned
     /// generation instead of the write lock, so it works on a read-only data directory.
+    /// A loader bound to a handle queues it on its loader, for the handle (`handle`).
     func enqueue<T: Sendable>(
-        _ kind: MapLoaderOperation, reading: Bool = false,
+        _ kind: MapLoaderOperation, reading: Bool = false, for handle: OperationBinding? = nil,
         _ body: @escaping @Sendable (isolated MapLoader, OperationContext) async throws -> T
     ) async throws(MapLoaderError) -> T {
+        if let (loader, handle) = bound { return try await loader.enqueue(kind, reading: reading, for: handle, body) }
         if kind == .list, let change = running, change.changesDataDirectory, let value = try await readBeside(change, body) {
             return value
         }
@@ -183,7 +203,7 @@ public actor MapLoader {
         let task = Task<any Sendable, any Error> {
             await previous?.value
             try Task.checkCancellation()
-            return try await self.perform(id, kind, writes: kind.changesDataDirectory && !reading, body)
+            return try await self.perform(id, kind, writes: kind.changesDataDirectory && !reading, for: handle, body)
         }
         tasks[id] = task
         queueTail = Task { _ = await task.result }
@@ -202,14 +222,16 @@ public actor MapLoader {
     }
 
     /// Takes the write lock (`writes`) or a lease, makes the context of `kind` and runs
-    /// `body` with it.
+    /// `body` with it; with a `handle`, its progress goes to the handle's monitor too, and
+    /// the handle pauses and resumes its downloads (the site client's source is the
+    /// handle's, ``SiteSource/controlled(by:)``).
     private func perform<T: Sendable>(
-        _ id: UUID, _ kind: MapLoaderOperation, writes: Bool,
+        _ id: UUID, _ kind: MapLoaderOperation, writes: Bool, for handle: OperationBinding?,
         _ body: @Sendable (isolated MapLoader, OperationContext) async throws -> T
     ) async throws -> T {
         runningID = id
         defer { (runningID, running) = (nil, nil) }
-        hub.begin(kind, monitor: OperationMonitor.current)
+        hub.begin(kind, monitor: handle?.monitor)
         do {
             let directory = self.directory
             try directory.prepare()
@@ -233,7 +255,10 @@ public actor MapLoader {
                 lease = try directory.pinCurrent()
             }
             let store = directory.reading(lease)
-            let site = source.map { SiteClient(source: $0, cache: store.directory.manifestCache, scratch: store.directory.downloads) }
+            let site = source.map {
+                SiteClient(
+                    source: $0.controlled(by: handle?.control), cache: store.directory.manifestCache, scratch: store.directory.downloads)
+            }
             let context = OperationContext(kind: kind, store: store, hub: hub, site: site, configuration: configuration, besideChange: nil)
             let value = try await body(self, context)
             withExtendedLifetime((writeLock, lease)) {}

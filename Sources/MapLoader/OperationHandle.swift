@@ -22,13 +22,13 @@ import MapTransfer
 /// ```
 public final class OperationHandle<Value: Sendable>: Sendable {
     private let task: Task<Value, any Error>
-    private let control: TransferControl
-    private let monitor: OperationMonitor
+    private let binding: OperationBinding
+    private var control: TransferControl { binding.control }
+    private var monitor: OperationMonitor { binding.monitor }
 
-    init(task: Task<Value, any Error>, control: TransferControl, monitor: OperationMonitor) {
+    init(task: Task<Value, any Error>, binding: OperationBinding) {
         self.task = task
-        self.control = control
-        self.monitor = monitor
+        self.binding = binding
     }
 
     /// The progress of the operation from now on, starting with the latest; it ends when
@@ -83,17 +83,29 @@ extension MapLoader {
     /// let report = try await install.value
     /// ```
     /// Operations still run one at a time: a started operation waits for the one running.
+    ///
+    /// The closure is given this loader bound to the handle: operations called on it (`$0`)
+    /// join this loader's queue, report to the handle and pause with it. (Operations
+    /// called on another reference to the loader inside the closure run as usual, without
+    /// the handle.)
     public nonisolated func start<Value: Sendable>(
         _ operation: @escaping @Sendable (MapLoader) async throws -> Value
     ) -> OperationHandle<Value> {
-        let control = TransferControl()
-        let monitor = OperationMonitor()
+        let binding = OperationBinding()
+        let loader = MapLoader(bound?.loader ?? self, boundTo: binding)
         let task = Task<Value, any Error> {
-            defer { monitor.finish() }
-            return try await TransferControl.$current.withValue(control) {
-                try await OperationMonitor.$current.withValue(monitor) { try await operation(self) }
-            }
+            defer { binding.monitor.finish() }
+            return try await operation(loader)
         }
-        return OperationHandle(task: task, control: control, monitor: monitor)
+        return OperationHandle(task: task, binding: binding)
     }
+}
+
+/// What an ``OperationHandle`` gives the operations it runs: the control that pauses and
+/// resumes their downloads and the monitor their progress goes to. It travels with each
+/// operation as a value (``MapLoader`` bound to it, the operation's site client, the
+/// event hub's tracker), never as task-local state.
+struct OperationBinding: Sendable {
+    let control = TransferControl()
+    let monitor = OperationMonitor()
 }

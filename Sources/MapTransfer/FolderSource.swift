@@ -7,8 +7,18 @@ package struct FolderSource: SiteSource {
     /// The folder holding `catalog.json`.
     package let root: URL
 
+    /// Pauses and resumes the copies of the operation this source is for.
+    package var control: TransferControl?
+
     /// A source reading from `root`.
     package init(root: URL) { self.root = root }
+
+    /// This folder for the operation `control` pauses.
+    package func controlled(by control: TransferControl?) -> any SiteSource {
+        var source = self
+        source.control = control
+        return source
+    }
 
     package var baseURL: URL { root }
 
@@ -36,7 +46,7 @@ package struct FolderSource: SiteSource {
             try input.seek(toOffset: UInt64(offset))
             while let chunk = try Self.read(input, from: source), !chunk.isEmpty {
                 try Task.checkCancellation()
-                try await TransferControl.current?.waitWhilePaused()
+                try await control?.waitWhilePaused()
                 guard offset + Int64(chunk.count) <= limit.maximum else {
                     throw MapLoaderError.integrityFailed(what: source.path, detail: "longer than the \(limit.maximum) bytes pinned for it")
                 }

@@ -24,6 +24,8 @@ package struct HTTPSource: SiteSource {
     package let policy: NetworkPolicy
     /// The network requests would go over now (read before each attempt).
     package let conditions: @Sendable () -> NetworkConditions?
+    /// Pauses and resumes the requests of the operation this source is for (``controlled(by:)``).
+    package private(set) var control: TransferControl?
     /// Hosts (`host:port`) that answered a request of this source: worth retrying when a
     /// later request gets no answer (a server restarting), unlike a host that never did.
     private let answered = AnsweredHosts()
@@ -45,6 +47,14 @@ package struct HTTPSource: SiteSource {
         self.deadlines = deadlines
         self.limiter = limiter
         self.onConnection = onConnection
+    }
+
+    /// This server for the operation `control` pauses (the hosts that answered and the
+    /// bandwidth cap shared).
+    package func controlled(by control: TransferControl?) -> any SiteSource {
+        var source = self
+        source.control = control
+        return source
     }
 
     package func download(
@@ -107,7 +117,6 @@ package struct HTTPSource: SiteSource {
         giveUp: ContinuousClock.Instant?, retries: inout Retries, progress: @escaping @Sendable (Int64) -> Void
     ) async throws(MapLoaderError) -> String? {
         var validator = known
-        let control = TransferControl.current
         while true {
             if let control {
                 do {

@@ -17,19 +17,38 @@ package final class MirroredSource: SiteSource {
     private let mirrors: [any SiteSource]
     /// Called when a mirror fails and the next one is tried.
     private let onFailover: @Sendable (_ failed: String, _ reason: String, _ next: String) -> Void
-    private let preferred = Mutex(0)
+    /// The mirror that last worked, shared by the copies made for each operation.
+    private let preferred: Preferred
+
+    /// The index of the mirror that last worked.
+    private final class Preferred: Sendable {
+        let index = Mutex(0)
+    }
 
     /// A site served by `mirrors` (at least one).
-    package init(
+    package convenience init(
         _ mirrors: [any SiteSource],
         onFailover: @escaping @Sendable (_ failed: String, _ reason: String, _ next: String) -> Void = { _, _, _ in }
+    ) {
+        self.init(mirrors, onFailover: onFailover, preferred: Preferred())
+    }
+
+    private init(
+        _ mirrors: [any SiteSource], onFailover: @escaping @Sendable (_ failed: String, _ reason: String, _ next: String) -> Void,
+        preferred: Preferred
     ) {
         precondition(!mirrors.isEmpty)
         self.mirrors = mirrors
         self.onFailover = onFailover
+        self.preferred = preferred
     }
 
-    package var baseURL: URL { mirrors[preferred.withLock { $0 }].baseURL }
+    /// Each mirror for the operation that `control` pauses, the mirror that last worked shared.
+    package func controlled(by control: TransferControl?) -> any SiteSource {
+        MirroredSource(mirrors.map { $0.controlled(by: control) }, onFailover: onFailover, preferred: preferred)
+    }
+
+    package var baseURL: URL { mirrors[preferred.index.withLock { $0 }].baseURL }
 
     package func download(
         _ path: String, to file: URL, limit: TransferLimit,
@@ -50,13 +69,13 @@ package final class MirroredSource: SiteSource {
     package func failingOver<T: Sendable>(
         from order: FailoverOrder, _ body: @Sendable (any SiteSource) async throws -> T
     ) async throws -> T {
-        let start = order == .configured ? 0 : preferred.withLock { $0 }
+        let start = order == .configured ? 0 : preferred.index.withLock { $0 }
         var failure: MapLoaderError?
         for step in 0..<mirrors.count {
             let index = (start + step) % mirrors.count
             do {
                 let value = try await body(mirrors[index])
-                preferred.withLock { $0 = index }
+                preferred.index.withLock { $0 = index }
                 return value
             } catch {
                 let error = MapLoaderError(error)

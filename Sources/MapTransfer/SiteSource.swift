@@ -26,6 +26,11 @@ package protocol SiteSource: Sendable {
     func failingOver<T: Sendable>(
         from order: FailoverOrder, _ body: @Sendable (any SiteSource) async throws -> T
     ) async throws -> T
+
+    /// This source for one operation, whose downloads `control` pauses and resumes: what
+    /// the source keeps across operations (the mirror that last worked, the hosts that
+    /// answered, the bandwidth cap) is shared with it.
+    func controlled(by control: TransferControl?) -> any SiteSource
 }
 
 /// Where a walk over a site's mirrors begins.
@@ -39,6 +44,10 @@ package enum FailoverOrder: Sendable {
 
 extension SiteSource {
     package func tree(_ treeHash: String) -> URL? { nil }
+
+    /// A source with nothing to pause (a test's wrapper of another source) is its own for
+    /// every operation.
+    package func controlled(by control: TransferControl?) -> any SiteSource { self }
 
     package func failingOver<T: Sendable>(
         from order: FailoverOrder, _ body: @Sendable (any SiteSource) async throws -> T

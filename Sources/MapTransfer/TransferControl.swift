@@ -1,14 +1,11 @@
 import Foundation
 import Synchronization
 
-/// Pauses and resumes the downloads of one operation. The operation runs with the control
-/// as ``current`` (a task-local value, so every task the operation starts sees it); a
-/// pause ends each request in flight at once, keeping its partial file, and the next
-/// request after ``resume()`` continues it with `Range`.
+/// Pauses and resumes the downloads of one operation. The operation's sources carry it
+/// (``SiteSource/controlled(by:)``, made for the operation from the loader's): a pause
+/// ends each request in flight at once, keeping its partial file, and the next request
+/// after ``resume()`` continues it with `Range`.
 package final class TransferControl: Sendable {
-    /// The control of the operation the calling task belongs to, if it has one.
-    @TaskLocal package static var current: TransferControl?
-
     private struct State {
         var paused = false
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]

@@ -1,5 +1,6 @@
 import Foundation
 import MapTestSupport
+import MapTransfer
 import Testing
 
 @testable import MapLoader
@@ -57,5 +58,20 @@ import Testing
         let report = try await loader.performUpdate()
         #expect(report.committed && report.toVersion == "v2")
         #expect(try await loader.verify().ok)
+    }
+
+    /// Each operation downloads through a copy of the site's source made for it (its pause
+    /// control inside): the mirror that worked for one operation is the one the next asks
+    /// first, whichever copy found it.
+    @Test func theMirrorThatWorkedForOneOperationIsAskedFirstByTheNext() async throws {
+        let site = try TestSite()
+        let (away, mirror) = (site.dir.path("away"), site.dir.path("mirror"))
+        try FileManager.default.copyItem(at: site.site, to: mirror)
+        let source = MirroredSource([FolderSource(root: away), FolderSource(root: mirror)])
+        let operation = source.controlled(by: TransferControl())
+        try await operation.download(SiteLayout.catalog, to: site.dir.path("catalog.json"), limit: .atMost(1 << 20)) { _ in }
+        #expect(operation.baseURL == mirror)
+        #expect(source.baseURL == mirror, "the loader's source asks the mirror first too")
+        #expect(source.controlled(by: TransferControl()).baseURL == mirror, "and so does the next operation's")
     }
 }

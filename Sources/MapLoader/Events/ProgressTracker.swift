@@ -103,9 +103,6 @@ final class ProgressTracker: Sendable {
 /// The progress of the operations one ``OperationHandle`` runs, for its
 /// ``OperationHandle/progress`` stream and ``OperationHandle/fractionCompleted``.
 final class OperationMonitor: Sendable {
-    /// The monitor of the handle whose task is running (set by ``MapLoader/start(_:)``).
-    @TaskLocal static var current: OperationMonitor?
-
     private struct State {
         var latest: OperationProgress?
         var continuations: [UUID: AsyncStream<OperationProgress>.Continuation] = [:]

@@ -12,42 +12,40 @@ extension MapLoader {
         _ plan: Plan, from state: InstalledState, manifestSHA: String?, in operation: OperationContext
     ) async throws -> UpdateReport {
         let quota = try configuration.quota ?? operation.store.settings().quota
-        let session = PlanSession(operation, quota: quota, threads: configuration.threads)
+        let session = PlanSession(operation, quota: quota)
         return try await session.carryOut(plan, from: state, manifestSHA: manifestSHA)
     }
 }
 
-/// One operation's run of a plan: it owns everything the run uses (the site client, the
-/// transfer ledger, the blob fetches shared by groups, the generation being built) and
-/// is dropped when the run ends, so nothing of one operation outlives it on the loader.
-/// The plan it runs is never changed; the report it returns records what happened,
-/// fallbacks from patch to full archive included.
+/// One operation's run of a plan: it owns everything the run adds to its operation's
+/// context (the transfer ledger, the blob fetches shared by groups, the generation being
+/// built) and is dropped when the run ends, so nothing of one operation outlives it on the
+/// loader. The plan it runs is never changed; the report it returns records what
+/// happened, fallbacks from patch to full archive included.
 actor PlanSession {
-    /// The operation this run belongs to (named in every progress event).
-    let operation: MapLoaderOperation
-    /// The data directory.
-    let store: Store
-    /// Where events go.
-    let hub: EventHub
-    /// The site, or why there is none (a plan without downloads needs none).
-    let site: Result<SiteClient, MapLoaderError>
-    /// The most bytes the data directory may hold, if limited.
+    /// The operation this run belongs to: its store view, events, site client and configuration.
+    let context: OperationContext
+    /// The most bytes the data directory may hold, if limited (the configuration's, else the data directory's).
     let quota: Int64?
+    /// The operation's kind (named in every progress event).
+    var operation: MapLoaderOperation { context.kind }
+    /// The data directory, as the operation sees it.
+    var store: Store { context.store }
+    /// Where events go.
+    var hub: EventHub { context.hub }
+    /// The site, or why there is none (a plan without downloads needs none).
+    var site: Result<SiteClient, MapLoaderError> { context.site }
     /// Threads a patch apply may use (``MapLoader/Configuration/threads``).
-    let threads: Int
+    var threads: Int { context.configuration.threads }
     /// Downloads in flight or done in this run, by SHA-256: two groups that need one blob
     /// fetch it once.
     private var blobFetches: [String: Task<URL, any Error>] = [:]
     /// Bytes of patched files continued from an interrupted earlier run.
     var resumedBytes: Int64 = 0
 
-    /// A run in `context`, the operation's (its store view, events and site client).
-    init(_ context: OperationContext, quota: Int64?, threads: Int) {
-        self.operation = context.kind
-        self.threads = threads
-        self.store = context.store
-        self.hub = context.hub
-        self.site = context.site
+    /// A run of the operation `context`, within `quota`.
+    init(_ context: OperationContext, quota: Int64?) {
+        self.context = context
         self.quota = quota
     }
 
@@ -69,7 +67,7 @@ actor PlanSession {
         _ phase: OperationPhase, bytes: Int64 = 0, total: Int64 = 0,
         items: Int = 0, totalItems: Int = 0, item: String? = nil
     ) {
-        hub.progress(operation, phase, bytes: bytes, total: total, items: items, totalItems: totalItems, item: item)
+        context.progress(phase, bytes: bytes, total: total, items: items, totalItems: totalItems, item: item)
     }
 
     /// Carries out `plan` on top of the installed `state`: fetches, verifies and unpacks what changes,
