@@ -17,7 +17,7 @@ import argparse, gzip, io, json, os, random, re, shutil, socket, struct, subproc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
-from benchlib import human, timed  # noqa: E402
+from benchlib import human, sampled, timed  # noqa: E402
 CACHE = os.path.join(ROOT, ".build-bench")
 TZF_VERSIONS = ["6.2.0", "6.4.0", "6.5.0"]
 
@@ -695,7 +695,7 @@ def bench(name, releases, binary, use_bsdiff, rows, patch_level=None, peer_sizes
             # copy of the data folder taken before), as zstd -d is: one run is noisy.
             before = data + ".before"
             shutil.copytree(data, before, symlinks=True)
-            wall, rss, out = timed([binary, "update", "--delta", "--json"], env=env)
+            wall, rss, anon, out = sampled([binary, "update", "--delta", "--json"], env=env)
             report = json.loads(out)
             blobs, total = server.bytes_since(mark)
             walls, after = [wall], data + ".after"
@@ -703,9 +703,9 @@ def bench(name, releases, binary, use_bsdiff, rows, patch_level=None, peer_sizes
             for _ in range(APPLY_RUNS - 1):
                 shutil.copytree(before, data, symlinks=True)
                 subprocess.run(["sync"], check=True)
-                again, again_rss, _ = timed([binary, "update", "--delta", "--json"], env=env)
+                again, again_rss, again_anon, _ = sampled([binary, "update", "--delta", "--json"], env=env)
                 walls.append(again)
-                rss = max(rss, again_rss)
+                rss, anon = max(rss, again_rss), max(anon, again_anon)
                 shutil.rmtree(data)
             shutil.move(after, data)
             shutil.rmtree(before)
@@ -731,7 +731,7 @@ def bench(name, releases, binary, use_bsdiff, rows, patch_level=None, peer_sizes
                 "bsdiff": sizes["bsdiff"], "hdiffpatch": sizes["hdiffpatch"], "zstdTar": sizes["zstd-tar"], "zstdInflated": sizes["zstd-inflated"], "full": full, "vsBest": blobs / best if best else 0,
                 "vsBestWithMetadata": total / best if best else 0, "raw": raw_release(releases[index]),
                 "applyWall": wall, "zstdWall": zwall, "applyMBps": changed_bytes / wall / 1e6 if wall else 0, "timeRatio": wall / zwall if zwall else 0,
-                "rss": rss, "zstdRss": zrss, "pairs": pairs, "groups": len(changed), "fallbacks": len(fallbacks),
+                "rss": rss, "rssAnon": anon, "zstdRss": zrss, "pairs": pairs, "groups": len(changed), "fallbacks": len(fallbacks),
                 "publishWall": publish_wall, "patchWall": patch_wall, "edges": edges, "zstdEncode": zencode, "zstdInflatedEncode": zinflated,
                 "publishRss": publish_rss})
             r = rows[-1]
@@ -739,7 +739,7 @@ def bench(name, releases, binary, use_bsdiff, rows, patch_level=None, peer_sizes
                   f"xdelta3 {human(sizes['xdelta3'])}, bsdiff {human(sizes['bsdiff']) if sizes['bsdiff'] is not None else '-'}, "
                   f"hdiffz {human(sizes['hdiffpatch'])}, zstd of the folder as a tar {human(sizes['zstd-tar'])}, "
                   f"zstd of the inflated content {human(sizes['zstd-inflated'])}, "
-                  f"full {human(full)}; apply {wall:.2f}s ({changed_bytes / wall / 1e6:.0f} MB/s of changed files) vs zstd -d {zwall:.2f}s, RSS {human(rss)} vs {human(zrss)}; "
+                  f"full {human(full)}; apply {wall:.2f}s ({changed_bytes / wall / 1e6:.0f} MB/s of changed files) vs zstd -d {zwall:.2f}s, RSS {human(rss)} ({human(anon)} anonymous) vs {human(zrss)}; "
                   f"{len(changed)} groups changed, {len(fallbacks)} by full archive; publish {publish_wall:.1f}s, of which patches {patch_wall:.2f}s for {edges} patch edge(s) "
                   f"(RSS {human(publish_rss)}) vs zstd -19 encode {zencode:.1f}s, over the inflated content {zinflated:.1f}s", flush=True)
     finally:
