@@ -17,25 +17,14 @@ package enum PatchManifestDecoder {
         var reader = ByteReader(bytes)
         let lean = form >= 2
         let listsChangesOnly = form >= 3
-        func digest(of path: String) throws -> SHA256Hash? {
-            switch try reader.byte() {
-            case 0: return nil
-            case 1: return try reader.sha256()
-            case let flag: throw PatchError.corrupt(detail: "\(path) has digest flag \(flag)")
-            }
-        }
-        let treeHash = listsChangesOnly ? try digest(of: "the tree") : lean ? try reader.sha256() : nil
+        let treeHash = listsChangesOnly ? try digest(&reader, of: "the tree") : lean ? try reader.sha256() : nil
         var sources: [PatchManifest.Source] = []
         let sourceCount = try within(oldFiles, try reader.count(minimumEntrySize: lean ? 2 : 34), "old files read")
         sources.reserveCapacity(sourceCount)
         for _ in 0..<sourceCount {
             let path = try reader.string()
             try PatchPath.validate(path)
-            sources.append(.init(path: path, sha256: lean ? try digest(of: path) : try reader.sha256()))
-        }
-        // A produced file's digest: a bare hash before form 3, optional from it.
-        func produced(_ path: String) throws -> SHA256Hash? {
-            listsChangesOnly ? try digest(of: path) : try reader.sha256()
+            sources.append(.init(path: path, sha256: lean ? try digest(&reader, of: path) : try reader.sha256()))
         }
 
         var targets: [PatchManifest.Target] = []
@@ -51,36 +40,8 @@ package enum PatchManifestDecoder {
             guard targetBytes <= limits.bytes else {
                 throw PatchError.beyondLimits(detail: "its files reach past the \(limits.bytes) bytes declared, at \(PatchError.quoted(path))")
             }
-            let sha: SHA256Hash?
-            let origin: PatchManifest.Origin
-            switch try reader.byte() {
-            case PatchFormat.kindUnchanged where !listsChangesOnly:
-                sha = lean ? nil : try reader.sha256()
-                origin = .unchanged
-            case PatchFormat.kindCopy:
-                let source = try reader.index(below: sources.count)
-                sha = sources[source].sha256
-                origin = .copy(source: source)
-            case PatchFormat.kindAdd:
-                sha = try produced(path)
-                let payload = try readPayload(&reader, cursor: &cursor, end: containerSize)
-                guard payload.encoding.parts.sendsNewFiles else {
-                    throw PatchError.corrupt(detail: "add of \(path) uses a delta payload")
-                }
-                try checkDigest(sha, of: path, size: size, payload: payload)
-                origin = .add(payload)
-            case PatchFormat.kindPatch:
-                sha = try produced(path)
-                let source = try reader.index(below: sources.count)
-                let payload = try readPayload(&reader, cursor: &cursor, end: containerSize)
-                guard payload.encoding.isDelta else {
-                    throw PatchError.corrupt(detail: "patch of \(path) has a non-delta payload")
-                }
-                try checkDigest(sha, of: path, size: size, payload: payload)
-                origin = .patch(source: source, payload)
-            case let kind:
-                throw PatchError.corrupt(detail: "unknown operation \(kind) for \(path)")
-            }
+            let (sha, origin) = try origin(
+                &reader, of: path, size: size, sources: sources, form: form, cursor: &cursor, containerSize: containerSize)
             if let payload = origin.payload, payload.encoding == .stored, payload.length != size {
                 throw PatchError.corrupt(detail: "stored payload of \(path) is \(payload.length) bytes, file is \(size)")
             }
@@ -104,6 +65,60 @@ package enum PatchManifestDecoder {
             throw PatchError.corrupt(detail: "targets out of path order")
         }
         return PatchManifest(sources: sources, targets: targets, deletions: deletions, treeHash: treeHash, keepsUnlisted: listsChangesOnly)
+    }
+
+    /// A digest flag (0: none, 1: a SHA-256 follows) and its digest.
+    private static func digest(_ reader: inout ByteReader, of path: String) throws -> SHA256Hash? {
+        switch try reader.byte() {
+        case 0: return nil
+        case 1: return try reader.sha256()
+        case let flag: throw PatchError.corrupt(detail: "\(path) has digest flag \(flag)")
+        }
+    }
+
+    /// How the target at `path` (`size` bytes) is produced, and its digest: its operation,
+    /// its old file (an index into `sources`) and its payload, which begins at `cursor`
+    /// (moved past it) and ends within the container.
+    private static func origin(
+        _ reader: inout ByteReader, of path: String, size: Int64, sources: [PatchManifest.Source], form: Int,
+        cursor: inout Int64, containerSize: Int64
+    ) throws -> (sha: SHA256Hash?, origin: PatchManifest.Origin) {
+        let (lean, listsChangesOnly) = (form >= 2, form >= 3)
+        // A produced file's digest: a bare hash before form 3, optional from it.
+        func produced() throws -> SHA256Hash? {
+            listsChangesOnly ? try digest(&reader, of: path) : try reader.sha256()
+        }
+        let sha: SHA256Hash?
+        let origin: PatchManifest.Origin
+        switch try reader.byte() {
+        case PatchFormat.kindUnchanged where !listsChangesOnly:
+            sha = lean ? nil : try reader.sha256()
+            origin = .unchanged
+        case PatchFormat.kindCopy:
+            let source = try reader.index(below: sources.count)
+            sha = sources[source].sha256
+            origin = .copy(source: source)
+        case PatchFormat.kindAdd:
+            sha = try produced()
+            let payload = try readPayload(&reader, cursor: &cursor, end: containerSize)
+            guard payload.encoding.parts.sendsNewFiles else {
+                throw PatchError.corrupt(detail: "add of \(path) uses a delta payload")
+            }
+            try checkDigest(sha, of: path, size: size, payload: payload)
+            origin = .add(payload)
+        case PatchFormat.kindPatch:
+            sha = try produced()
+            let source = try reader.index(below: sources.count)
+            let payload = try readPayload(&reader, cursor: &cursor, end: containerSize)
+            guard payload.encoding.isDelta else {
+                throw PatchError.corrupt(detail: "patch of \(path) has a non-delta payload")
+            }
+            try checkDigest(sha, of: path, size: size, payload: payload)
+            origin = .patch(source: source, payload)
+        case let kind:
+            throw PatchError.corrupt(detail: "unknown operation \(kind) for \(path)")
+        }
+        return (sha, origin)
     }
 
     /// `count`, when it is at most `limit` (`what` names the count in the refusal).

@@ -94,14 +94,27 @@ extension PatchRun {
         let expansion = PatchManifest.Payload(
             encoding: parts.layout == .segmented ? .segmentedDelta : .delta, length: remaining - recipeLength,
             offset: offset + recipeLength)
-        guard parts.layout == .segmented else {
+        switch parts.layout {
+        case .whole:
             try decodeWholeExpansion(
                 expansion, parts: parts, recipe: recipe, old: &old, newMap: newMap, source: source, target: target,
                 destination: destination, scratch: scratch)
-            done = begin + target.size
-            return
+        case .segmented:
+            try decodeSegmentedExpansion(
+                expansion, parts: parts, recipe: recipe, old: &old, newMap: newMap, source: source, target: target,
+                destination: destination, scratch: scratch)
         }
-        // Segmented: the table names this cut; its checkpoint is found by it.
+        done = begin + target.size
+    }
+
+    /// Decodes a see-through file's expansion sent as a ``SegmentedDelta`` and rebuilds the
+    /// file from it. With a resume folder the expansion is built there with a checkpoint
+    /// after each segment, and the rebuild checkpointed every few MB.
+    private mutating func decodeSegmentedExpansion(
+        _ expansion: PatchManifest.Payload, parts: EncodingParts, recipe: DeflateRecipe, old: inout OldSide?,
+        newMap: GatherMap, source: PatchManifest.Source?, target: PatchManifest.Target, destination: String, scratch: String
+    ) throws {
+        // The table names this cut; its checkpoint is found by it.
         let (table, _) = try SegmentedDelta.decode(
             from: patch.file, at: expansion.offset, within: expansion.length, targetSize: recipe.expandedSize,
             oldSize: old.map { Int64($0.expansion.bytes.count) } ?? .max, displayPath: target.path)
@@ -172,7 +185,6 @@ extension PatchRun {
             throw error
         }
         try finish(target, rebuilt: spot + ".partial", gathered: parts.view.gathers ? newMap : nil, destination: destination, spot: claimed?.path)
-        done = begin + target.size
     }
 
     /// Decodes a see-through file's expansion sent whole (one zstd frame or one suffix

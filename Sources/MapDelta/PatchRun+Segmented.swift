@@ -17,19 +17,7 @@ extension PatchRun {
         target: PatchManifest.Target, destination: String, cross: Bool = false
     ) throws {
         let oldPath = oldRoot + "/" + source.path
-        guard let status = FileStatus.of(oldPath), status.kind == .file else { throw PatchError.sourceMissing(path: source.path) }
-        let mapped = try MappedFile.source(oldPath, displayPath: source.path)
-        // The windows address the old file, or for a cross-file payload the files its
-        // references name, one after another (mapped, never joined).
-        var headerLength: Int64 = 0
-        var windows = SegmentOldBytes(files: [mapped])
-        if cross {
-            let (references, length) = try CrossReferences.decode(
-                from: patch.file, at: payload.offset, within: payload.length, displayPath: target.path)
-            headerLength = length
-            windows = SegmentOldBytes(
-                files: try referencedPaths(references, target: target).map { try MappedFile.source($0, displayPath: target.path) })
-        }
+        let (mapped, windows, headerLength) = try segmentWindows(payload, source: source, target: target, cross: cross)
         let (table, tableLength) = try SegmentedDelta.decode(
             from: patch.file, at: payload.offset + headerLength, within: payload.length - headerLength,
             targetSize: target.size, oldSize: windows.size,
@@ -41,14 +29,7 @@ extension PatchRun {
         defer { withExtendedLifetime(claimed) {} }
         let building = spot.map { $0 + ".partial" } ?? destination
         let checkpoint = SegmentCheckpoint(identity: table.identity, source: source.sha256?.hex ?? source.path, segments: 0)
-        var first = 0
-        if let spot, let saved = SegmentCheckpoint.read(spot + ".json"), saved.identity == checkpoint.identity,
-            saved.source == checkpoint.source, (1..<table.segments.count).contains(saved.segments),
-            let size = FileStatus.of(building)?.size, size >= table.newOffset(of: saved.segments),
-            Self.finishedSegmentsAreIntact(building, table: table, count: saved.segments)
-        {
-            first = saved.segments
-        }
+        let first = spot.map { Self.segmentsDone(spot: $0, building: building, table: table, checkpoint: checkpoint) } ?? 0
         let output: SystemFile
         // On a file system with copy-on-write clones the new file starts as a clone of the
         // old one, and only bytes that differ in place are written: the file takes about
@@ -107,25 +88,55 @@ extension PatchRun {
         let digestBehind = try behind?.finish()
         if cloned { try output.truncate(to: written) }  // the old file may have been longer
         if durable { try output.sync() }
-        let size = try output.size()
-        if let digest = digestBehind ?? hasher?.finalize(), digest != target.producedDigest || size != target.size {
-            FileSystem.remove(building)
-            throw PatchError.outputMismatch(
-                path: target.path, expectedSHA256: target.producedDigest.hex, foundSHA256: digest.hex,
-                expectedSize: target.size, foundSize: size)
-        }
-        guard size == target.size else {
-            FileSystem.remove(building)
-            throw PatchError.outputMismatch(
-                path: target.path, expectedSHA256: target.producedDigest.hex, foundSHA256: "unknown",
-                expectedSize: target.size, foundSize: size)
-        }
-        if let spot {
-            try FileSystem.rename(building, destination)
-            FileSystem.remove(spot + ".json")
-            FileSystem.remove(spot + ".lock")
-        }
+        try keep(output, building: building, digest: digestBehind ?? hasher?.finalize(), target: target, spot: spot, destination: destination)
         done = start + target.size
+    }
+
+    /// The old bytes a segmented payload's windows address: the old file (mapped, and
+    /// returned too), or for a cross-file payload the files its references name, one after
+    /// another (mapped, never joined), after a header of `headerLength` bytes.
+    private func segmentWindows(
+        _ payload: PatchManifest.Payload, source: PatchManifest.Source, target: PatchManifest.Target, cross: Bool
+    ) throws -> (old: MappedFile, windows: SegmentOldBytes, headerLength: Int64) {
+        let oldPath = oldRoot + "/" + source.path
+        guard let status = FileStatus.of(oldPath), status.kind == .file else { throw PatchError.sourceMissing(path: source.path) }
+        let mapped = try MappedFile.source(oldPath, displayPath: source.path)
+        guard cross else { return (mapped, SegmentOldBytes(files: [mapped]), 0) }
+        let (references, length) = try CrossReferences.decode(
+            from: patch.file, at: payload.offset, within: payload.length, displayPath: target.path)
+        let files = try referencedPaths(references, target: target).map { try MappedFile.source($0, displayPath: target.path) }
+        return (mapped, SegmentOldBytes(files: files), length)
+    }
+
+    /// The segments of `building` an interrupted run finished, by the checkpoint in `spot`
+    /// (checked against the table and the bytes); 0 to start over.
+    private static func segmentsDone(spot: String, building: String, table: SegmentedDelta, checkpoint: SegmentCheckpoint) -> Int {
+        guard let saved = SegmentCheckpoint.read(spot + ".json"), saved.identity == checkpoint.identity,
+            saved.source == checkpoint.source, (1..<table.segments.count).contains(saved.segments),
+            let size = FileStatus.of(building)?.size, size >= table.newOffset(of: saved.segments),
+            finishedSegmentsAreIntact(building, table: table, count: saved.segments)
+        else { return 0 }
+        return saved.segments
+    }
+
+    /// Checks the segmented file built in `building` (its `digest`, where it was hashed as it
+    /// was written, and its size) and moves it to `destination` when it was built in a
+    /// resume `spot`; a file that fails is removed.
+    private func keep(
+        _ output: SystemFile, building: String, digest: SHA256Hash?, target: PatchManifest.Target, spot: String?,
+        destination: String
+    ) throws {
+        let size = try output.size()
+        guard digest ?? target.producedDigest == target.producedDigest, size == target.size else {
+            FileSystem.remove(building)
+            throw PatchError.outputMismatch(
+                path: target.path, expectedSHA256: target.producedDigest.hex, foundSHA256: digest?.hex ?? "unknown",
+                expectedSize: target.size, foundSize: size)
+        }
+        guard let spot else { return }
+        try FileSystem.rename(building, destination)
+        FileSystem.remove(spot + ".json")
+        FileSystem.remove(spot + ".lock")
     }
 
     /// Whether the first `count` segments of the partial file at `path` still hash as the

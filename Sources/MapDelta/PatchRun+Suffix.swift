@@ -83,30 +83,8 @@ extension PatchRun {
         defer { withExtendedLifetime(claimed) {} }
         let building = claimed.map { $0.path + ".partial" } ?? destination
         var checkpoint = SegmentCheckpoint(identity: identity, source: source.sha256?.hex ?? source.path, segments: 0)
-        // Bytes an earlier run wrote and checkpointed: compared with the partial file, not written.
-        var taken: Int64 = 0
-        if let spot = claimed?.path, let saved = SegmentCheckpoint.read(spot + ".json"), saved.identity == identity,
-            saved.source == checkpoint.source, let bytes = saved.bytes, bytes > 0, bytes <= target.size,
-            let size = FileStatus.of(building)?.size, size >= bytes
-        {
-            taken = bytes
-        }
-        let output: SystemFile
-        // What the file holds before this run writes: the old bytes (a clone), an earlier
-        // run's partial file, or nothing.
-        var held: Int64 = 0
-        var cloned = false
-        if taken > 0 {
-            output = try SystemFile.openForUpdate(building)
-            held = try output.size()
-            resumedBytes += taken
-        } else {
-            FileSystem.remove(building)
-            // A checkpoint of an earlier run that is not taken over must not vouch for this one.
-            if let spot = claimed?.path { FileSystem.remove(spot + ".json") }
-            cloned = FileSystem.cloneFile(oldPath, building)
-            output = try cloned ? SystemFile.openForUpdate(building) : SystemFile.createOrTruncate(building)
-        }
+        let (output, taken, held, cloned) = try openInPlace(
+            building, oldPath: oldPath, spot: claimed?.path, checkpoint: checkpoint, size: target.size)
         guard let form = payload.encoding.suffixForm else { throw PatchError.corrupt(detail: "\(target.path): not a suffix delta") }
         let compare = UnsafeMutableRawBufferPointer.allocate(byteCount: SegmentedDelta.cloneWindow, alignment: 16)
         defer { compare.deallocate() }
@@ -167,6 +145,29 @@ extension PatchRun {
         }
         decoded = digest
         done = start + target.size
+    }
+
+    /// Opens the file an in-place suffix delta builds at `building`: an earlier run's
+    /// partial file where the checkpoint in `spot` vouches for its first bytes (`taken`,
+    /// compared rather than written again), else a clone of the old file where the file
+    /// system makes one, else an empty file. `held`: the bytes the file holds before this
+    /// run writes.
+    private mutating func openInPlace(
+        _ building: String, oldPath: String, spot: String?, checkpoint: SegmentCheckpoint, size: Int64
+    ) throws -> (output: SystemFile, taken: Int64, held: Int64, cloned: Bool) {
+        if let spot, let saved = SegmentCheckpoint.read(spot + ".json"), saved.identity == checkpoint.identity,
+            saved.source == checkpoint.source, let bytes = saved.bytes, bytes > 0, bytes <= size,
+            let partial = FileStatus.of(building)?.size, partial >= bytes
+        {
+            let output = try SystemFile.openForUpdate(building)
+            resumedBytes += bytes
+            return (output, bytes, try output.size(), false)
+        }
+        FileSystem.remove(building)
+        // A checkpoint of an earlier run that is not taken over must not vouch for this one.
+        if let spot { FileSystem.remove(spot + ".json") }
+        let cloned = FileSystem.cloneFile(oldPath, building)
+        return (try cloned ? SystemFile.openForUpdate(building) : SystemFile.createOrTruncate(building), 0, 0, cloned)
     }
 
     /// Removes a failed in-place build: the file being built and its resume spot's files.

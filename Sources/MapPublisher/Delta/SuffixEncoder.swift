@@ -113,6 +113,59 @@ package enum SuffixEncoder {
         return out
     }
 
+    /// How far a step extends the last match forward (bytes after `last` that mostly
+    /// agree) and the next match backward (bytes before `match` that mostly agree), with an
+    /// overlap of the two split where the bytes agree best: bsdiff's rule.
+    private static func extents(
+        old: UnsafeBufferPointer<UInt8>, new: UnsafeBufferPointer<UInt8>, last: (scan: Int, position: Int), match: (scan: Int, position: Int)
+    ) -> (forward: Int, backward: Int) {
+        let (lastScan, lastPosition) = last
+        let (scan, position) = match
+        var score = 0
+        var bestForward = 0
+        var forward = 0
+        var i = 0
+        while lastScan + i < scan, lastPosition + i < old.count {
+            if old[lastPosition + i] == new[lastScan + i] { score += 1 }
+            i += 1
+            if score * 2 - i > bestForward * 2 - forward {
+                bestForward = score
+                forward = i
+            }
+        }
+        var backward = 0
+        if scan < new.count {
+            score = 0
+            var bestBackward = 0
+            i = 1
+            while scan >= lastScan + i, position >= i {
+                if old[position - i] == new[scan - i] { score += 1 }
+                if score * 2 - i > bestBackward * 2 - backward {
+                    bestBackward = score
+                    backward = i
+                }
+                i += 1
+            }
+        }
+        if lastScan + forward > scan - backward {
+            let overlap = (lastScan + forward) - (scan - backward)
+            score = 0
+            var bestSplit = 0
+            var split = 0
+            for j in 0..<overlap {
+                if new[lastScan + forward - overlap + j] == old[lastPosition + forward - overlap + j] { score += 1 }
+                if new[scan - backward + j] == old[position - backward + j] { score -= 1 }
+                if score > bestSplit {
+                    bestSplit = score
+                    split = j + 1
+                }
+            }
+            forward += split - overlap
+            backward -= split
+        }
+        return (forward, backward)
+    }
+
     /// bsdiff's scan: the control and difference streams, and where in the new file the
     /// extra bytes are.
     private static func steps(
@@ -148,48 +201,8 @@ package enum SuffixEncoder {
                 scan += 1
             }
             guard length != oldScore || scan == newSize else { continue }
-            var score = 0
-            var bestForward = 0
-            var forward = 0
-            var i = 0
-            while lastScan + i < scan, lastPosition + i < oldSize {
-                if old[lastPosition + i] == new[lastScan + i] { score += 1 }
-                i += 1
-                if score * 2 - i > bestForward * 2 - forward {
-                    bestForward = score
-                    forward = i
-                }
-            }
-            var backward = 0
-            if scan < newSize {
-                score = 0
-                var bestBackward = 0
-                i = 1
-                while scan >= lastScan + i, position >= i {
-                    if old[position - i] == new[scan - i] { score += 1 }
-                    if score * 2 - i > bestBackward * 2 - backward {
-                        bestBackward = score
-                        backward = i
-                    }
-                    i += 1
-                }
-            }
-            if lastScan + forward > scan - backward {
-                let overlap = (lastScan + forward) - (scan - backward)
-                score = 0
-                var bestSplit = 0
-                var split = 0
-                for j in 0..<overlap {
-                    if new[lastScan + forward - overlap + j] == old[lastPosition + forward - overlap + j] { score += 1 }
-                    if new[scan - backward + j] == old[position - backward + j] { score -= 1 }
-                    if score > bestSplit {
-                        bestSplit = score
-                        split = j + 1
-                    }
-                }
-                forward += split - overlap
-                backward -= split
-            }
+            let (forward, backward) = Self.extents(
+                old: old, new: new, last: (lastScan, lastPosition), match: (scan, position))
             for j in 0..<forward { differences.append(new[lastScan + j] &- old[lastPosition + j]) }
             let copy = (scan - backward) - (lastScan + forward)
             if copy > 0 { extra.append((lastScan + forward)..<(lastScan + forward + copy)) }

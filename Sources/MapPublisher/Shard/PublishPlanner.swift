@@ -37,46 +37,10 @@ package enum PublishPlanner {
             for group in tree.groups {
                 let folder = reader.groupFolder(leaf.id, group.id)
                 guard reader.isDirectory(folder) else { continue }
-                let entries = try ReleaseReader.entries(of: leaf.id, group.id, in: folder)
-                let treeHash = TreeHash.of(entries)
-                var unit = PublishPlan.Unit(
-                    package: leaf.id, group: group.id, treeHash: treeHash, reused: nil,
-                    keptEdges: [], archiveTask: nil, patchTasks: [])
-                unit.reused = history.reusable(treeHash: treeHash, format: options.format, group: group.id) {
-                    FileManager.default.fileExists(atPath: site.blob($0.sha256).path)
-                }
-                if unit.reused == nil {
-                    unit.archiveTask = tasks.count
-                    tasks.append(
-                        .init(
-                            id: tasks.count, kind: .archive, package: leaf.id, group: group.id,
-                            treeHash: treeHash))
-                }
-                // Edges published before into this tree (the group did not change since) stay
-                // usable while their blobs are on the site. Edges into older trees stay in the
-                // manifests of their versions, where a device far behind reads them: a
-                // manifest stays the same size however many versions the site keeps.
-                var seen = Set<String>()
-                for manifest in history.manifests.indices {
-                    for edge in history.artifact(leaf.id, group.id, inVersion: manifest)?.patches ?? []
-                    where edge.toTreeHash == treeHash && seen.insert(edge.fromTreeHash + edge.toTreeHash).inserted {
-                        if FileManager.default.fileExists(atPath: site.blob(edge.sha256).path) { unit.keptEdges.append(edge) }
-                    }
-                }
-                for index in history.manifests.indices.suffix(options.patchDepth).reversed() {
-                    guard let old = history.artifact(leaf.id, group.id, inVersion: index), old.treeHash != treeHash,
-                        seen.insert(old.treeHash + treeHash).inserted
-                    else { continue }
-                    var from = old
-                    from.patches = nil
-                    unit.patchTasks.append(tasks.count)
-                    tasks.append(
-                        .init(
-                            id: tasks.count, kind: .patch, package: leaf.id, group: group.id,
-                            treeHash: treeHash, fromVersion: history.manifests[index].version,
-                            fromArtifact: from))
-                }
-                units.append(unit)
+                units.append(
+                    try unit(
+                        package: leaf.id, group: group.id, folder: folder, history: history, site: site, options: options,
+                        tasks: &tasks))
             }
         }
         return PublishPlan(
@@ -88,6 +52,56 @@ package enum PublishPlanner {
             release: release.standardizedFileURL.path,
             site: siteURL.standardizedFileURL.path, groups: tree.groups, root: tree.root,
             units: units, tasks: tasks)
+    }
+
+    /// One group of one package in the plan: reused as published before where its tree is,
+    /// else an archive task; the edges into its tree kept while their blobs are on the
+    /// site; a patch task from each of the last ``PublishOptions/patchDepth`` versions
+    /// whose tree differs (appended to `tasks`).
+    private static func unit(
+        package: String, group: String, folder: URL, history: PublishedHistory, site: SiteWriter, options: PublishOptions,
+        tasks: inout [PublishPlan.Task]
+    ) throws -> PublishPlan.Unit {
+        let entries = try ReleaseReader.entries(of: package, group, in: folder)
+        let treeHash = TreeHash.of(entries)
+        var unit = PublishPlan.Unit(
+            package: package, group: group, treeHash: treeHash, reused: nil,
+            keptEdges: [], archiveTask: nil, patchTasks: [])
+        unit.reused = history.reusable(treeHash: treeHash, format: options.format, group: group) {
+            FileManager.default.fileExists(atPath: site.blob($0.sha256).path)
+        }
+        if unit.reused == nil {
+            unit.archiveTask = tasks.count
+            tasks.append(
+                .init(
+                    id: tasks.count, kind: .archive, package: package, group: group,
+                    treeHash: treeHash))
+        }
+        // Edges published before into this tree (the group did not change since) stay
+        // usable while their blobs are on the site. Edges into older trees stay in the
+        // manifests of their versions, where a device far behind reads them: a
+        // manifest stays the same size however many versions the site keeps.
+        var seen = Set<String>()
+        for manifest in history.manifests.indices {
+            for edge in history.artifact(package, group, inVersion: manifest)?.patches ?? []
+            where edge.toTreeHash == treeHash && seen.insert(edge.fromTreeHash + edge.toTreeHash).inserted {
+                if FileManager.default.fileExists(atPath: site.blob(edge.sha256).path) { unit.keptEdges.append(edge) }
+            }
+        }
+        for index in history.manifests.indices.suffix(options.patchDepth).reversed() {
+            guard let old = history.artifact(package, group, inVersion: index), old.treeHash != treeHash,
+                seen.insert(old.treeHash + treeHash).inserted
+            else { continue }
+            var from = old
+            from.patches = nil
+            unit.patchTasks.append(tasks.count)
+            tasks.append(
+                .init(
+                    id: tasks.count, kind: .patch, package: package, group: group,
+                    treeHash: treeHash, fromVersion: history.manifests[index].version,
+                    fromArtifact: from))
+        }
+        return unit
     }
 }
 

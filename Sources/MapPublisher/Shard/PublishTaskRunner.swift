@@ -59,76 +59,91 @@ package enum PublishTaskRunner {
         guard TreeHash.of(entries) == task.treeHash else {
             throw PublishError("data/\(task.package)/\(task.group) changed since the plan of \(plan.version) was made: make a new plan")
         }
-        let result: PublishTaskResult
-        let line: String
-        switch task.kind {
-        case .archive:
-            // A client refuses a tree of more folders than its files can need: never publish one.
-            let folders = TreeLimits.folders(of: entries.map(\.path))
-            let allowed = TreeLimits(files: entries.count, bytes: 0).folders
-            guard folders <= allowed else {
-                throw PublishError(
-                    "data/\(task.package)/\(task.group) has \(folders) folders for \(entries.count) files; clients accept at most \(allowed) (twice the files and 4,096): keep the files in fewer, shallower folders"
-                )
+        let (result, line) =
+            switch task.kind {
+            case .archive: try archive(task, id: id, of: plan, entries: entries, folder: folder, site: site)
+            case .patch: try patch(task, id: id, of: plan, entries: entries, folder: folder, site: site, places: places)
             }
-            let temporary = site.temporaryFile("." + plan.format.rawValue)
-            do {
-                try ArchiveWriter.write(
-                    root: folder, files: entries.map { ($0.path, $0.size) }, to: temporary,
-                    format: plan.format, level: plan.level)
-            } catch {
-                throw PublishError("data/\(task.package)/\(task.group): \(error)")
-            }
-            let blob = try site.storeBlob(temporary)
-            let unpacked = entries.reduce(0) { $0 + $1.size }
-            result = PublishTaskResult(
-                task: id, sha256: blob.sha256, size: blob.size, unpackedSize: unpacked,
-                files: entries.count)
-            line = "\(task.package)/\(task.group): \(entries.count) files, \(ByteFormat.string(unpacked)) → \(ByteFormat.string(blob.size)) archive"
-        case .patch:
-            guard let from = task.fromArtifact, let version = task.fromVersion else {
-                throw PublishError("task \(id) of the plan of \(plan.version) is a patch without an old version; make a new plan")
-            }
-            let work = (places.scratch ?? site.scratch).appendingPathComponent("task-\(id)-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: work) }
-            let oldTree = try unpack(
-                from, from: site, into: work.appendingPathComponent("old"), sameAs: entries, in: folder,
-                what: "\(task.package)/\(task.group) of \(version)")
-            let temporary = site.temporaryFile(".patch")
-            let stats: PatchStats
-            do {
-                let options = places.patchOptions(plan, work: work)
-                stats = try PatchBuilder.build(
-                    from: oldTree, to: try TreeScan(root: folder, files: entries), output: temporary, options: options)
-            } catch {
-                throw PublishError("cannot build the patch \(task.package)/\(task.group) \(version)→\(plan.version): \(error)")
-            }
-            let (sha256, size) = try FileHashing.sha256(ofFileAt: temporary)
-            do {
-                try FileSystem.rename(temporary.path, site.stagedPatch(id, version: plan.version).path)
-            } catch {
-                throw PublishError("cannot stage the patch in \(site.staging(plan.version).path): \(error.reason)")
-            }
-            // Files left byte-level for a reason a publisher can act on (a deflate stream
-            // another encoder made, a file too large for a delta) travel with the edge.
-            let notes = stats.files.compactMap { file in file.edgeNote.map { "\(file.path): \($0)" } }
-            // The publish log also says where an estimate left a trial out.
-            let logged = stats.files.compactMap { file in file.note.map { "\(file.path): \($0)" } }
-            // And which trials took the time, for the files whose trials took long.
-            let slow = stats.files.compactMap { file in file.trialTimes.map { "\(file.path): trials \($0)" } }
-            result = PublishTaskResult(
-                task: id, sha256: sha256, size: size, notes: notes.isEmpty ? nil : Array(notes.prefix(20)),
-                writeBytes: stats.writeBytes, cloneWriteBytes: stats.cloneWriteBytes,
-                codecs: PatchCodecs.needed(by: stats.files.compactMap(\.encoding)))
-            line =
-                "\(task.package)/\(task.group): patch \(version)→\(plan.version) \(ByteFormat.string(size))"
-                + (logged.prefix(20) + slow.prefix(20)).map { "\n    \($0)" }.joined()
-        }
         var recorded = result
         recorded.taskDigest = task.digest(in: plan)
         try site.write(try JSONCoding.encoder(pretty: false).encode(recorded), to: site.taskResult(id, version: plan.version))
         return line
+    }
+
+    /// Runs archive task `id`: the group's files in one archive, stored as a blob.
+    private static func archive(
+        _ task: PublishPlan.Task, id: Int, of plan: PublishPlan, entries: [FileEntry], folder: URL, site: SiteWriter
+    ) throws -> (PublishTaskResult, String) {
+        // A client refuses a tree of more folders than its files can need: never publish one.
+        let folders = TreeLimits.folders(of: entries.map(\.path))
+        let allowed = TreeLimits(files: entries.count, bytes: 0).folders
+        guard folders <= allowed else {
+            throw PublishError(
+                "data/\(task.package)/\(task.group) has \(folders) folders for \(entries.count) files; clients accept at most \(allowed) (twice the files and 4,096): keep the files in fewer, shallower folders"
+            )
+        }
+        let temporary = site.temporaryFile("." + plan.format.rawValue)
+        do {
+            try ArchiveWriter.write(
+                root: folder, files: entries.map { ($0.path, $0.size) }, to: temporary,
+                format: plan.format, level: plan.level)
+        } catch {
+            throw PublishError("data/\(task.package)/\(task.group): \(error)")
+        }
+        let blob = try site.storeBlob(temporary)
+        let unpacked = entries.reduce(0) { $0 + $1.size }
+        let result = PublishTaskResult(
+            task: id, sha256: blob.sha256, size: blob.size, unpackedSize: unpacked,
+            files: entries.count)
+        let line = "\(task.package)/\(task.group): \(entries.count) files, \(ByteFormat.string(unpacked)) → \(ByteFormat.string(blob.size)) archive"
+        return (result, line)
+    }
+
+    /// Runs patch task `id`: the patch from the old version's tree (unpacked from its blob)
+    /// to the group's files, staged for assembly; its line lists the files' notes.
+    private static func patch(
+        _ task: PublishPlan.Task, id: Int, of plan: PublishPlan, entries: [FileEntry], folder: URL, site: SiteWriter,
+        places: Places
+    ) throws -> (PublishTaskResult, String) {
+        guard let from = task.fromArtifact, let version = task.fromVersion else {
+            throw PublishError("task \(id) of the plan of \(plan.version) is a patch without an old version; make a new plan")
+        }
+        let work = (places.scratch ?? site.scratch).appendingPathComponent("task-\(id)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let oldTree = try unpack(
+            from, from: site, into: work.appendingPathComponent("old"), sameAs: entries, in: folder,
+            what: "\(task.package)/\(task.group) of \(version)")
+        let temporary = site.temporaryFile(".patch")
+        let stats: PatchStats
+        do {
+            let options = places.patchOptions(plan, work: work)
+            stats = try PatchBuilder.build(
+                from: oldTree, to: try TreeScan(root: folder, files: entries), output: temporary, options: options)
+        } catch {
+            throw PublishError("cannot build the patch \(task.package)/\(task.group) \(version)→\(plan.version): \(error)")
+        }
+        let (sha256, size) = try FileHashing.sha256(ofFileAt: temporary)
+        do {
+            try FileSystem.rename(temporary.path, site.stagedPatch(id, version: plan.version).path)
+        } catch {
+            throw PublishError("cannot stage the patch in \(site.staging(plan.version).path): \(error.reason)")
+        }
+        // Files left byte-level for a reason a publisher can act on (a deflate stream
+        // another encoder made, a file too large for a delta) travel with the edge.
+        let notes = stats.files.compactMap { file in file.edgeNote.map { "\(file.path): \($0)" } }
+        // The publish log also says where an estimate left a trial out.
+        let logged = stats.files.compactMap { file in file.note.map { "\(file.path): \($0)" } }
+        // And which trials took the time, for the files whose trials took long.
+        let slow = stats.files.compactMap { file in file.trialTimes.map { "\(file.path): trials \($0)" } }
+        let result = PublishTaskResult(
+            task: id, sha256: sha256, size: size, notes: notes.isEmpty ? nil : Array(notes.prefix(20)),
+            writeBytes: stats.writeBytes, cloneWriteBytes: stats.cloneWriteBytes,
+            codecs: PatchCodecs.needed(by: stats.files.compactMap(\.encoding)))
+        let line =
+            "\(task.package)/\(task.group): patch \(version)→\(plan.version) \(ByteFormat.string(size))"
+            + (logged.prefix(20) + slow.prefix(20)).map { "\n    \($0)" }.joined()
+        return (result, line)
     }
 
     /// The file a task's result describes: its blob, or its staged patch (or, once an
