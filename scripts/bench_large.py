@@ -24,7 +24,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
-from benchlib import free_port, human  # noqa: E402
+from benchlib import free_port, human, sampled as peak  # noqa: E402
 
 
 
@@ -63,26 +63,6 @@ def write_pair(old, new, size):
                 data = bytes(data)
             n.write(data)
     return tiles
-
-
-def peak(cmd, **kw):
-    """(wall s, peak RSS, peak anonymous RSS) of a command, sampling /proc every 20 ms."""
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
-    rss = anon = 0
-    while proc.poll() is None:
-        try:
-            with open(f"/proc/{proc.pid}/status") as f:
-                fields = dict(line.split(":", 1) for line in f if ":" in line)
-            rss = max(rss, int(fields["VmRSS"].split()[0]) * 1024)
-            anon = max(anon, int(fields["RssAnon"].split()[0]) * 1024)
-        except (OSError, KeyError, ValueError):
-            pass
-        time.sleep(0.02)
-    out, err = proc.communicate()
-    if proc.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{err[-3000:]}")
-    return time.monotonic() - start, rss, anon, out
 
 
 def main():
