@@ -38,16 +38,8 @@ extension PatchRun {
             encoding: encoding, length: payload.length - headerLength,
             offset: payload.offset + headerLength)
         do {
-            if whole, target.size > mappedAbove,
-                let (mapped, output) = try mappedFrame(frame, size: target.size, into: destination, displayPath: target.path)
-            {
-                do {
-                    try decodeMapped(mapped, prefix: prefix.bytes, into: output, target: target, destination: destination)
-                } catch {
-                    unlink(destination)  // reserved at its full size: not left half-decoded
-                    throw error
-                }
-            } else {
+            let mapped = try whole && decodeMapped(frame, prefix: prefix.bytes, target: target, destination: destination)
+            if !mapped {
                 try decode(
                     frame, prefix: prefix.bytes, windowCover: Int64(prefix.bytes.count) + target.size,
                     target: target, destination: destination)
@@ -58,24 +50,6 @@ extension PatchRun {
             }
             throw error
         }
-    }
-
-    /// Decodes `frame` against `prefix` into `output`, the new file mapped for writing,
-    /// and checks its SHA-256 and size as ``decode(_:prefix:windowCover:target:destination:)``
-    /// does for a streamed one.
-    private mutating func decodeMapped(
-        _ frame: MappedFile, prefix: UnsafeRawBufferPointer, into output: MappedOutput, target: PatchManifest.Target,
-        destination: String
-    ) throws {
-        let hash = try decodeMapped(frame, prefix: prefix, into: output, digest: true, sync: durable, displayPath: target.path)!
-        guard hash == target.sha256 ?? hash else {
-            unlink(destination)
-            throw PatchError.outputMismatch(
-                path: target.path, expectedSHA256: target.producedDigest.hex,
-                foundSHA256: hash.hex, expectedSize: target.size, foundSize: target.size)
-        }
-        decoded = hash
-        done += target.size
     }
 
     /// The full paths of the files `references` names for `target`, each a regular file:

@@ -260,40 +260,6 @@ extension PatchRun {
         try finish(target, rebuilt: rebuilt, gathered: parts.view.gathers ? newMap : nil, destination: destination, spot: claimed?.path)
     }
 
-    /// The payload `expansion`, one zstd frame of `size` bytes of content, mapped and checked
-    /// (``ZstdDelta/checkWholeFrame(_:size:displayPath:)``) before a byte of disk is
-    /// reserved for it, and the file at `path` mapped to decode it into; nil where this file
-    /// system cannot reserve and map the file (the caller streams instead).
-    func mappedFrame(_ expansion: PatchManifest.Payload, size: Int64, into path: String, displayPath: String) throws
-        -> (MappedFile, MappedOutput)?
-    {
-        guard expansion.length > 0 else { throw PatchError.truncated(detail: "the expansion of \(displayPath) has no frame") }
-        let frame = try MappedFile(patch.file, offset: expansion.offset, length: expansion.length)
-        try ZstdDelta.checkWholeFrame(frame.bytes, size: size, displayPath: displayPath)
-        return try MappedOutput.attempt(creating: path, size: size).map { (frame, $0) }
-    }
-
-    /// Decodes one zstd `frame` into `output`, a file mapped for writing
-    /// (``ZstdDelta/decodeFrame(_:prefix:into:displayPath:)``): no window on the heap
-    /// however large the file. Returns its SHA-256 when `digest` asks for it, and flushes
-    /// it when `sync` does (for a checkpoint, or a durable file). Progress jumps to the end
-    /// once the frame is decoded.
-    mutating func decodeMapped(
-        _ frame: MappedFile, prefix: UnsafeRawBufferPointer?, into output: MappedOutput, digest: Bool, sync: Bool,
-        displayPath: String
-    ) throws -> SHA256Hash? {
-        try ZstdDelta.decodeFrame(frame.bytes, prefix: prefix, into: output.bytes, displayPath: displayPath)
-        mappedFrames += 1
-        var hash: SHA256Hash?
-        if digest {
-            var hasher = SHA256Hasher()
-            hasher.update(UnsafeRawBufferPointer(output.bytes))
-            hash = hasher.finalize()
-        }
-        if sync { try output.sync() }
-        return hash
-    }
-
     /// Decodes a whole expansion (one zstd frame, or a suffix delta against the old
     /// expansion) into `path` chunk by chunk. Returns its SHA-256 when `digest` asks for it
     /// (and then flushes it, for a checkpoint).

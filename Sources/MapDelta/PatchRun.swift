@@ -27,9 +27,9 @@ package struct PatchRun {
     package internal(set) var resumedBytes: Int64 = 0
     /// The most deflate streams rebuilt at once so far (at most ``threads``).
     package internal(set) var peakRebuildThreads = 0
-    /// Whole see-through expansions and whole cross-file frames (one zstd frame each)
-    /// larger than this are decoded in one pass into a mapped file rather than streamed
-    /// (``ZstdDelta/streamedContentLimit``).
+    /// Zstd frames of more than this many bytes of content (a whole see-through expansion, a
+    /// whole cross-file frame, a plain delta of a raw file) are decoded in one pass into a
+    /// mapped file rather than streamed (``ZstdDelta/streamedContentLimit``).
     package let mappedAbove: Int64
     /// Frames decoded in one pass into a mapped file so far (see ``mappedAbove``).
     package internal(set) var mappedFrames = 0
@@ -119,7 +119,8 @@ package struct PatchRun {
             // never produce an accepted file; hashing the old file first would read it twice.
             // Only when decoding fails is the old file hashed, to say which side was wrong.
             do {
-                try decode(payload, prefix: mapped.bytes, target: target, destination: destination)
+                let whole = try parts.codec == .zstd && decodeMapped(payload, prefix: mapped.bytes, target: target, destination: destination)
+                if !whole { try decode(payload, prefix: mapped.bytes, target: target, destination: destination) }
             } catch {
                 throw mismatch(of: source, bytes: mapped.bytes) ?? error
             }
