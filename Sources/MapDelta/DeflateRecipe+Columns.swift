@@ -31,24 +31,40 @@ extension DeflateRecipe {
         return out
     }
 
-    /// The recipe as columns (raw deflate streams only: no PNG framing).
+    /// The recipe as columns (raw deflate streams only: no PNG framing). A recipe of zstd
+    /// frames (every segment's ``Segment/zstd`` set) starts with `u32` the libzstd version
+    /// that rebuilds them (``ZstdFrames/version``), and its parameter sets are zstd's
+    /// (``ZstdFrames/Parameters/encoded``).
     package var columns: [UInt8] {
         var out: [UInt8] = []
         func put<T: FixedWidthInteger>(_ value: T) { out += withUnsafeBytes(of: value.littleEndian, Array.init) }
-        let sets = Array(Set(segments.map(\.parameters))).sorted { ($0.level, $0.memLevel, $0.strategy) < ($1.level, $1.memLevel, $1.strategy) }
+        let sets: [[UInt8]]
+        if segments.first?.zstd != nil {
+            put(ZstdFrames.version)
+            sets = Array(Set(segments.map { $0.zstd!.encoded })).sorted { $0.lexicographicallyPrecedes($1) }
+        } else {
+            sets = Array(Set(segments.map { [UInt8($0.parameters.level), UInt8($0.parameters.memLevel), UInt8($0.parameters.strategy)] }))
+                .sorted { $0.lexicographicallyPrecedes($1) }
+        }
+        let choices = Dictionary(uniqueKeysWithValues: sets.enumerated().map { ($1, UInt8($0)) })
         put(UInt32(segments.count))
         put(UInt64(tail))
         put(UInt64(expandedSize))
         out.append(UInt8(sets.count))
-        for set in sets { out += [UInt8(set.level), UInt8(set.memLevel), UInt8(set.strategy)] }
+        for set in sets { out += set }
         for segment in segments { put(UInt64(segment.rawBefore)) }
         for segment in segments { put(UInt64(segment.expandedLength)) }
-        for segment in segments { out.append(UInt8(sets.firstIndex(of: segment.parameters)!)) }
+        for segment in segments {
+            let set =
+                segment.zstd?.encoded ?? [UInt8(segment.parameters.level), UInt8(segment.parameters.memLevel), UInt8(segment.parameters.strategy)]
+            out.append(choices[set]!)
+        }
         return out
     }
 
-    /// The recipe its ``columns`` spell; refuses anything malformed.
-    package init(columns bytes: [UInt8]) throws {
+    /// The recipe its ``columns`` spell, of streams of `codec`; refuses anything malformed,
+    /// and zstd frames made again by another libzstd than this build's.
+    package init(columns bytes: [UInt8], codec: EncodingParts.StreamCodec = .deflate) throws {
         func fail() -> PatchError { .corrupt(detail: "see-through payload has an invalid recipe") }
         var index = 0
         func integer(_ width: Int) throws -> Int64 {
@@ -58,27 +74,46 @@ extension DeflateRecipe {
             guard value <= UInt64(Int64.max) else { throw fail() }
             return Int64(value)
         }
+        let versionLength = codec == .zstd ? 4 : 0
+        if codec == .zstd {
+            let version = UInt32(try integer(4))
+            guard version == ZstdFrames.version else {
+                throw PatchError.codec(
+                    path: "",
+                    message: "its zstd frames are rebuilt by zstd \(ZstdFrames.versionName(version)), and this build links "
+                        + "zstd \(ZstdFrames.versionName(ZstdFrames.version)): download the full archive instead")
+            }
+        }
         let count = Int(try integer(4))
         let tail = try integer(8)
         let expanded = try integer(8)
         let setCount = Int(try integer(1))
-        guard count > 0, count <= Self.maxSegments, setCount > 0, bytes.count == 21 + setCount * 3 + count * 17 else { throw fail() }
-        var sets: [DeflateParameters] = []
+        guard count > 0, count <= Self.maxSegments, setCount > 0, bytes.count == versionLength + 21 + setCount * 3 + count * 17
+        else { throw fail() }
+        var sets: [(DeflateParameters, ZstdFrames.Parameters?)] = []
         for _ in 0..<setCount {
-            let set = DeflateParameters(level: Int32(try integer(1)), memLevel: Int32(try integer(1)), strategy: Int32(try integer(1)))
-            guard (0...9).contains(set.level), (1...9).contains(set.memLevel), (0...4).contains(set.strategy) else { throw fail() }
-            sets.append(set)
+            let set = bytes[index..<(index + 3)]
+            index += 3
+            if codec == .zstd {
+                guard let zstd = ZstdFrames.Parameters(encoded: set) else { throw fail() }
+                sets.append((DeflateParameters(level: 0, memLevel: 1, strategy: 0), zstd))
+            } else {
+                let deflate = DeflateParameters(
+                    level: Int32(set[set.startIndex]), memLevel: Int32(set[set.startIndex + 1]), strategy: Int32(set[set.startIndex + 2]))
+                guard (0...9).contains(deflate.level), (1...9).contains(deflate.memLevel), (0...4).contains(deflate.strategy) else { throw fail() }
+                sets.append((deflate, nil))
+            }
         }
         // The three columns are read in place into the segments (no column copies: a recipe
         // of a million streams costs its segments and the column bytes, nothing more).
         var segments: [Segment] = []
         segments.reserveCapacity(count)
-        for _ in 0..<count { segments.append(Segment(rawBefore: try integer(8), expandedLength: 0, parameters: sets[0])) }
+        for _ in 0..<count { segments.append(Segment(rawBefore: try integer(8), expandedLength: 0, parameters: sets[0].0)) }
         for position in 0..<count { segments[position].expandedLength = try integer(8) }
         for position in 0..<count {
             let choice = Int(try integer(1))
             guard choice < sets.count else { throw fail() }
-            segments[position].parameters = sets[choice]
+            (segments[position].parameters, segments[position].zstd) = sets[choice]
         }
         let total = segments.reduce(tail) { $0.plusSaturating($1.rawBefore).plusSaturating($1.expandedLength) }
         guard total == expanded, total < Int64.max else { throw fail() }
@@ -90,11 +125,15 @@ extension DeflateRecipe {
     /// returns it and the bytes it took.
     package static func decodeColumns(
         from file: SystemFile, at offset: Int64, within length: Int64, layout: [UInt8],
-        displayPath: String
+        codec: EncodingParts.StreamCodec = .deflate, displayPath: String
     ) throws -> (DeflateRecipe, Int64) {
         let (columns, taken) = try ColumnFrame.decode(
             from: file, at: offset, within: length, prefix: layout, maxLength: maxColumnsLength,
             displayPath: displayPath, what: "recipe")
-        return (try DeflateRecipe(columns: columns), taken)
+        do {
+            return (try DeflateRecipe(columns: columns, codec: codec), taken)
+        } catch PatchError.codec(_, let message) {
+            throw PatchError.codec(path: displayPath, message: message)
+        }
     }
 }

@@ -145,12 +145,15 @@ extension DeflateRecipe {
         return (try (0..<batch.count).map { try finished[$0]!.get() }, peak.load(ordering: .relaxed))
     }
 
-    /// Deflates one segment whose content starts at `offset` of `expansion`.
+    /// Deflates one segment whose content starts at `offset` of `expansion` (or compresses
+    /// it as a zstd frame).
     private static func deflate(
         _ segment: Segment, of expansion: SystemFile, at offset: Int64,
         output: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        if let png = segment.png {
+        if let zstd = segment.zstd {
+            try ZstdFrames.compress(expansion, offset: offset, length: segment.expandedLength, parameters: zstd, output: output)
+        } else if let png = segment.png {
             let framed = try DeflateStreams.framePNG(
                 expansion, offset: offset, length: segment.expandedLength, run: png, parameters: segment.parameters)
             try framed.withUnsafeBytes { try output($0) }

@@ -22,12 +22,19 @@ package struct DeflateRecipe: Sendable, Equatable {
         package var parameters: DeflateParameters
         /// For a PNG run: how the stream is framed into chunks.
         package var png: PNGRun?
+        /// For a zstd frame (``EncodingParts/View/scannedZstd``): how libzstd makes it
+        /// again; `parameters` is then not read.
+        package var zstd: ZstdFrames.Parameters?
 
-        package init(rawBefore: Int64, expandedLength: Int64, parameters: DeflateParameters, png: PNGRun? = nil) {
+        package init(
+            rawBefore: Int64, expandedLength: Int64, parameters: DeflateParameters, png: PNGRun? = nil,
+            zstd: ZstdFrames.Parameters? = nil
+        ) {
             self.rawBefore = rawBefore
             self.expandedLength = expandedLength
             self.parameters = parameters
             self.png = png
+            self.zstd = zstd
         }
     }
 
@@ -150,7 +157,10 @@ package struct DeflateRecipe: Sendable, Equatable {
     /// (in file order) inflated in place. Returns each stream's inflated length. An
     /// expansion past ``expansionLimit(ofFileOfSize:)`` stops with
     /// ``PatchError/beyondLimits(detail:)`` before its bytes past the limit are written.
-    package static func expand(_ path: String, streams: [DeflateStreams.Stream], into output: String) throws -> [Int64] {
+    /// `codec` says what the streams are (deflate streams or zstd frames).
+    package static func expand(
+        _ path: String, streams: [DeflateStreams.Stream], codec: EncodingParts.StreamCodec = .deflate, into output: String
+    ) throws -> [Int64] {
         let input = try SystemFile.openForReading(path)
         let size = try input.size()
         let out = try SystemFile.createOrTruncate(output)
@@ -170,7 +180,12 @@ package struct DeflateRecipe: Sendable, Equatable {
         for stream in streams {
             try copy(input, from: position, length: stream.offset - position, to: write)
             var inflated: Int64 = 0
-            if stream.png != nil {
+            if codec == .zstd {
+                try ZstdFrames.expand(input, stream) {
+                    try write($0)
+                    inflated += Int64($0.count)
+                }
+            } else if stream.png != nil {
                 try DeflateStreams.inflatePNG(input, stream) {
                     try write($0)
                     inflated += Int64($0.count)

@@ -7,28 +7,68 @@
 /// a codec by `PatchRun.decode`. Adding a part is a case here, its decoder beside the
 /// others of its kind, and a row in the table for each wire value that uses it.
 package struct EncodingParts: Sendable, Hashable, CustomStringConvertible {
-    /// How the file's bytes are seen before they are diffed.
-    package enum View: Sendable, Hashable {
+    /// How the file's bytes are seen before they are diffed: as they are, or with the
+    /// compressed streams inside them expanded in place (a see-through view), which streams
+    /// found how (``StreamFinder``) and compressed with what (``StreamCodec``).
+    package enum View: Sendable, Hashable, CustomStringConvertible {
         /// The bytes as they are.
         case bytes
+        /// The streams `finder` finds, each expanded in place; `codec` rebuilds their exact
+        /// compressed bytes from a ``DeflateRecipe``.
+        case streams(StreamFinder, StreamCodec)
+
         /// Deflate streams where the file's container says they are (gzip, zip, OSM PBF,
         /// PNG: ``DeflateStreams/find(in:)``), inflated in place; zlib rebuilds the exact
         /// compressed bytes from a ``DeflateRecipe``.
-        case deflate
+        package static let deflate = View.streams(.container, .deflate)
         /// Deflate streams found by a scan of the old file (gzip members and zlib streams at
         /// any offset: ``DeflateStreams/scan(in:)``), for containers MapLoader does not
         /// parse; the recipe is a column frame against the old file's layout.
-        case scannedDeflate
+        package static let scannedDeflate = View.streams(.scan, .deflate)
         /// As ``scannedDeflate``, after both files' SQLite overflow chains are gathered
         /// (``GatherMap``); the payload starts with the new file's map.
-        case gatheredDeflate
+        package static let gatheredDeflate = View.streams(.gatheredScan, .deflate)
+        /// zstd frames found by a scan of the old file (``ZstdFrames/scan(in:)``): the tiles
+        /// of a PMTiles archive whose header says zstd; libzstd of the publisher's version
+        /// rebuilds them (``PatchCodecs/zstdFrames``).
+        package static let scannedZstd = View.streams(.scan, .zstd)
 
-        /// Whether the file's deflate streams are inflated before the delta (a see-through view).
+        /// Whether the file's streams are expanded before the delta (a see-through view).
         package var seesThrough: Bool { self != .bytes }
         /// Whether the old file's streams are found by a scan rather than by its container.
-        package var scans: Bool { self == .scannedDeflate || self == .gatheredDeflate }
+        package var scans: Bool {
+            guard case .streams(let finder, _) = self else { return false }
+            return finder != .container
+        }
         /// Whether both files are gathered first.
-        package var gathers: Bool { self == .gatheredDeflate }
+        package var gathers: Bool {
+            guard case .streams(let finder, _) = self else { return false }
+            return finder == .gatheredScan
+        }
+        /// The codec of the streams expanded; nil for the bytes as they are.
+        package var streamCodec: StreamCodec? {
+            guard case .streams(_, let codec) = self else { return nil }
+            return codec
+        }
+
+        package var description: String {
+            switch self {
+            case .bytes: "bytes"
+            case .streams(.container, let codec): "\(codec)"
+            case .streams(.scan, let codec): "scanned \(codec)"
+            case .streams(.gatheredScan, let codec): "gathered \(codec)"
+            }
+        }
+    }
+
+    /// How a see-through view finds the streams it expands.
+    package enum StreamFinder: Sendable, Hashable {
+        /// Where the file's container says they are.
+        case container
+        /// By a scan of the file at every offset (both sides find the same streams).
+        case scan
+        /// By a scan after the file's SQLite overflow chains are gathered.
+        case gatheredScan
     }
 
     /// How the delta of what the view sees is laid out.
@@ -126,6 +166,9 @@ extension PatchEncoding {
         case .lzmaCrossDelta: EncodingParts(.bytes, .whole, .lzma, .cross)
         case .wholeCrossDelta: EncodingParts(.bytes, .whole, .zstd, .wideCross)
         case .sparseSuffixDelta: EncodingParts(.bytes, .whole, .suffix(.sparse), .old)
+        case .scannedZstdDelta: EncodingParts(.scannedZstd, .whole, .zstd, .old)
+        case .segmentedScannedZstdDelta: EncodingParts(.scannedZstd, .segmented, .zstd, .old)
+        case .suffixScannedZstdDelta: EncodingParts(.scannedZstd, .whole, .suffix(.expansion), .old)
         }
     }
 
@@ -136,12 +179,12 @@ extension PatchEncoding {
         self = encoding
     }
 
-    /// The see-through encoding of `view` (a deflate view), its expansion laid out as
+    /// The see-through encoding of `view` (a see-through view), its expansion laid out as
     /// `layout` in `codec` against the old expansion: a segmented layout is zstd's, and a
     /// suffix delta of an expansion has the expansion's form.
     package init(seeThrough view: EncodingParts.View, layout: EncodingParts.Layout, suffix: Bool) {
         let codec: EncodingParts.Codec = suffix ? .suffix(.expansion) : .zstd
-        // Every deflate view has a row for each (whole, zstd), (segmented, zstd), (whole, suffix).
+        // Every see-through view has a row for each (whole, zstd), (segmented, zstd), (whole, suffix).
         self.init(parts: EncodingParts(view, suffix ? .whole : layout, codec, .old))!
     }
 }

@@ -9,12 +9,18 @@ package enum PatchCodecs {
     /// LZMA2 (liblzma): smaller payloads for small files.
     package static let lzma = "lzma"
 
-    /// The optional codecs this build decodes (LZMA2 with the trait LZMA, the default).
+    /// zstd frames inside a file rebuilt byte for byte (``EncodingParts/View/scannedZstd``),
+    /// which only the zstd version that checked them does: `zstd-frames-1.5.4` on a
+    /// publisher that links zstd 1.5.4, decoded by clients that link the same.
+    package static let zstdFrames = "zstd-frames-" + ZstdFrames.versionName(ZstdFrames.version)
+
+    /// The optional codecs this build decodes (LZMA2 with the trait LZMA, the default; the
+    /// zstd frames of the zstd version it links).
     package static let available: Set<String> = {
         #if LZMA
-            [lzma]
+            [lzma, zstdFrames]
         #else
-            []
+            [zstdFrames]
         #endif
     }()
 

@@ -88,11 +88,26 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
     /// edits, not 4 bytes per 128 KiB of zero differences. Its own value, so a client that
     /// predates it refuses the patch up front and fetches the full archive.
     case sparseSuffixDelta = 21
+    /// A see-through payload of a file whose zstd frames are found by a scan
+    /// (``EncodingParts/View/scannedZstd``: a PMTiles archive of zstd tiles): the recipe as
+    /// for ``scannedDeflateDelta``, its parameter sets zstd's and the zstd version that
+    /// rebuilds them first, then one zstd frame of the expansion against the old one. A
+    /// site lists ``PatchCodecs/zstdFrames`` for its patch, so a client of another zstd
+    /// version plans the full archive instead. Its own value, as are the two below, so a
+    /// client that predates it refuses the patch up front.
+    case scannedZstdDelta = 22
+    /// As ``scannedZstdDelta``, the expansion a ``SegmentedDelta``.
+    case segmentedScannedZstdDelta = 23
+    /// As ``scannedZstdDelta``, the expansion a suffix delta (``SuffixDelta/Form/expansion``).
+    case suffixScannedZstdDelta = 24
 
     /// The optional codec a payload of this encoding needs, which a client build may lack
     /// (``PatchCodecs``): `"lzma"` for the LZMA2 encodings; `nil` for the rest, which every
     /// build decodes (zstd, and zlib for see-through deltas).
-    package var optionalCodec: String? { parts.codec == .lzma ? PatchCodecs.lzma : nil }
+    package var optionalCodec: String? {
+        if parts.codec == .lzma { return PatchCodecs.lzma }
+        return parts.view.streamCodec == .zstd ? PatchCodecs.zstdFrames : nil
+    }
 
     /// Whether a payload of this encoding can patch an old file (everything but the file
     /// on its own, stored or compressed).
@@ -129,6 +144,9 @@ package enum PatchEncoding: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .segmentedGatheredDeflateDelta: return "segmented-gathered-deflate-delta"
         case .suffixDeflateDelta: return "suffix-deflate-delta"
         case .suffixScannedDeflateDelta: return "suffix-scanned-deflate-delta"
+        case .scannedZstdDelta: return "scanned-zstd-delta"
+        case .segmentedScannedZstdDelta: return "segmented-scanned-zstd-delta"
+        case .suffixScannedZstdDelta: return "suffix-scanned-zstd-delta"
         case .suffixGatheredDeflateDelta: return "suffix-gathered-deflate-delta"
         case .segmentedCrossDelta: return "segmented-cross-delta"
         case .lzma: return "lzma"

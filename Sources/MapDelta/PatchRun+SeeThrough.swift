@@ -43,12 +43,13 @@ extension PatchRun {
                 into: try SystemFile.createOrTruncate(scratch + ".gathered"))
             oldPath = scratch + ".gathered"
         }
-        let streams = parts.view.scans ? DeflateStreams.scan(in: oldPath) : DeflateStreams.find(in: oldPath)
+        let codec = parts.view.streamCodec ?? .deflate
+        let streams = parts.view.scans ? codec.scan(in: oldPath) : DeflateStreams.find(in: oldPath)
         guard streams.count <= DeflateRecipe.maxSegments else {
             throw PatchError.beyondLimits(
                 detail: "\(source.path) holds more than the \(DeflateRecipe.maxSegments) deflate streams a patch may expand")
         }
-        let lengths = try DeflateRecipe.expand(oldPath, streams: streams, into: scratch + ".old")
+        let lengths = try DeflateRecipe.expand(oldPath, streams: streams, codec: codec, into: scratch + ".old")
         FileSystem.remove(scratch + ".gathered")  // expanded: the gathered copy is not read again
         return OldSide(
             expansion: try MappedFile.source(scratch + ".old", displayPath: source.path),
@@ -81,7 +82,8 @@ extension PatchRun {
         let (recipe, recipeLength) =
             parts.view.scans
             ? try DeflateRecipe.decodeColumns(
-                from: patch.file, at: offset, within: remaining, layout: old?.layout ?? [], displayPath: target.path)
+                from: patch.file, at: offset, within: remaining, layout: old?.layout ?? [], codec: parts.view.streamCodec ?? .deflate,
+                displayPath: target.path)
             : try DeflateRecipe.decode(from: patch.file, at: offset, within: remaining)
         old?.layout = []  // read: a layout costs 16 bytes a stream
         // The new expansion is held to the limit the publisher expanded the new file within,

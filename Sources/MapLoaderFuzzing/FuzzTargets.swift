@@ -71,11 +71,20 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             _ = try? DeflateRecipe.expand(
                 file.path, streams: DeflateStreams.scan(in: file.path),
                 into: scratch.appendingPathComponent("expanded").path)
+            // zstd frames as a scan finds them (PMTiles of zstd tiles).
+            _ = try? DeflateRecipe.expand(
+                file.path, streams: ZstdFrames.scan(in: file.path), codec: .zstd,
+                into: scratch.appendingPathComponent("expanded").path)
             if let opened = try? SystemFile.openForReading(file.path) {
                 _ = try? DeflateRecipe.decode(from: opened, at: 0, within: Int64(data.count))
-                _ = try? DeflateRecipe.decodeColumns(from: opened, at: 0, within: Int64(data.count), layout: [], displayPath: "fuzz")
+                for codec in [EncodingParts.StreamCodec.deflate, .zstd] {
+                    _ = try? DeflateRecipe.decodeColumns(
+                        from: opened, at: 0, within: Int64(data.count), layout: [], codec: codec, displayPath: "fuzz")
+                }
             }
             _ = try? DeflateRecipe(columns: Array(data))
+            // The recipe of zstd frames, its version this build's so the columns are read.
+            _ = try? DeflateRecipe(columns: withUnsafeBytes(of: ZstdFrames.version.littleEndian, Array.init) + data, codec: .zstd)
         case .codecs:
             let file = scratch.appendingPathComponent("input.payload")
             guard (try? data.write(to: file)) != nil, let opened = try? SystemFile.openForReading(file.path) else { return }

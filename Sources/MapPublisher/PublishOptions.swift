@@ -41,6 +41,11 @@ package struct PublishOptions: Sendable {
     /// built without liblzma cannot apply: it plans the full archive or another chain for
     /// such a patch instead. `false` publishes patches every client build applies.
     package var lzma = PatchCodecs.available.contains(PatchCodecs.lzma)
+    /// Whether patches may see through zstd frames in files of no known container (a
+    /// PMTiles archive of zstd tiles: ``PatchOptions/zstdFrames``), which only a client that
+    /// links this build's zstd version applies: one of another version plans the full
+    /// archive or another chain instead. Off by default.
+    package var zstdFrames = false
     /// Publish files that have hard links outside the release folder (a release made with
     /// `cp -al` or `rsync --link-dest` from an earlier one). Off: such a file is refused,
     /// so a release folder never leaks the publisher's other files.

@@ -126,6 +126,15 @@ struct PublishFlags: ParsableArguments {
         ))
     var noLzma = false
 
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Patch tile archives of zstd tiles inside their tiles.",
+            discussion:
+                "A file of no known container (a PMTiles archive whose tiles are zstd-compressed) is patched inside its zstd frames where this build's zstd rebuilds them byte for byte: a patch then costs about the changed tiles' content. Only a client that links the same zstd version applies such a patch; the site says which, and a client of another version downloads the full archive instead."
+        ))
+    var zstdFrames = false
+
     /// Refuses option values out of range. Called from the commands' own `validate()`:
     /// ArgumentParser reports an option group's validation error as `--version` when the
     /// command line holds `--version` (as `publish --version v9` does).
@@ -159,6 +168,7 @@ struct PublishFlags: ParsableArguments {
         options.patchLevel = patchLevel
         options.allowHardLinks = allowHardLinks
         if noLzma { options.lzma = false }
+        options.zstdFrames = zstdFrames
         options.segmentLength = segmentSize.flatMap(ByteFormat.parse)
         if let epoch = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap(TimeInterval.init) {
             options.published = Date(timeIntervalSince1970: epoch)

@@ -19,16 +19,18 @@ import Testing
     /// The facts of each wire value, as clients of every earlier version read them.
     @Test(arguments: PatchEncoding.allCases) func theFactsOfEachWireValue(_ encoding: PatchEncoding) {
         let raw = encoding.rawValue
-        let seeThrough: Set<UInt8> = [3, 7, 8, 9, 10, 11, 14, 15, 16]
+        let seeThrough: Set<UInt8> = [3, 7, 8, 9, 10, 11, 14, 15, 16, 22, 23, 24]
         let streamsWhole: Set<UInt8> = [0, 1, 2, 5, 6, 13, 17, 18, 19, 21]
         let notDelta: Set<UInt8> = [0, 1, 17]
         let lzma: Set<UInt8> = [17, 18, 19]
+        let zstdFrames: Set<UInt8> = [22, 23, 24]
         let newFiles: Set<UInt8> = [0, 1, 3, 9, 17]
         let suffixForms: [UInt8: SuffixDelta.Form] = [6: .plain, 13: .filtered, 21: .sparse]
         #expect(encoding.parts.view.seesThrough == seeThrough.contains(raw))
         #expect(encoding.streamsWhole == streamsWhole.contains(raw))
         #expect(encoding.isDelta == !notDelta.contains(raw))
         #expect((encoding.optionalCodec == PatchCodecs.lzma) == lzma.contains(raw))
+        #expect((encoding.optionalCodec == PatchCodecs.zstdFrames) == zstdFrames.contains(raw))
         #expect(encoding.parts.sendsNewFiles == newFiles.contains(raw))
         #expect(encoding.suffixForm == suffixForms[raw])
     }
@@ -39,6 +41,7 @@ import Testing
             (.deflate, .deflateDelta, .segmentedDeflateDelta, .suffixDeflateDelta),
             (.scannedDeflate, .scannedDeflateDelta, .segmentedScannedDeflateDelta, .suffixScannedDeflateDelta),
             (.gatheredDeflate, .gatheredDeflateDelta, .segmentedGatheredDeflateDelta, .suffixGatheredDeflateDelta),
+            (.scannedZstd, .scannedZstdDelta, .segmentedScannedZstdDelta, .suffixScannedZstdDelta),
         ]
         for (view, whole, segmented, suffix) in views {
             #expect(PatchEncoding(seeThrough: view, layout: .whole, suffix: false) == whole)

@@ -30,9 +30,11 @@ import Testing
 
     /// Wire encodings no scenario yields yet, a scenario for each still to be found: the
     /// chooser keeps the suffix-delta expansion over the frame for every PMTiles pair here
-    /// (a new archive too), the frame over the suffix delta for every MBTiles pair, and the
+    /// (a new archive too, of gzip or zstd tiles), the frame over the suffix delta for every MBTiles pair, and the
     /// segments of one file over segments across references for these cuts.
-    static let notStoredYet: Set<PatchEncoding> = [.scannedDeflateDelta, .suffixGatheredDeflateDelta, .segmentedCrossDelta]
+    static let notStoredYet: Set<PatchEncoding> = [
+        .scannedDeflateDelta, .scannedZstdDelta, .suffixGatheredDeflateDelta, .segmentedCrossDelta,
+    ]
 
     static func seeded(_ count: Int, seed: UInt64) -> Data {
         var generator = SeededGenerator(seed: seed)
@@ -118,7 +120,28 @@ import Testing
                 try Data(revision == 1 ? old : new).write(to: root.appendingPathComponent("places.csv"))
                 try LargeFixtures.writeGzip(root.appendingPathComponent("places.csv.gz"), megabytes: 3, members: 1, edits: revision == 1 ? 0 : 30)
             },
+            // PMTiles archives of zstd tiles, seen through their frames: a patch only a client
+            // of the recorded zstd applies (others skip it, as they plan the full archive).
+            Scenario(name: "zstd-tiles", options: Self.zstdFrames(PatchOptions(level: 19))) { root, revision in
+                try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+                try TileArchiveTests.writePMTiles(root.appendingPathComponent("tiles.pmtiles"), revision: revision, zstdLevel: 3)
+                try TileArchiveTests.writePMTiles(
+                    root.appendingPathComponent("scattered.pmtiles"), revision: revision, changed: 40, clustered: false, zstdLevel: 9)
+            },
+            Scenario(
+                name: "zstd-segments", options: Self.zstdFrames(.segmentsOnly(level: 3, segmentLength: 256 << 10))
+            ) { root, revision in
+                try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+                try TileArchiveTests.writePMTiles(root.appendingPathComponent("tiles.pmtiles"), revision: revision, zstdLevel: 3)
+            },
         ] + lzmaScenarios
+
+    /// `options` with zstd frames seen through (``PatchOptions/zstdFrames``).
+    static func zstdFrames(_ options: PatchOptions) -> PatchOptions {
+        var options = options
+        options.zstdFrames = true
+        return options
+    }
 
     #if LZMA
         /// Map tiles, a few kilobytes of small numbers each: LZMA2 payloads.

@@ -12,14 +12,27 @@ import Testing
     /// Writes a PMTiles v3 archive with the reference `pmtiles` writer (PyPI): tiles of
     /// zoom 0–5 as vector-tile-like protobuf bytes, gzip'd as tile generators ship them
     /// (ocean tiles repeat and are stored once); `changed` tiles differ in revision 2.
-    /// Written in tile-id order the archive is clustered; in reverse order it is not.
-    static func writePMTiles(_ path: URL, revision: Int, changed: Int = 12, clustered: Bool = true) throws {
+    /// Written in tile-id order the archive is clustered; in reverse order it is not. With
+    /// `zstdLevel` the tiles are zstd frames of that level instead (the header says zstd),
+    /// made by the libzstd this build links (`libzstd.so.1`, through ctypes), as a pipeline
+    /// whose tile generator and publisher share one zstd would make them.
+    static func writePMTiles(_ path: URL, revision: Int, changed: Int = 12, clustered: Bool = true, zstdLevel: Int? = nil) throws {
         try LargeFixtures.python(
             """
-            import gzip, random, sys
+            import ctypes, gzip, random, sys
             from pmtiles.tile import zxy_to_tileid, TileType, Compression
             from pmtiles.writer import Writer
-            revision, changed, clustered = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+            revision, changed, clustered, zstd_level = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1", int(sys.argv[5])
+            def compress(data):
+                if zstd_level == 0:
+                    return gzip.compress(data, mtime=0)
+                lib = ctypes.CDLL("libzstd.so.1")
+                lib.ZSTD_compressBound.restype = ctypes.c_size_t
+                lib.ZSTD_compress.restype = ctypes.c_size_t
+                lib.ZSTD_compress.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
+                out = ctypes.create_string_buffer(lib.ZSTD_compressBound(len(data)))
+                length = lib.ZSTD_compress(out, len(out), data, len(data), zstd_level)
+                return out.raw[:length]
             def tile(z, x, y):
                 r = random.Random(z * 10007 + x * 101 + y)
                 if r.random() < 0.3:
@@ -37,12 +50,12 @@ import Testing
                 ids = [(z, x, y) for z in range(6) for x in range(2 ** z) for y in range(2 ** z)]
                 ids.sort(key=lambda t: zxy_to_tileid(*t), reverse=not clustered)
                 for z, x, y in ids:
-                    writer.write_tile(zxy_to_tileid(z, x, y), gzip.compress(tile(z, x, y), mtime=0))
-                writer.finalize({"tile_type": TileType.MVT, "tile_compression": Compression.GZIP,
+                    writer.write_tile(zxy_to_tileid(z, x, y), compress(tile(z, x, y)))
+                writer.finalize({"tile_type": TileType.MVT, "tile_compression": Compression.ZSTD if zstd_level else Compression.GZIP,
                                  "min_lon_e7": -1800000000, "min_lat_e7": -850000000, "max_lon_e7": 1800000000,
                                  "max_lat_e7": 850000000, "center_zoom": 0, "center_lon_e7": 0, "center_lat_e7": 0},
                                 {"name": "test", "revision": revision})
-            """, [path.path, String(revision), String(changed), clustered ? "1" : "0"])
+            """, [path.path, String(revision), String(changed), clustered ? "1" : "0", String(zstdLevel ?? 0)])
     }
 
     @Test(arguments: [true, false])
@@ -113,18 +126,21 @@ import Testing
     }
 
     /// Builds the patch from `dir/r1` to `dir/r2` and checks that `name` is patched inside
-    /// its streams (`encoding`, under a quarter of the best byte-level payload) and is
-    /// rebuilt byte for byte.
-    static func expectPatchedInside(_ dir: TemporaryDirectory, _ name: String, as encoding: PatchEncoding) async throws {
+    /// its streams (`encoding`, below the best byte-level payload divided by `smallerBy`) and
+    /// is rebuilt byte for byte.
+    static func expectPatchedInside(
+        _ dir: TemporaryDirectory, _ name: String, as encoding: PatchEncoding, options: PatchOptions = .comparingEvery(level: 19),
+        smallerBy: Int64 = 4
+    ) async throws {
         let patch = dir.path("p.mlpatch")
         let stats = try await RawThread.value {
-            try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: patch, options: .comparingEvery(level: 19))
+            try PatchBuilder.build(from: dir.path("r1"), to: dir.path("r2"), output: patch, options: options)
         }
         let file = try #require(stats.file(name))
         #expect(file.encoding?.withFrameExpansion == encoding, "\(file.note ?? "") \(file.tried)")
         let byteLevel = try #require(
             [file.tried[.delta], file.tried[.suffixDelta], file.tried[.filteredSuffixDelta], file.tried[.sparseSuffixDelta]].compactMap { $0 }.min())
-        #expect(file.payloadBytes * 4 < byteLevel, "see-through \(file.payloadBytes) B, byte-level \(byteLevel) B")
+        #expect(file.payloadBytes * smallerBy < byteLevel, "see-through \(file.payloadBytes) B, byte-level \(byteLevel) B")
         let out = dir.path("out")
         _ = try await RawThread.value { try PatchApplier.apply(patch: patch, oldTree: dir.path("r1"), into: out) }
         #expect(try Data(contentsOf: out.appendingPathComponent(name)) == Data(contentsOf: dir.path("r2/\(name)")))

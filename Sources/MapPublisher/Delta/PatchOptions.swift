@@ -71,6 +71,12 @@ package struct PatchOptions: Sendable {
     /// Whether LZMA2 payloads are tried (``PublishOptions/lzma``): only where this build has
     /// liblzma.
     package var lzma = PatchCodecs.available.contains(PatchCodecs.lzma)
+    /// Whether a file of no known container is also scanned for zstd frames and seen through
+    /// them where this build's libzstd rebuilds them byte for byte
+    /// (``EncodingParts/View/scannedZstd``): a PMTiles archive of zstd tiles. Off by
+    /// default: only a client that links the same zstd version can apply such a patch
+    /// (``PatchCodecs/zstdFrames``); one of another version downloads the full archive.
+    package var zstdFrames = false
     /// Segments encoded at once (default: one per core).
     package var segmentJobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
     /// Changed files of one patch whose payloads are chosen at once (default: one per

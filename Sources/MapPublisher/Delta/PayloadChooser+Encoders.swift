@@ -28,9 +28,13 @@ extension PayloadChooser {
     /// (tile archives); its patch then says so, so the client scans its old file too.
     /// An SQLite database (MBTiles) is gathered first: its tiles cut over overflow pages
     /// become whole streams.
+    /// With ``zstdFrames``, a file of an unknown container with a base is scanned for zstd
+    /// frames as well, and seen through them (``EncodingParts/View/scannedZstd``) where they
+    /// hold more of its bytes than its deflate streams (a PMTiles archive of zstd tiles
+    /// whose directories are gzip'd).
     func trySeeThrough(_ newPath: String, basePath: String?, into choice: inout Choice) throws {
         var streams = DeflateStreams.find(in: newPath)
-        var scanned = false
+        var view = EncodingParts.View.deflate
         if streams.isEmpty, let basePath {
             let (gathered, seconds) = try Elapsed.measure { try gatheredSeeThrough(newPath, basePath: basePath) }
             if let gathered {
@@ -40,13 +44,19 @@ extension PayloadChooser {
         }
         if streams.isEmpty {
             streams = DeflateStreams.scan(in: newPath)
-            scanned = basePath != nil
+            if basePath != nil { view = .scannedDeflate }
+            if zstdFrames, basePath != nil {
+                let frames = ZstdFrames.scan(in: newPath)
+                if frames.reduce(0, { $0 + $1.length }) > streams.reduce(0, { $0 + $1.length }) {
+                    (streams, view) = (frames, .scannedZstd)
+                }
+            }
         }
         guard !streams.isEmpty else { return }
         let (payload, seconds) = try Elapsed.measure {
-            try seeThrough(newPath, streams: streams, basePath: basePath, scanned: scanned)
+            try seeThrough(newPath, streams: streams, basePath: basePath, view: view)
         }
-        take(payload, view: scanned ? .scannedDeflate : .deflate, seconds: seconds, into: &choice)
+        take(payload, view: view, seconds: seconds, into: &choice)
     }
 
     /// The smallest of several deltas (all read by the same decoder, each deterministic):

@@ -24,7 +24,7 @@ extension PayloadChooser {
         let streams = DeflateStreams.scan(in: newGathered)
         guard !streams.isEmpty else { return .failure(NoSeeThrough(description: "no gzip or zlib stream in its gathered pages")) }
         var payload: SeeThroughPayload
-        switch try seeThrough(newGathered, streams: streams, basePath: oldGathered, scanned: true) {
+        switch try seeThrough(newGathered, streams: streams, basePath: oldGathered, view: .gatheredDeflate) {
         case .failure(let reason): return .failure(reason)
         case .success(let found): payload = found
         }

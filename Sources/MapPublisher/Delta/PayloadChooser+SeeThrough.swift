@@ -75,10 +75,13 @@ extension PayloadChooser {
     /// folder, each new stream's zlib parameters found (the payload must rebuild its bytes
     /// exactly; a stream zlib does not reproduce stays compressed, as raw bytes), and the
     /// new expansion diffed against the old one.
-    /// With `scanned`, the old file's streams are found by scanning, as the client will.
-    func seeThrough(_ newPath: String, streams: [DeflateStreams.Stream], basePath: String?, scanned: Bool) throws
+    /// With a `view` that scans, the old file's streams are found by scanning, as the client
+    /// will; its stream codec says what they are (deflate streams or zstd frames).
+    func seeThrough(_ newPath: String, streams: [DeflateStreams.Stream], basePath: String?, view: EncodingParts.View) throws
         -> Result<SeeThroughPayload, NoSeeThrough>
     {
+        let scanned = view.scans
+        let codec = view.streamCodec ?? .deflate
         // A client refuses a recipe of more segments: no work on a patch no device can use.
         guard streams.count <= DeflateRecipe.maxSegments else {
             return .failure(
@@ -97,7 +100,7 @@ extension PayloadChooser {
         var layout: [UInt8] = []
         do {
             if let basePath {
-                let old = scanned ? DeflateStreams.scan(in: basePath) : DeflateStreams.find(in: basePath)
+                let old = scanned ? codec.scan(in: basePath) : DeflateStreams.find(in: basePath)
                 guard old.count <= DeflateRecipe.maxSegments else {  // a client would refuse to expand it
                     return .failure(
                         NoSeeThrough(
@@ -105,10 +108,10 @@ extension PayloadChooser {
                                 "its old version has more than the \(DeflateRecipe.maxSegments) deflate streams a client expands; byte-level delta kept"
                         ))
                 }
-                let oldLengths = try DeflateRecipe.expand(basePath, streams: old, into: oldExpansion)
+                let oldLengths = try DeflateRecipe.expand(basePath, streams: old, codec: codec, into: oldExpansion)
                 if scanned { layout = DeflateRecipe.layout(of: old, lengths: oldLengths) }
             }
-            lengths = try DeflateRecipe.expand(newPath, streams: streams, into: newExpansion)
+            lengths = try DeflateRecipe.expand(newPath, streams: streams, codec: codec, into: newExpansion)
         } catch PatchError.beyondLimits(let detail) {  // a client would refuse it: byte-level
             return .failure(NoSeeThrough(description: "\(detail); byte-level delta kept"))
         } catch let failure as SystemError {  // the scratch's disk, not the file: the publish stops and says so
@@ -117,21 +120,22 @@ extension PayloadChooser {
             return .failure(NoSeeThrough(description: "its deflate streams do not inflate (\(error))"))
         }
         let original = try SystemFile.openForReading(newPath)
-        let found = try reproducible(streams, lengths: lengths, of: original, expansion: newExpansion)
+        let found = try reproducible(streams, lengths: lengths, of: original, expansion: newExpansion, codec: codec)
         guard !found.isEmpty else {
+            let library = codec == .zstd ? "zstd \(ZstdFrames.versionName(ZstdFrames.version))" : "zlib"
             return .failure(
-                NoSeeThrough(description: "zlib does not reproduce its deflate streams (another encoder made them); byte-level delta kept"))
+                NoSeeThrough(description: "\(library) does not reproduce its \(codec) streams (another encoder made them); byte-level delta kept"))
         }
-        if found.count < streams.count {  // expand again, inflating only what zlib rebuilds
-            _ = try DeflateRecipe.expand(newPath, streams: found.map(\.stream), into: newExpansion)
+        if found.count < streams.count {  // expand again, inflating only what the library rebuilds
+            _ = try DeflateRecipe.expand(newPath, streams: found.map(\.stream), codec: codec, into: newExpansion)
         }
         var segments: [DeflateRecipe.Segment] = []
         var end: Int64 = 0
         for item in found {
             segments.append(
                 .init(
-                    rawBefore: item.stream.offset - end, expandedLength: item.length, parameters: item.parameters,
-                    png: item.stream.png))
+                    rawBefore: item.stream.offset - end, expandedLength: item.length, parameters: item.parameters.deflate,
+                    png: item.stream.png, zstd: item.parameters.zstd))
             end = item.stream.offset + item.stream.length
         }
         let recipe =
@@ -307,12 +311,18 @@ extension PayloadChooser {
         return (delta.path, delta.length, delta.note.flatMap { $0 == Self.deepOnlyNote ? nil : $0 })
     }
 
-    /// The streams zlib reproduces, each with its expanded length and parameters, in file
-    /// order. Streams are tried on up to ``SegmentedEncoder/jobs`` threads (each is
-    /// independent); `lengths` are their inflated lengths in the expansion at `expansionPath`.
+    /// The parameters that make one stream again: zlib's for a deflate stream, libzstd's
+    /// for a zstd frame (then `deflate` is not read).
+    typealias StreamParameters = (deflate: DeflateParameters, zstd: ZstdFrames.Parameters?)
+
+    /// The streams of `codec` its library reproduces, each with its expanded length and
+    /// parameters, in file order. Streams are tried on up to ``SegmentedEncoder/jobs``
+    /// threads (each is independent); `lengths` are their inflated lengths in the expansion
+    /// at `expansionPath`.
     private func reproducible(
-        _ streams: [DeflateStreams.Stream], lengths: [Int64], of original: SystemFile, expansion expansionPath: String
-    ) throws -> [(stream: DeflateStreams.Stream, length: Int64, parameters: DeflateParameters)] {
+        _ streams: [DeflateStreams.Stream], lengths: [Int64], of original: SystemFile, expansion expansionPath: String,
+        codec: EncodingParts.StreamCodec
+    ) throws -> [(stream: DeflateStreams.Stream, length: Int64, parameters: StreamParameters)] {
         let expansion = try SystemFile.openForReading(expansionPath)
         var starts: [Int64] = []
         var expandedOffset: Int64 = 0
@@ -323,7 +333,9 @@ extension PayloadChooser {
             expandedOffset += length
             previousEnd = stream.offset + stream.length
         }
-        let found = Mutex<[Int: DeflateParameters]>([:])
+        let found = Mutex<[Int: StreamParameters]>([:])
+        // The zstd level that made the last frame reproduced: a file's frames mostly share one.
+        let lastLevel = Atomic<Int32>(Int32.min)
         let next = Atomic<Int>(0)
         let offsets = starts
         DispatchQueue.concurrentPerform(iterations: max(1, min(segments?.jobs ?? 1, streams.count))) { _ in
@@ -331,11 +343,20 @@ extension PayloadChooser {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < streams.count else { return }
                 let stream = streams[index]
-                if let parameters = DeflateRecipe.parameters(
+                if codec == .zstd {
+                    let last = lastLevel.load(ordering: .relaxed)
+                    if let zstd = ZstdFrames.parameters(
+                        reproducing: original, at: stream.offset, length: stream.length,
+                        from: expansion, at: offsets[index], length: lengths[index], first: last == .min ? nil : last)
+                    {
+                        lastLevel.store(zstd.level, ordering: .relaxed)
+                        found.withLock { $0[index] = (DeflateParameters(level: 0, memLevel: 1, strategy: 0), zstd) }
+                    }
+                } else if let parameters = DeflateRecipe.parameters(
                     reproducing: original, at: stream.offset, length: stream.length,
                     from: expansion, at: offsets[index], length: lengths[index], png: stream.png)
                 {
-                    found.withLock { $0[index] = parameters }
+                    found.withLock { $0[index] = (parameters, nil) }
                 }
             }
         }

@@ -89,6 +89,8 @@ package struct PayloadChooser {
     let wholeCrossFrame: Bool
     /// Whether LZMA2 payloads are tried (``PatchOptions/lzma``).
     let lzma: Bool
+    /// Whether files of no known container are scanned for zstd frames too (``PatchOptions/zstdFrames``).
+    var zstdFrames = false
 
     /// A chooser encoding at `level` into files in `workDirectory`; files larger than
     /// `segmentThreshold` are cut into `segments`.
@@ -122,6 +124,7 @@ package struct PayloadChooser {
             wholeFileSuffix: options.wholeFileSuffix, wholeRawFileSuffix: options.wholeRawFileSuffix,
             wholeExpansionFrame: options.wholeExpansionFrame, wholeCrossFrame: options.wholeCrossFrame,
             lzma: options.lzma && PatchCodecs.available.contains(PatchCodecs.lzma))
+        zstdFrames = options.zstdFrames
     }
 
     /// Makes `payload`, a delta of another codec than zstd (suffix array, LZMA2), the

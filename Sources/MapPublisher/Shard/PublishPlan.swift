@@ -40,6 +40,9 @@ package struct PublishPlan: Sendable, Codable, Equatable {
     /// Whether patches may carry LZMA2 payloads (``PublishOptions/lzma``); `nil` in plans
     /// that predate it (yes).
     package var lzma: Bool?
+    /// Whether patches may see through zstd frames (``PublishOptions/zstdFrames``); `nil`
+    /// in plans that predate it (no).
+    package var zstdFrames: Bool? = nil
     /// The release folder when the plan was made (tasks may be told another path).
     package var release: String
     /// The site folder when the plan was made (tasks may be told another path).
@@ -103,7 +106,7 @@ package struct PublishPlan: Sendable, Codable, Equatable {
         package func digest(in plan: PublishPlan) -> String {
             let settings =
                 "\(plan.version) \(plan.format.rawValue) \(plan.level) \(plan.patchLevel) \(plan.segmentLength ?? 0)"
-                + (plan.lzma == false ? " no-lzma" : "")
+                + (plan.lzma == false ? " no-lzma" : "") + (plan.zstdFrames == true ? " zstd-frames" : "")
             let task = (try? JSONCoding.encoder(pretty: false).encode(self)) ?? Data()
             return FileHashing.sha256(of: Data(settings.utf8) + task)
         }

@@ -49,6 +49,7 @@ package enum PublishPlanner {
             published: published, format: options.format, level: options.level,
             validity: options.validity, manifestPartLeaves: options.manifestPartLeaves,
             segmentLength: options.segmentLength, patchLevel: options.patchLevel, lzma: options.lzma,
+            zstdFrames: options.zstdFrames ? true : nil,
             release: release.standardizedFileURL.path,
             site: siteURL.standardizedFileURL.path, groups: tree.groups, root: tree.root,
             units: units, tasks: tasks)

@@ -34,6 +34,7 @@ package enum PublishTaskRunner {
             var options = PatchOptions(level: plan.patchLevel, workDirectory: work, segmentLength: plan.segmentLength)
             options.embedsTreeHash = false  // the manifest's patch edge names it
             options.lzma = plan.lzma ?? options.lzma
+            options.zstdFrames = plan.zstdFrames ?? false
             if let threads { (options.fileJobs, options.segmentJobs) = (threads, threads) }
             return options
         }
