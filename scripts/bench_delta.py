@@ -259,10 +259,49 @@ def tile_archives(pbf):
             "--process", os.path.join(examples, "process-openmaptiles.lua")])
         pmtiles = os.path.join(out, f"v{version}.pmtiles")
         sh(["pmtiles-convert", "--overwrite", mbtiles, pmtiles])
-        for kind, path in (("mbtiles", mbtiles), ("pmtiles", pmtiles)):
+        zstd_tiles = os.path.join(out, f"v{version}-zstd.pmtiles")
+        recompress_tiles_zstd(pmtiles, zstd_tiles)
+        for kind, path in (("mbtiles", mbtiles), ("pmtiles", pmtiles), ("zstd.pmtiles", zstd_tiles)):
             with open(path, "rb") as f:
-                releases[kind].append(one_leaf_release(os.path.join(out, f"{kind}-v{version}"), {f"helsinki.{kind}": f.read()}))
-    return [(f"helsinki.{kind} (tilemaker, OpenMapTiles schema; cafés removed)", releases[kind]) for kind in ("mbtiles", "pmtiles")]
+                name = "helsinki.pmtiles" if kind == "zstd.pmtiles" else f"helsinki.{kind}"
+                releases.setdefault(kind, []).append(one_leaf_release(os.path.join(out, f"{kind}-v{version}"), {name: f.read()}))
+    return [(f"helsinki.{kind} (tilemaker, OpenMapTiles schema; cafés removed)", releases[kind]) for kind in ("mbtiles", "pmtiles")] + [
+        (f"helsinki.pmtiles (zstd tiles: {ZSTD_TILES}; cafés removed)", releases["zstd.pmtiles"])]
+
+
+# A pair published with `maploader publish --zstd-frames` (its name holds this).
+ZSTD_TILES = "the same tiles as zstd frames"
+
+
+def recompress_tiles_zstd(source, target):
+    """`source` (a PMTiles archive of gzip'd tiles) written again by the reference `pmtiles`
+    writer with each tile a zstd frame of level 3 (what `zstd` and Python's zstandard
+    write by default), made by the libzstd the system's maploader links (`libzstd.so.1`):
+    an archive as a pipeline whose tile generator and publisher share one zstd ships it."""
+    import ctypes
+    from pmtiles.reader import MmapSource, Reader, all_tiles
+    from pmtiles.tile import Compression, zxy_to_tileid
+    from pmtiles.writer import Writer
+    lib = ctypes.CDLL("libzstd.so.1")
+    lib.ZSTD_compressBound.restype = ctypes.c_size_t
+    lib.ZSTD_compress.restype = ctypes.c_size_t
+    lib.ZSTD_compress.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
+
+    def compress(data):
+        out = ctypes.create_string_buffer(lib.ZSTD_compressBound(len(data)))
+        length = lib.ZSTD_compress(out, len(out), data, len(data), 3)
+        return out.raw[:length]
+
+    with open(source, "rb") as f:
+        get = MmapSource(f)
+        header, metadata = Reader(get).header(), Reader(get).metadata()
+        tiles = sorted((zxy_to_tileid(*zxy), gzip.decompress(data)) for zxy, data in all_tiles(get))
+    with open(target, "wb") as f:
+        writer = Writer(f)
+        for tile_id, data in tiles:
+            writer.write_tile(tile_id, compress(data))
+        header["tile_compression"] = Compression.ZSTD
+        writer.finalize(header, metadata)
 
 
 def edit_pbf(data, edits, seed):
@@ -650,7 +689,8 @@ def bench(name, releases, binary, use_bsdiff, rows, patch_level=None, peer_sizes
     key = os.path.join(work, "publisher.key")
     public = sh([binary, "keygen", key]).strip()
     env = dict(os.environ, MAPLOADER_DATA_DIR=data, MAPLOADER_TRUST_KEY=public)
-    sh([binary, "publish", releases[0], "--site", site, "--version", "r1", "--key", key])
+    flags = ["--zstd-frames"] if ZSTD_TILES in name else []
+    sh([binary, "publish", releases[0], "--site", site, "--version", "r1", "--key", key] + flags)
     server = Server(binary, site, os.path.join(work, "serve.log"))
     env["MAPLOADER_SERVER"] = f"http://127.0.0.1:{server.port}"
     try:
@@ -665,7 +705,7 @@ def bench(name, releases, binary, use_bsdiff, rows, patch_level=None, peer_sizes
             def publish(into):
                 subprocess.run(["sync"], check=True)
                 wall, rss, out = timed([binary, "publish", releases[index], "--site", into, "--version", label,
-                                        "--key", key] + (["--patch-level", str(patch_level)] if patch_level else []))
+                                        "--key", key] + flags + (["--patch-level", str(patch_level)] if patch_level else []))
                 # The patches' own time (the publish runs the archives first, then the
                 # patches, and says how long each took): what a patch edge costs, against
                 # zstd's encode.

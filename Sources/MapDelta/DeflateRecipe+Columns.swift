@@ -31,21 +31,14 @@ extension DeflateRecipe {
         return out
     }
 
-    /// The recipe as columns (raw deflate streams only: no PNG framing). A recipe of zstd
-    /// frames (every segment's ``Segment/zstd`` set) starts with `u32` the libzstd version
-    /// that rebuilds them (``ZstdFrames/version``), and its parameter sets are zstd's
-    /// (``ZstdFrames/Parameters/encoded``).
+    /// The recipe as columns (raw deflate streams only: no PNG framing), after its streams'
+    /// codec's head (``EncodingParts/StreamCodec/columnsHead``: for zstd frames, the
+    /// libzstd version that makes them again), its parameter sets that codec's.
     package var columns: [UInt8] {
-        var out: [UInt8] = []
+        let codec = segments.first?.codec ?? .deflate
+        var out = codec.columnsHead
         func put<T: FixedWidthInteger>(_ value: T) { out += withUnsafeBytes(of: value.littleEndian, Array.init) }
-        let sets: [[UInt8]]
-        if segments.first?.zstd != nil {
-            put(ZstdFrames.version)
-            sets = Array(Set(segments.map { $0.zstd!.encoded })).sorted { $0.lexicographicallyPrecedes($1) }
-        } else {
-            sets = Array(Set(segments.map { [UInt8($0.parameters.level), UInt8($0.parameters.memLevel), UInt8($0.parameters.strategy)] }))
-                .sorted { $0.lexicographicallyPrecedes($1) }
-        }
+        let sets = Array(Set(segments.map(codec.parameterSet(of:)))).sorted { $0.lexicographicallyPrecedes($1) }
         let choices = Dictionary(uniqueKeysWithValues: sets.enumerated().map { ($1, UInt8($0)) })
         put(UInt32(segments.count))
         put(UInt64(tail))
@@ -54,11 +47,7 @@ extension DeflateRecipe {
         for set in sets { out += set }
         for segment in segments { put(UInt64(segment.rawBefore)) }
         for segment in segments { put(UInt64(segment.expandedLength)) }
-        for segment in segments {
-            let set =
-                segment.zstd?.encoded ?? [UInt8(segment.parameters.level), UInt8(segment.parameters.memLevel), UInt8(segment.parameters.strategy)]
-            out.append(choices[set]!)
-        }
+        for segment in segments { out.append(choices[codec.parameterSet(of: segment)]!) }
         return out
     }
 
@@ -66,7 +55,8 @@ extension DeflateRecipe {
     /// and zstd frames made again by another libzstd than this build's.
     package init(columns bytes: [UInt8], codec: EncodingParts.StreamCodec = .deflate) throws {
         func fail() -> PatchError { .corrupt(detail: "see-through payload has an invalid recipe") }
-        var index = 0
+        let headLength = try codec.checkColumnsHead(bytes)
+        var index = headLength
         func integer(_ width: Int) throws -> Int64 {
             guard index + width <= bytes.count else { throw fail() }
             defer { index += width }
@@ -74,46 +64,29 @@ extension DeflateRecipe {
             guard value <= UInt64(Int64.max) else { throw fail() }
             return Int64(value)
         }
-        let versionLength = codec == .zstd ? 4 : 0
-        if codec == .zstd {
-            let version = UInt32(try integer(4))
-            guard version == ZstdFrames.version else {
-                throw PatchError.codec(
-                    path: "",
-                    message: "its zstd frames are rebuilt by zstd \(ZstdFrames.versionName(version)), and this build links "
-                        + "zstd \(ZstdFrames.versionName(ZstdFrames.version)): download the full archive instead")
-            }
-        }
         let count = Int(try integer(4))
         let tail = try integer(8)
         let expanded = try integer(8)
         let setCount = Int(try integer(1))
-        guard count > 0, count <= Self.maxSegments, setCount > 0, bytes.count == versionLength + 21 + setCount * 3 + count * 17
+        guard count > 0, count <= Self.maxSegments, setCount > 0, bytes.count == headLength + 21 + setCount * 3 + count * 17
         else { throw fail() }
-        var sets: [(DeflateParameters, ZstdFrames.Parameters?)] = []
+        var sets: [Segment] = []
         for _ in 0..<setCount {
-            let set = bytes[index..<(index + 3)]
+            var set = Segment(rawBefore: 0, expandedLength: 0, parameters: DeflateParameters(level: 0, memLevel: 1, strategy: 0))
+            guard codec.apply(set: bytes[index..<(index + 3)], to: &set) else { throw fail() }
+            sets.append(set)
             index += 3
-            if codec == .zstd {
-                guard let zstd = ZstdFrames.Parameters(encoded: set) else { throw fail() }
-                sets.append((DeflateParameters(level: 0, memLevel: 1, strategy: 0), zstd))
-            } else {
-                let deflate = DeflateParameters(
-                    level: Int32(set[set.startIndex]), memLevel: Int32(set[set.startIndex + 1]), strategy: Int32(set[set.startIndex + 2]))
-                guard (0...9).contains(deflate.level), (1...9).contains(deflate.memLevel), (0...4).contains(deflate.strategy) else { throw fail() }
-                sets.append((deflate, nil))
-            }
         }
         // The three columns are read in place into the segments (no column copies: a recipe
         // of a million streams costs its segments and the column bytes, nothing more).
         var segments: [Segment] = []
         segments.reserveCapacity(count)
-        for _ in 0..<count { segments.append(Segment(rawBefore: try integer(8), expandedLength: 0, parameters: sets[0].0)) }
+        for _ in 0..<count { segments.append(Segment(rawBefore: try integer(8), expandedLength: 0, parameters: sets[0].parameters)) }
         for position in 0..<count { segments[position].expandedLength = try integer(8) }
         for position in 0..<count {
             let choice = Int(try integer(1))
             guard choice < sets.count else { throw fail() }
-            (segments[position].parameters, segments[position].zstd) = sets[choice]
+            (segments[position].parameters, segments[position].zstd) = (sets[choice].parameters, sets[choice].zstd)
         }
         let total = segments.reduce(tail) { $0.plusSaturating($1.rawBefore).plusSaturating($1.expandedLength) }
         guard total == expanded, total < Int64.max else { throw fail() }

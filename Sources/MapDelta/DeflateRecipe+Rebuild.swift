@@ -68,7 +68,7 @@ extension DeflateRecipe {
                 try deflated.withUnsafeBytes { try output($0) }
                 at.output += Int64(deflated.count)
             } else {
-                try Self.deflate(segment, of: expansion, at: at.expanded) {
+                try segment.codec.rebuild(segment, of: expansion, at: at.expanded) {
                     try output($0)
                     at.output += Int64($0.count)
                 }
@@ -134,7 +134,8 @@ extension DeflateRecipe {
                 peak.max(now, ordering: .relaxed)
                 let result = Result { () throws -> [UInt8] in
                     var bytes: [UInt8] = []
-                    try Self.deflate(segments[batch.lowerBound + item], of: expansion, at: offsets[item]) { bytes += $0 }
+                    let segment = segments[batch.lowerBound + item]
+                    try segment.codec.rebuild(segment, of: expansion, at: offsets[item]) { bytes += $0 }
                     return bytes
                 }
                 running.subtract(1, ordering: .relaxed)
@@ -143,24 +144,5 @@ extension DeflateRecipe {
         }
         let finished = results.withLock { $0 }
         return (try (0..<batch.count).map { try finished[$0]!.get() }, peak.load(ordering: .relaxed))
-    }
-
-    /// Deflates one segment whose content starts at `offset` of `expansion` (or compresses
-    /// it as a zstd frame).
-    private static func deflate(
-        _ segment: Segment, of expansion: SystemFile, at offset: Int64,
-        output: (UnsafeRawBufferPointer) throws -> Void
-    ) throws {
-        if let zstd = segment.zstd {
-            try ZstdFrames.compress(expansion, offset: offset, length: segment.expandedLength, parameters: zstd, output: output)
-        } else if let png = segment.png {
-            let framed = try DeflateStreams.framePNG(
-                expansion, offset: offset, length: segment.expandedLength, run: png, parameters: segment.parameters)
-            try framed.withUnsafeBytes { try output($0) }
-        } else {
-            try DeflateStreams.deflate(
-                expansion, offset: offset, length: segment.expandedLength, parameters: segment.parameters,
-                output: output)
-        }
     }
 }

@@ -25,6 +25,8 @@ package struct DeflateRecipe: Sendable, Equatable {
         /// For a zstd frame (``EncodingParts/View/scannedZstd``): how libzstd makes it
         /// again; `parameters` is then not read.
         package var zstd: ZstdFrames.Parameters?
+        /// The codec that makes the segment again.
+        package var codec: EncodingParts.StreamCodec { zstd == nil ? .deflate : .zstd }
 
         package init(
             rawBefore: Int64, expandedLength: Int64, parameters: DeflateParameters, png: PNGRun? = nil,
@@ -180,23 +182,9 @@ package struct DeflateRecipe: Sendable, Equatable {
         for stream in streams {
             try copy(input, from: position, length: stream.offset - position, to: write)
             var inflated: Int64 = 0
-            if codec == .zstd {
-                try ZstdFrames.expand(input, stream) {
-                    try write($0)
-                    inflated += Int64($0.count)
-                }
-            } else if stream.png != nil {
-                try DeflateStreams.inflatePNG(input, stream) {
-                    try write($0)
-                    inflated += Int64($0.count)
-                }
-            } else {
-                var consumed: Int64 = 0
-                try DeflateStreams.inflate(input, at: stream.offset, limit: stream.offset + stream.length, consumed: &consumed) {
-                    try write($0)
-                    inflated += Int64($0.count)
-                }
-                guard consumed == stream.length else { throw PatchError.corrupt(detail: "\(path): a deflate stream changed length") }
+            try codec.expand(input, stream) {
+                try write($0)
+                inflated += Int64($0.count)
             }
             lengths.append(inflated)
             position = stream.offset + stream.length

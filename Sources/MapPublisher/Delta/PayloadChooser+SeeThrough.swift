@@ -134,8 +134,8 @@ extension PayloadChooser {
         for item in found {
             segments.append(
                 .init(
-                    rawBefore: item.stream.offset - end, expandedLength: item.length, parameters: item.parameters.deflate,
-                    png: item.stream.png, zstd: item.parameters.zstd))
+                    rawBefore: item.stream.offset - end, expandedLength: item.length, parameters: item.made.parameters,
+                    png: item.stream.png, zstd: item.made.zstd))
             end = item.stream.offset + item.stream.length
         }
         let recipe =
@@ -311,18 +311,14 @@ extension PayloadChooser {
         return (delta.path, delta.length, delta.note.flatMap { $0 == Self.deepOnlyNote ? nil : $0 })
     }
 
-    /// The parameters that make one stream again: zlib's for a deflate stream, libzstd's
-    /// for a zstd frame (then `deflate` is not read).
-    typealias StreamParameters = (deflate: DeflateParameters, zstd: ZstdFrames.Parameters?)
-
-    /// The streams of `codec` its library reproduces, each with its expanded length and
-    /// parameters, in file order. Streams are tried on up to ``SegmentedEncoder/jobs``
-    /// threads (each is independent); `lengths` are their inflated lengths in the expansion
-    /// at `expansionPath`.
+    /// The streams of `codec` its library reproduces, each with its expanded length and the
+    /// segment that makes it again (its parameters), in file order. Streams are tried on up
+    /// to ``SegmentedEncoder/jobs`` threads (each is independent); `lengths` are their
+    /// inflated lengths in the expansion at `expansionPath`.
     private func reproducible(
         _ streams: [DeflateStreams.Stream], lengths: [Int64], of original: SystemFile, expansion expansionPath: String,
         codec: EncodingParts.StreamCodec
-    ) throws -> [(stream: DeflateStreams.Stream, length: Int64, parameters: StreamParameters)] {
+    ) throws -> [(stream: DeflateStreams.Stream, length: Int64, made: DeflateRecipe.Segment)] {
         let expansion = try SystemFile.openForReading(expansionPath)
         var starts: [Int64] = []
         var expandedOffset: Int64 = 0
@@ -333,36 +329,27 @@ extension PayloadChooser {
             expandedOffset += length
             previousEnd = stream.offset + stream.length
         }
-        let found = Mutex<[Int: StreamParameters]>([:])
-        // The zstd level that made the last frame reproduced: a file's frames mostly share one.
-        let lastLevel = Atomic<Int32>(Int32.min)
+        let found = Mutex<[Int: DeflateRecipe.Segment]>([:])
+        // The setting that made the last stream reproduced: a file's streams mostly share one.
+        let last = Mutex<DeflateRecipe.Segment?>(nil)
         let next = Atomic<Int>(0)
         let offsets = starts
         DispatchQueue.concurrentPerform(iterations: max(1, min(segments?.jobs ?? 1, streams.count))) { _ in
             while true {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < streams.count else { return }
-                let stream = streams[index]
-                if codec == .zstd {
-                    let last = lastLevel.load(ordering: .relaxed)
-                    if let zstd = ZstdFrames.parameters(
-                        reproducing: original, at: stream.offset, length: stream.length,
-                        from: expansion, at: offsets[index], length: lengths[index], first: last == .min ? nil : last)
-                    {
-                        lastLevel.store(zstd.level, ordering: .relaxed)
-                        found.withLock { $0[index] = (DeflateParameters(level: 0, memLevel: 1, strategy: 0), zstd) }
-                    }
-                } else if let parameters = DeflateRecipe.parameters(
-                    reproducing: original, at: stream.offset, length: stream.length,
-                    from: expansion, at: offsets[index], length: lengths[index], png: stream.png)
+                if let made = codec.reproduce(
+                    streams[index], of: original, from: expansion, at: offsets[index], length: lengths[index],
+                    hint: last.withLock { $0 })
                 {
-                    found.withLock { $0[index] = (parameters, nil) }
+                    last.withLock { $0 = made }
+                    found.withLock { $0[index] = made }
                 }
             }
         }
-        let parameters = found.withLock { $0 }
+        let made = found.withLock { $0 }
         return streams.indices.compactMap { index in
-            parameters[index].map { (streams[index], lengths[index], $0) }
+            made[index].map { (streams[index], lengths[index], $0) }
         }
     }
 
