@@ -78,8 +78,12 @@ package enum ZstdFrames {
         var streams: [DeflateStreams.Stream] = []
         var wasted: Int64 = 0
         let budget = Int64(bytes.count) * DeflateStreams.scanWasteFactor + (1 << 20)
+        // The frames' content may come to no more than the file's expansion may: a frame of
+        // a few bytes a block can claim gigabytes (zstd's RLE blocks), and the scan stops
+        // there rather than decode them, as an expansion would refuse them.
+        var content = DeflateRecipe.expansionLimit(ofFileOfSize: Int64(bytes.count))
         var index = 0
-        while index + 9 <= bytes.count, wasted < budget, streams.count < DeflateStreams.maxStreams {
+        while index + 9 <= bytes.count, wasted < budget, content > 0, streams.count < DeflateStreams.maxStreams {
             guard bytes[index] == 0x28, bytes[index + 1] == 0xB5, bytes[index + 2] == 0x2F, bytes[index + 3] == 0xFD,
                 ZSTD_getDictID_fromFrame(base + index, bytes.count - index) == 0
             else {
@@ -87,21 +91,40 @@ package enum ZstdFrames {
                 continue
             }
             let length = ZSTD_findFrameCompressedSize(base + index, bytes.count - index)
-            guard !ZstdDelta.isError(length), decodes(UnsafeRawBufferPointer(start: base + index, count: length)) else {
+            let decoded = ZstdDelta.isError(length) ? nil : decodes(UnsafeRawBufferPointer(start: base + index, count: length), within: content)
+            guard let decoded else {
                 wasted += Int64(ZstdDelta.isError(length) ? 1 : length)
                 index += 1
                 continue
             }
+            guard decoded <= content else { break }
+            content -= decoded
             streams.append(DeflateStreams.Stream(offset: Int64(index), length: Int64(length)))
             index += length
         }
         return streams
     }
 
-    /// Whether `frame` decodes to its end (its checksum checked where it has one).
-    private static func decodes(_ frame: UnsafeRawBufferPointer) -> Bool {
-        (try? decompress(frame) { _ in }) != nil
+    /// The content length of `frame` when it decodes to its end (its checksum checked where
+    /// it has one); nil when it does not. Decoding stops past `limit` bytes of content,
+    /// which is then what it returns beyond.
+    private static func decodes(_ frame: UnsafeRawBufferPointer, within limit: Int64) -> Int64? {
+        var produced: Int64 = 0
+        do {
+            try decompress(frame) { chunk in
+                produced += Int64(chunk.count)
+                if produced > limit { throw Beyond() }
+            }
+        } catch is Beyond {
+            return produced
+        } catch {
+            return nil
+        }
+        return produced
     }
+
+    /// A frame's content runs past the scan's limit.
+    private struct Beyond: Error {}
 
     /// Decompresses `frame`, exactly one frame, handing the content to `output` in chunks;
     /// a frame that does not decode whole throws. Returns the content's length.

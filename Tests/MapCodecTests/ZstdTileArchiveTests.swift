@@ -96,6 +96,22 @@ import Testing
                 length: Int64(content.count - 1)) == nil)
     }
 
+    /// A frame whose content claims far more than the file may expand to (RLE blocks of
+    /// 128 KiB, 4 bytes each: 2 MB of them claim 64 GB) is not decoded to its end: the scan
+    /// stops at the file's expansion limit and lists no frame.
+    @Test func aFrameThatClaimsMoreThanTheFileMayExpandToStopsTheScan() {
+        var bytes: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x58]  // no content size; a 2 MiB window
+        let blocks = 500_000
+        bytes.reserveCapacity(6 + blocks * 4)
+        for index in 0..<blocks {
+            let header = UInt32(128 << 10) << 3 | 1 << 1 | (index == blocks - 1 ? 1 : 0)  // an RLE block
+            bytes += [UInt8(header & 0xFF), UInt8(header >> 8 & 0xFF), UInt8(header >> 16), 0x41]
+        }
+        let claimed = Int64(blocks) << 17
+        #expect(claimed > DeflateRecipe.expansionLimit(ofFileOfSize: Int64(bytes.count)) * 100)
+        #expect(bytes.withUnsafeBytes { ZstdFrames.scan($0) }.isEmpty)
+    }
+
     /// End to end: a site published with zstd frames seen through names the zstd version
     /// for the patch's edge, and a client of that version updates by the patch, over HTTP,
     /// into the publisher's bytes.
