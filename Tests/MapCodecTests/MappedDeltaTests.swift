@@ -23,14 +23,9 @@ import Testing
     }
 
     /// Applies `dir/p` to `dir/old` into `dir/<out>`, mapping frames above `mappedAbove`;
-    /// returns how many it mapped.
+    /// returns how many it mapped (as the cross-file frames' tests do).
     static func apply(_ dir: TemporaryDirectory, out: String, mappedAbove: Int64) throws -> Int {
-        try FileManager.default.createDirectory(at: dir.path(out), withIntermediateDirectories: true)
-        let opened = try OpenedPatch(url: dir.path("p"))
-        var run = PatchRun(
-            patch: opened, oldRoot: dir.path("old").path, newRoot: dir.path(out).path, mappedAbove: mappedAbove, progress: nil)
-        for target in opened.manifest.targets { try run.produce(target) }
-        return run.mappedFrames
+        try WholeCrossFrameTests.apply(dir, out: out, mappedAbove: mappedAbove)
     }
 
     @Test func aDeltaAboveTheLimitIsDecodedMappedAndOneBelowStreams() throws {
