@@ -24,14 +24,21 @@ package enum ZstdFrames {
     /// How one frame is made again: the level, and the header's checksum and content-size
     /// flags (read off the original frame).
     package struct Parameters: Sendable, Hashable, CustomStringConvertible {
-        package var level: Int32
-        package var checksum: Bool
-        package var contentSize: Bool
+        // Two bytes (a recipe segment holds an optional set: ``DeflateRecipe/Segment`` stays
+        // within 32 bytes): the level, and the flags as ``encoded`` writes them.
+        private var levelByte: Int8
+        private var flags: UInt8
+
+        /// The compression level (-5...22).
+        package var level: Int32 { Int32(levelByte) }
+        /// Whether the frame ends with a checksum of its content.
+        package var checksum: Bool { flags & 1 != 0 }
+        /// Whether the frame's header says its content's size.
+        package var contentSize: Bool { flags & 2 != 0 }
 
         package init(level: Int32, checksum: Bool, contentSize: Bool) {
-            self.level = level
-            self.checksum = checksum
-            self.contentSize = contentSize
+            levelByte = Int8(clamping: level)
+            flags = (checksum ? 1 : 0) | (contentSize ? 2 : 0)
         }
 
         /// The levels a frame is tried at, the default first.
@@ -39,9 +46,7 @@ package enum ZstdFrames {
 
         /// As a recipe's parameter set holds it: `i8 level, u8 flags (1: checksum, 2:
         /// content size), u8 0`.
-        package var encoded: [UInt8] {
-            [UInt8(bitPattern: Int8(level)), (checksum ? 1 : 0) | (contentSize ? 2 : 0), 0]
-        }
+        package var encoded: [UInt8] { [UInt8(bitPattern: levelByte), flags, 0] }
 
         /// The parameters a recipe's set spells; nil for one out of range.
         package init?(encoded bytes: some Collection<UInt8>) {

@@ -124,12 +124,14 @@ import Testing
 
     /// Attack 5: a client's memory for a see-through file grew with its deflate streams
     /// (234 MB for a million). A recipe segment is held in 32 bytes (three of them for
-    /// zlib's parameters, an optional PNG framing in seven), the rebuild deflates at most
+    /// zlib's parameters, an optional PNG framing in seven, optional zstd parameters in
+    /// three), the rebuild deflates at most
     /// ``DeflateRecipe/batchSegments`` ahead, and a recipe has at most
     /// ``DeflateRecipe/maxSegments``, the one limit the publisher and the client share.
     @Test func aRecipeSegmentIsHeldInThirtyTwoBytes() {
         #expect(MemoryLayout<DeflateRecipe.Segment>.stride <= 32)
         #expect(MemoryLayout<DeflateParameters>.size == 3)
+        #expect(MemoryLayout<ZstdFrames.Parameters?>.size == 3)
         #expect(DeflateRecipe.batchSegments <= 4096 && DeflateRecipe.maxSegments == 1 << 20)
         let run = PNGRun(chunkSize: 8192, header: [0x78, 0xDA])
         #expect(run.chunkSize == 8192 && run.header == [0x78, 0xDA] && run.windowBits == 15)
