@@ -109,7 +109,13 @@ package final class HTTPExchange: Sendable {
             $0.headDecided ? nil : decide(ResponseHead(status: 0), &$0)
         }
         guard apply(decision) else { return false }
-        let refused = state.withLock { $0.attempt.body(bytes.count, now: clock.now) }
+        // A pause or a cancellation stops the request at the next byte, not the next tick:
+        // a transport whose cancel lands late (URLSession) must not fill the file meanwhile.
+        let paused = control?.isPaused == true
+        let refused = state.withLock { state in
+            Self.interrupt(&state, paused: paused)
+            return state.attempt.body(bytes.count, now: clock.now)
+        }
         guard refused == nil else { return false }
         do {
             try output.writeAll(bytes)
@@ -126,10 +132,15 @@ package final class HTTPExchange: Sendable {
     package func tick() -> Bool {
         let paused = control?.isPaused == true
         return state.withLock { state in
-            if state.cancelled { _ = state.attempt.interrupt(.failed(.cancelled)) }
-            if paused { _ = state.attempt.interrupt(.paused(validator: state.attempt.validator)) }
+            Self.interrupt(&state, paused: paused)
             return state.attempt.tick(now: clock.now) == nil
         }
+    }
+
+    /// Ends the attempt as cancelled or paused when it is (the first outcome stays).
+    private static func interrupt(_ state: inout State, paused: Bool) {
+        if state.cancelled { _ = state.attempt.interrupt(.failed(.cancelled)) }
+        if paused { _ = state.attempt.interrupt(.paused(validator: state.attempt.validator)) }
     }
 
     /// The request's end as the transport saw it; the attempt's outcome. The partial file
