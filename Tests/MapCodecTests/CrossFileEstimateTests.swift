@@ -38,4 +38,29 @@ import Testing
         #expect(CrossFileEstimate.anchorBits(forFileOf: 64 << 20) == 6)
         #expect(CrossFileEstimate.anchorBits(forFileOf: 1 << 30) == 10)
     }
+
+    /// Each reference is weighed by what it adds beside the base and the references kept
+    /// before it: a byte-for-byte copy of a kept reference adds nothing; left out, a
+    /// reference adds nothing for those after it, so its copy then counts in full.
+    @Test func aReferenceAddsOnlyWhatTheBaseAndTheOnesKeptBeforeItLack() throws {
+        let dir = TemporaryDirectory()
+        var generator = SeededGenerator(seed: 8)
+        let base = Self.random(1 << 20, &generator)
+        let other = Self.random(1 << 20, &generator)
+        let repeated = Array(other[..<(512 << 10)]) + Array(base[..<(512 << 10)])
+        for (name, bytes) in [("base", base), ("other", other), ("copy", other), ("repeated", repeated)] {
+            try Data(bytes).write(to: dir.path(name))
+        }
+        let paths = [dir.path("other").path, dir.path("copy").path]
+        let kept = try #require(
+            CrossFileEstimate.additions(newPath: dir.path("repeated").path, basePath: dir.path("base").path, otherPaths: paths) {
+                added, _ in added > 0
+            })
+        #expect(kept.added[0] > 3_000 && kept.added[1] == 0 && kept.kept == [true, false], "\(kept)")
+        let none = try #require(
+            CrossFileEstimate.additions(newPath: dir.path("repeated").path, basePath: dir.path("base").path, otherPaths: paths) { _, _ in
+                false
+            })
+        #expect(none.added[1] == none.added[0] && none.kept == [false, false], "\(none)")
+    }
 }

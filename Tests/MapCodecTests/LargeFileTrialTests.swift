@@ -129,6 +129,28 @@ import Testing
         #expect(tried.payloadBytes == file.payloadBytes, "\(tried.payloadBytes) B with every trial, \(file.payloadBytes) B")
     }
 
+    /// The borrowing file of ``borrowing(in:)`` with a second old file that repeats the
+    /// first other file byte for byte: a reference that adds nothing the first does not
+    /// hold is left out of the frame (its window and search would only cost time), the
+    /// publish log names it, and the patch applies with the header of the references kept.
+    @Test func aReferenceThatRepeatsAnotherIsLeftOut() async throws {
+        let dir = TemporaryDirectory()
+        try Self.borrowing(in: dir)
+        for name in ["old", "new"] {
+            try FileManager.default.copyItem(at: dir.path("\(name)/other.bin"), to: dir.path("\(name)/copy.bin"))
+        }
+        let stats = try await Self.build(in: dir, output: "p")
+        let file = try #require(stats.file("big.bin"))
+        #expect(file.encoding == .wholeCrossDelta, "\(file.encoding) \(file.tried)")
+        let note = file.note ?? "no note"
+        #expect(note.contains("cross-file references left out: ") && note.contains(".bin (adds 0 of "), "\(note)")
+        try await Self.applies("p", in: dir, name: "big.bin")
+        let all = try await Self.build(in: dir, output: "q", skipByEstimate: false)
+        let tried = try #require(all.file("big.bin"))
+        #expect(!(tried.note ?? "").contains("left out"), "\(tried.note ?? "")")
+        #expect(tried.payloadBytes >= file.payloadBytes - 64, "\(tried.payloadBytes) B with every reference, \(file.payloadBytes) B")
+    }
+
     /// 17.6 MiB of 16-byte records (an id, a point, an attribute); the new version moves
     /// every point by (+7, −3), as a datum shift does: each record changes, so zstd's matches
     /// stay short, while the suffix-array delta's byte differences repeat.

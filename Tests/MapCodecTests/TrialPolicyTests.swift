@@ -64,6 +64,11 @@ import Testing
         // Over 1 MiB.
         Row(rule: .crossEstimate, facts: TrialFacts(newSize: mib + 1), holds: true),
         Row(rule: .crossEstimate, facts: TrialFacts(newSize: mib), holds: false),
+        // A reference of a file over 16 MiB adding under 1/1024 of its anchors.
+        Row(rule: .redundantReference, facts: TrialFacts(newSize: 16 * mib + 1, anchors: 102_400, addedAnchors: 99), holds: true),
+        Row(rule: .redundantReference, facts: TrialFacts(newSize: 16 * mib + 1, anchors: 102_400, addedAnchors: 100), holds: false),
+        Row(rule: .redundantReference, facts: TrialFacts(newSize: 16 * mib, anchors: 102_400, addedAnchors: 0), holds: false),
+        Row(rule: .redundantReference, facts: TrialFacts(newSize: 16 * mib + 1, anchors: 15, addedAnchors: 0), holds: false),
         // The see-through payload kept.
         Row(rule: .noCrossAfterSeeThrough, facts: TrialFacts(newSize: 1, keptSeeThrough: true), holds: true),
         Row(rule: .noCrossAfterSeeThrough, facts: TrialFacts(newSize: 1, keptSeeThrough: false), holds: false),

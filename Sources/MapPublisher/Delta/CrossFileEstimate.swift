@@ -70,6 +70,37 @@ struct CrossFileEstimate: Equatable {
         return (novel.count, count)
     }
 
+    /// What each of `otherPaths` adds, in order, beside the base: the distinct anchors of
+    /// `newPath` it holds that neither the base nor a path kept before it holds.
+    /// `keeps(added, anchors)` decides each in turn (`anchors`: the new file's); a path left
+    /// out adds nothing for the paths after it. `nil` when a file cannot be read. Only the
+    /// new file's anchors are held; the base and the paths are streamed past them.
+    static func additions(
+        newPath: String, basePath: String, otherPaths: [String], keeps: (_ added: Int, _ anchors: Int) -> Bool
+    ) -> (anchors: Int, added: [Int], kept: [Bool])? {
+        guard let size = FileStatus.of(newPath)?.size else { return nil }
+        let bits = anchorBits(forFileOf: size)
+        guard var lacking = anchors(of: newPath, bits: bits), let base = try? MappedFile.source(basePath, displayPath: basePath) else {
+            return nil
+        }
+        let count = lacking.count
+        SegmentWindows.forEachAnchor(in: base.bytes, bits: bits) { key, _ in lacking.remove(key) }
+        var added: [Int] = []
+        var kept: [Bool] = []
+        for path in otherPaths {
+            guard let file = try? MappedFile.source(path, displayPath: path) else { return nil }
+            var found = Set<UInt64>()
+            SegmentWindows.forEachAnchor(in: file.bytes, bits: bits) { key, _ in
+                if lacking.contains(key) { found.insert(key) }
+            }
+            let keep = keeps(found.count, count)
+            if keep { lacking.subtract(found) }
+            added.append(found.count)
+            kept.append(keep)
+        }
+        return (count, added, kept)
+    }
+
     /// The distinct anchor values of the file at `path` (mapped, read once): the anchors
     /// segmented deltas place windows by (``SegmentWindows``), `bits` of the hash zero.
     static func anchors(of path: String, bits: Int) -> Set<UInt64>? {

@@ -14,6 +14,9 @@ struct Chosen {
     /// Whether the payload's file is the chooser's, in the work folder (not the new file
     /// itself), removed once appended.
     var owned = false
+    /// The files its cross-file delta may read, the base last: the pending item's, less those
+    /// the chooser found redundant (``PayloadChooser/usefulReferences(newPath:newSize:paths:)``).
+    var references: [PatchBuilder.Reference] = []
 
     /// The payloads of `pending`, chosen on up to ``PatchOptions/fileJobs`` threads, each
     /// file with its own chooser and scratch folder under `work`. Each file's trials read
@@ -56,14 +59,17 @@ struct Chosen {
         let chooser = try PayloadChooser(options: options, workDirectory: folder)
         // The header's indices are written once the source table is known (`append`); its
         // length, which the trials weigh, does not depend on them.
+        let (kept, referenceNote) = chooser.usefulReferences(
+            newPath: new.fullPath(item.file), newSize: item.file.size, paths: item.references.map(\.path))
+        references = kept.map { item.references[$0] }
         let cross =
-            item.references.isEmpty
+            references.isEmpty
             ? nil
             : PayloadChooser.Cross(
-                header: CrossReferences(references: item.references.map { _ in .new(0) }).encoded,
-                paths: item.references.map(\.path))
+                header: CrossReferences(references: references.map { _ in .new(0) }).encoded, paths: references.map(\.path))
         choice = try chooser.choose(
             newPath: new.fullPath(item.file), newSize: item.file.size, basePath: item.base.map(old.fullPath), cross: cross)
+        if let referenceNote { choice.notes.append(referenceNote) }
         if choice.payloadPath.hasPrefix(folder + "/") {
             let kept = work + "/payload-\(number)"
             try FileSystem.rename(choice.payloadPath, kept)
@@ -88,7 +94,7 @@ struct Chosen {
     func append(
         _ item: PatchBuilder.Pending, to spool: SystemFile, plan: inout PlanState, entry: inout PatchStats.File
     ) throws -> PatchManifest.Origin {
-        let header = item.references.isEmpty ? [] : CrossReferences(references: item.references.map { $0.header(&plan) }).encoded
+        let header = references.isEmpty ? [] : CrossReferences(references: references.map { $0.header(&plan) }).encoded
         if choice.crossHeader > 0 {
             guard header.count == choice.crossHeader else {
                 throw PatchBuildError.codec(path: item.file.path, message: "the cross-file references changed while the patch was built")

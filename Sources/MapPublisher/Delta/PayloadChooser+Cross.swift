@@ -25,6 +25,31 @@ extension PayloadChooser {
         }
     }
 
+    /// Which of a file's cross-file references (`paths`, the base last) its trials read:
+    /// for a file over ``TrialPolicy/wholeFrameCrossLimit``, with estimates, each reference
+    /// but the base is weighed in turn by the anchors of the file it adds to the base and the
+    /// references kept before it, and left out where that is next to nothing
+    /// (``TrialRule/redundantReference``): a frame's window and search then skip a copy of
+    /// what another reference holds. Returns the indices of `paths` kept (none where only
+    /// the base would be), and the publish log's note of those left out.
+    package func usefulReferences(newPath: String, newSize: Int64, paths: [String]) -> (kept: [Int], note: PayloadNote?) {
+        let all = Array(paths.indices)
+        guard paths.count > 2, policy.holds(.redundantReference, TrialFacts(newSize: newSize, anchors: Int.max, addedAnchors: 0)),
+            let base = paths.last
+        else { return (all, nil) }
+        let others = Array(paths.dropLast())
+        let weighed = CrossFileEstimate.additions(newPath: newPath, basePath: base, otherPaths: others) { added, anchors in
+            !policy.holds(.redundantReference, TrialFacts(newSize: newSize, anchors: anchors, addedAnchors: added))
+        }
+        guard let weighed, weighed.kept.contains(false) else { return (all, nil) }
+        let kept = others.indices.filter { weighed.kept[$0] }
+        let leftOut = others.indices.filter { !weighed.kept[$0] }.map {
+            "\(URL(fileURLWithPath: others[$0]).lastPathComponent) (adds \(weighed.added[$0]) of \(weighed.anchors) anchors)"
+        }
+        let note = PayloadNote(.trial, "cross-file references left out: \(leftOut.joined(separator: ", "))")
+        return (kept.isEmpty ? [] : kept + [paths.count - 1], note)
+    }
+
     /// The smallest payload for `newPath` (`newSize` bytes), optionally as a delta against
     /// `basePath`, or against `cross` (other files of the group, then the base) when that
     /// is smaller still.
