@@ -121,6 +121,9 @@ import Testing
         #expect(file.encoding == .wholeCrossDelta, "\(file.encoding) \(file.tried)")
         let note = file.note ?? "no note"
         #expect(note.contains("delta: the deep search skipped: the cross-file frame ("), "\(note)")
+        // 4 MiB the base lacks against a frame of a few hundred bytes: no suffix-array delta.
+        #expect(note.contains("the suffix-array delta from the base alone skipped: "), "\(note)")
+        #expect(!file.tried.keys.contains { $0.isSuffix }, "\(file.tried)")
         let fast = try #require(file.tried[.delta])
         #expect(file.payloadBytes * 100 <= fast * 55, "\(file.payloadBytes) B against a fast delta of \(fast) B")
         try await Self.applies("p", in: dir, name: "big.bin")

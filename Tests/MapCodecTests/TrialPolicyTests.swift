@@ -69,6 +69,14 @@ import Testing
         Row(rule: .redundantReference, facts: TrialFacts(newSize: 16 * mib + 1, anchors: 102_400, addedAnchors: 100), holds: false),
         Row(rule: .redundantReference, facts: TrialFacts(newSize: 16 * mib, anchors: 102_400, addedAnchors: 0), holds: false),
         Row(rule: .redundantReference, facts: TrialFacts(newSize: 16 * mib + 1, anchors: 15, addedAnchors: 0), holds: false),
+        // What the base lacks and the references hold, over 64 times the frame.
+        Row(
+            rule: .baseLacksWhatTheFrameMatched, facts: TrialFacts(newSize: 64_000, anchors: 1_000, rival: 10, addedAnchors: 11),
+            holds: true),
+        Row(
+            rule: .baseLacksWhatTheFrameMatched, facts: TrialFacts(newSize: 64_000, anchors: 1_000, rival: 10, addedAnchors: 10),
+            holds: false),
+        Row(rule: .baseLacksWhatTheFrameMatched, facts: TrialFacts(newSize: 64_000, anchors: 1_000, addedAnchors: 1_000), holds: false),
         // The see-through payload kept.
         Row(rule: .noCrossAfterSeeThrough, facts: TrialFacts(newSize: 1, keptSeeThrough: true), holds: true),
         Row(rule: .noCrossAfterSeeThrough, facts: TrialFacts(newSize: 1, keptSeeThrough: false), holds: false),

@@ -97,7 +97,7 @@ extension PayloadChooser {
             var trial = Choice(encoding: .stored, payloadPath: newPath, length: .max, tried: [:])
             guard try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &trial) else { return nil }
             frame = trial
-            return trial.length
+            return (trial.length, estimate.flatMap { baseOnlyRuledOut(by: $0, frame: trial.length, newSize: newSize) })
         }
         guard crossTrialApplies(after: choice, newSize: newSize) || frame != nil else { return choice }
         if let estimate { choice.notes.append(PayloadNote(.trial, estimate.note)) }
@@ -118,6 +118,18 @@ extension PayloadChooser {
         if try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &choice) { return choice }
         try segmentedCrossTrial(newPath: newPath, cross: cross, in: &choice)
         return choice
+    }
+
+    /// The publish log's note saying why a large file's suffix-array delta from its base
+    /// alone is not made, where the anchors of `estimate` show the base lacks far more that
+    /// the other references hold than the cross-file frame (`frame` bytes) pays for; nil
+    /// where it is made.
+    private func baseOnlyRuledOut(by estimate: CrossFileEstimate, frame: Int64, newSize: Int64) -> String? {
+        let facts = TrialFacts(newSize: newSize, anchors: estimate.anchors, rival: frame, addedAnchors: estimate.elsewhere)
+        guard policy.holds(.baseLacksWhatTheFrameMatched, facts) else { return nil }
+        let lacking = TrialPolicy.lacking(newSize, novel: estimate.elsewhere, of: estimate.anchors)
+        return "the suffix-array delta from the base alone skipped: \(estimate.elsewhere) of \(estimate.anchors) anchors of the file are "
+            + "only in the other files (about \(lacking) B the base lacks, against the frame's \(frame) B)"
     }
 
     /// The cross-file trials of a file up to ``TrialPolicy/wholeFrameCrossLimit`` beside `single`, its

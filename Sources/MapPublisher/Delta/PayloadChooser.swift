@@ -139,7 +139,7 @@ package struct PayloadChooser {
     /// just before the zstd delta and returns its length, a rival that can rule out the
     /// deep search (``encodeDelta(_:newSize:base:rival:rivalName:lzma:)``).
     func chooseSingle(
-        newPath: String, newSize: Int64, basePath: String?, crossFirst: (() throws -> Int64?)? = nil
+        newPath: String, newSize: Int64, basePath: String?, crossFirst: (() throws -> (length: Int64, baseOnlyNote: String?)?)? = nil
     ) throws -> Choice {
         if let basePath, let segments, newSize > segmentThreshold {
             return try chooseSegmented(newPath: newPath, newSize: newSize, basePath: basePath, encoder: segments)
@@ -150,10 +150,15 @@ package struct PayloadChooser {
         if seeThroughSuffices(&choice, newSize: newSize) { return choice }
         if let basePath, byteLevelRulesOut(&choice, newPath: newPath, newSize: newSize, basePath: basePath) { return choice }
         var delta: (path: String, length: Int64, note: String?)?
-        // The suffix-array delta comes first: where a large file's is far below a fast zstd
+        // The cross-file frame, where the caller makes one, comes first: where the base
+        // lacks far more than the frame pays for, the suffix-array delta from the base
+        // alone is not made (``TrialRule/baseLacksWhatTheFrameMatched``).
+        let frame = try basePath == nil ? nil : crossFirst?()
+        if let note = frame?.baseOnlyNote { choice.notes.append(PayloadNote(.trial, note)) }
+        // The suffix-array delta comes next: where a large file's is far below a fast zstd
         // delta, the deep zstd search (a whole-file encode of 15-20 s) is not run.
         let (suffix, suffixSeconds) = try Elapsed.measure {
-            try basePath.flatMap { try suffixDelta(newPath, newSize: newSize, basePath: $0) }
+            try frame?.baseOnlyNote != nil ? nil : basePath.flatMap { try suffixDelta(newPath, newSize: newSize, basePath: $0) }
         }
         let base = try basePath.map { try MappedFile.source($0, displayPath: $0) }
         // The LZMA2 payload is made before the zstd deltas (and weighed after them, as
@@ -164,7 +169,7 @@ package struct PayloadChooser {
                 choice.notes = [PayloadNote(.noDelta, "no delta: \(reason)")]
             } else {
                 var rival = suffix.map { (length: $0.length, name: "the suffix-array delta") }
-                if let cross = try crossFirst?(), cross < rival?.length ?? .max { rival = (cross, "the cross-file frame") }
+                if let frame, frame.length < rival?.length ?? .max { rival = (frame.length, "the cross-file frame") }
                 let (made, seconds) = try Elapsed.measure {
                     try encodeDelta(
                         newPath, newSize: newSize, base: base.bytes, rival: rival?.length,
