@@ -60,6 +60,12 @@ struct CrossFileEstimate: Equatable {
     /// has; `nil` when a file cannot be read. Only the new file's anchors are kept (thinned
     /// by its size): the base is streamed past them, so memory does not grow with the base.
     static func novelAnchors(of newPath: String, against basePath: String) -> (novel: Int, anchors: Int)? {
+        lacking(newPath, basePath).map { ($0.novel.count, $0.anchors) }
+    }
+
+    /// The distinct anchors of `newPath` that `basePath` lacks, how many it has, and the
+    /// anchor bits for its size; `nil` when a file cannot be read. The base is streamed past.
+    private static func lacking(_ newPath: String, _ basePath: String) -> (novel: Set<UInt64>, anchors: Int, bits: Int)? {
         guard let size = FileStatus.of(newPath)?.size else { return nil }
         let bits = anchorBits(forFileOf: size)
         guard var novel = anchors(of: newPath, bits: bits), let base = try? MappedFile.source(basePath, displayPath: basePath) else {
@@ -67,7 +73,7 @@ struct CrossFileEstimate: Equatable {
         }
         let count = novel.count
         SegmentWindows.forEachAnchor(in: base.bytes, bits: bits) { key, _ in novel.remove(key) }
-        return (novel.count, count)
+        return (novel, count, bits)
     }
 
     /// What each of `otherPaths` adds, in order, beside the base: the distinct anchors of
@@ -78,13 +84,9 @@ struct CrossFileEstimate: Equatable {
     static func additions(
         newPath: String, basePath: String, otherPaths: [String], keeps: (_ added: Int, _ anchors: Int) -> Bool
     ) -> (anchors: Int, added: [Int], kept: [Bool])? {
-        guard let size = FileStatus.of(newPath)?.size else { return nil }
-        let bits = anchorBits(forFileOf: size)
-        guard var lacking = anchors(of: newPath, bits: bits), let base = try? MappedFile.source(basePath, displayPath: basePath) else {
-            return nil
-        }
-        let count = lacking.count
-        SegmentWindows.forEachAnchor(in: base.bytes, bits: bits) { key, _ in lacking.remove(key) }
+        guard let found = lacking(newPath, basePath) else { return nil }
+        var lacking = found.novel
+        let (count, bits) = (found.anchors, found.bits)
         var added: [Int] = []
         var kept: [Bool] = []
         for path in otherPaths {
