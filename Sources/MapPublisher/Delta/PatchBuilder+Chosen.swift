@@ -60,7 +60,7 @@ struct Chosen {
         // The header's indices are written once the source table is known (`append`); its
         // length, which the trials weigh, does not depend on them.
         let (kept, referenceNote) = chooser.usefulReferences(
-            newPath: new.fullPath(item.file), newSize: item.file.size, paths: item.references.map(\.path))
+            newPath: new.fullPath(item.file), newSize: item.file.size, paths: item.references.map(\.path), names: item.references.map(\.name))
         references = kept.map { item.references[$0] }
         let cross =
             references.isEmpty

@@ -77,6 +77,14 @@ extension PatchBuilder {
             }
         }
 
+        /// Which version of which file it is, for the publish log ("the new cities500.json").
+        var name: String {
+            switch self {
+            case .new(_, let path): "the new \(URL(fileURLWithPath: path).lastPathComponent)"
+            case .old(let file, _): "the old \(URL(fileURLWithPath: file.path).lastPathComponent)"
+            }
+        }
+
         /// Its entry in the payload's header; an old file gets its index in the source
         /// table, which it joins on first use.
         func header(_ plan: inout PlanState) -> CrossReferences.Reference {

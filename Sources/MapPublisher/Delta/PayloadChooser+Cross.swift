@@ -31,8 +31,9 @@ extension PayloadChooser {
     /// references kept before it, and left out where that is next to nothing
     /// (``TrialRule/redundantReference``): a frame's window and search then skip a copy of
     /// what another reference holds. Returns the indices of `paths` kept (none where only
-    /// the base would be), and the publish log's note of those left out.
-    package func usefulReferences(newPath: String, newSize: Int64, paths: [String]) -> (kept: [Int], note: PayloadNote?) {
+    /// the base would be), and the publish log's note of those left out, by `names` (one
+    /// per path: which version of which file).
+    package func usefulReferences(newPath: String, newSize: Int64, paths: [String], names: [String]) -> (kept: [Int], note: PayloadNote?) {
         let all = Array(paths.indices)
         guard paths.count > 2, policy.holds(.redundantReference, TrialFacts(newSize: newSize, anchors: Int.max, addedAnchors: 0)),
             let base = paths.last
@@ -44,7 +45,7 @@ extension PayloadChooser {
         guard let weighed, weighed.kept.contains(false) else { return (all, nil) }
         let kept = others.indices.filter { weighed.kept[$0] }
         let leftOut = others.indices.filter { !weighed.kept[$0] }.map {
-            "\(URL(fileURLWithPath: others[$0]).lastPathComponent) (adds \(weighed.added[$0]) of \(weighed.anchors) anchors)"
+            "\(names.indices.contains($0) ? names[$0] : others[$0]) (adds \(weighed.added[$0]) of \(weighed.anchors) anchors)"
         }
         let note = PayloadNote(.trial, "cross-file references left out: \(leftOut.joined(separator: ", "))")
         return (kept.isEmpty ? [] : kept + [paths.count - 1], note)
