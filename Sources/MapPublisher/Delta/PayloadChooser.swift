@@ -136,8 +136,9 @@ package struct PayloadChooser {
 
     /// The smallest payload from this file and its base alone. `crossFirst`, where the
     /// caller has one, makes a payload that also reads other files (``chooseCrossFirst(newPath:newSize:basePath:cross:)``)
-    /// just before the zstd delta and returns its length, a rival that can rule out the
-    /// deep search (``encodeDelta(_:newSize:base:rival:rivalName:lzma:)``).
+    /// before the suffix-array and zstd deltas and returns its length, a rival that can rule
+    /// out the deep search (``encodeDelta(_:newSize:base:rival:rivalName:lzma:)``), and the
+    /// note of a rule that leaves out the suffix-array delta from the base alone.
     func chooseSingle(
         newPath: String, newSize: Int64, basePath: String?, crossFirst: (() throws -> (length: Int64, baseOnlyNote: String?)?)? = nil
     ) throws -> Choice {
