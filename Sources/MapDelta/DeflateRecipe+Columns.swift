@@ -86,7 +86,9 @@ extension DeflateRecipe {
         for position in 0..<count {
             let choice = Int(try integer(1))
             guard choice < sets.count else { throw fail() }
-            (segments[position].parameters, segments[position].zstd) = (sets[choice].parameters, sets[choice].zstd)
+            let set = sets[choice]
+            segments[position].parameters = set.parameters
+            if let zstd = set.zstd { segments[position].zstd = zstd }
         }
         let total = segments.reduce(tail) { $0.plusSaturating($1.rawBefore).plusSaturating($1.expandedLength) }
         guard total == expanded, total < Int64.max else { throw fail() }

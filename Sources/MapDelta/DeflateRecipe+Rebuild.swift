@@ -8,10 +8,11 @@ import Synchronization
 /// Segments are independent deflate streams, so small ones (up to
 /// ``DeflateRecipe/parallelSegmentLimit`` of content) are deflated ahead on up to
 /// `threads` threads, a batch of at most ``DeflateRecipe/batchLimit`` content bytes at a
-/// time, and written in order; a larger segment is one stream that only one thread can
-/// produce (zlib's output depends on all of its input), so it is streamed on the calling
-/// thread. The bytes are the same for any number of threads. Memory: one batch's
-/// compressed output and zlib's state per thread.
+/// time, and written in order; a larger segment is one stream, which zlib makes again on
+/// the calling thread, streamed, unless the publisher proved it in pieces
+/// (``DeflatePieces``): then its pieces are deflated `threads` at a time and their bits
+/// joined. The bytes are the same for any number of threads. Memory: one batch's (or
+/// `threads` pieces') compressed output and zlib's state per thread.
 extension DeflateRecipe {
     /// Where a rebuild stands: segments finished, and the expansion and output bytes
     /// behind them. A rebuild can start at any position it reported.
@@ -68,7 +69,7 @@ extension DeflateRecipe {
                 try deflated.withUnsafeBytes { try output($0) }
                 at.output += Int64(deflated.count)
             } else {
-                try segment.codec.rebuild(segment, of: expansion, at: at.expanded) {
+                try segment.codec.rebuild(segment, of: expansion, at: at.expanded, threads: threads) {
                     try output($0)
                     at.output += Int64($0.count)
                 }

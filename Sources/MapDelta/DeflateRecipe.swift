@@ -10,7 +10,9 @@ package import MapPlatform
 /// `u32 segments, u64 tail, u64 expanded size`, then per segment
 /// `u64 raw bytes before it, u64 inflated length, u8 level, u8 memLevel, u8 strategy,
 /// u8 framing` (0: a raw deflate stream; 1: a PNG run of IDAT chunks, followed by
-/// `u32 chunk size, 2 bytes zlib header, u16 0`).
+/// `u32 chunk size, 2 bytes zlib header, u16 0`; 2: a raw deflate stream made again in
+/// pieces, followed by `u64 compressed length, u32 cuts` and each cut's distance from the
+/// one before as `u32`: ``DeflatePieces``).
 package struct DeflateRecipe: Sendable, Equatable {
     /// One re-deflated segment.
     package struct Segment: Sendable, Equatable {
@@ -25,18 +27,22 @@ package struct DeflateRecipe: Sendable, Equatable {
         /// For a zstd frame (``EncodingParts/View/scannedZstd``): how libzstd makes it
         /// again; `parameters` is then not read.
         package var zstd: ZstdFrames.Parameters?
+        /// For a large raw deflate stream: where it is cut into pieces that zlib makes again
+        /// on several threads (``DeflatePieces``, one reference); nil for a stream made whole.
+        package var pieces: DeflatePieces?
         /// The codec that makes the segment again.
         package var codec: EncodingParts.StreamCodec { zstd == nil ? .deflate : .zstd }
 
         package init(
             rawBefore: Int64, expandedLength: Int64, parameters: DeflateParameters, png: PNGRun? = nil,
-            zstd: ZstdFrames.Parameters? = nil
+            zstd: ZstdFrames.Parameters? = nil, pieces: DeflatePieces? = nil
         ) {
             self.rawBefore = rawBefore
             self.expandedLength = expandedLength
             self.parameters = parameters
             self.png = png
             self.zstd = zstd
+            self.pieces = pieces
         }
     }
 
@@ -73,11 +79,19 @@ package struct DeflateRecipe: Sendable, Equatable {
             put(UInt64(segment.expandedLength))
             out += [
                 UInt8(segment.parameters.level), UInt8(segment.parameters.memLevel), UInt8(segment.parameters.strategy),
-                segment.png == nil ? 0 : 1,
+                segment.png != nil ? 1 : segment.pieces != nil ? 2 : 0,
             ]
             if let png = segment.png {
                 put(UInt32(png.chunkSize))
                 out += png.header + [0, 0]
+            } else if let pieces = segment.pieces {
+                put(UInt64(bitPattern: pieces.compressedLength))
+                put(UInt32(pieces.cuts.count))
+                var previous: Int64 = 0
+                for cut in pieces.cuts {  // each as its distance from the one before (at most 16 MiB)
+                    put(UInt32(truncatingIfNeeded: cut &- previous))
+                    previous = cut
+                }
             }
         }
         return out
@@ -108,7 +122,7 @@ package struct DeflateRecipe: Sendable, Equatable {
             position += Int64(segmentLength)
             let parameters = DeflateParameters(level: Int32(entry[16]), memLevel: Int32(entry[17]), strategy: Int32(entry[18]))
             guard (0...9).contains(parameters.level), (1...9).contains(parameters.memLevel), (0...4).contains(parameters.strategy),
-                entry[19] <= 1
+                entry[19] <= 2
             else {
                 throw PatchError.corrupt(detail: "see-through payload has invalid deflate parameters")
             }
@@ -121,10 +135,36 @@ package struct DeflateRecipe: Sendable, Equatable {
                     throw PatchError.corrupt(detail: "see-through payload has an invalid PNG framing")
                 }
             }
+            var pieces: DeflatePieces?
+            if entry[19] == 2 {
+                let head = try bytes(12, at: position)[...]
+                position += 12
+                let expanded = integer(entry[8..<16])
+                let count = integer(head[8..<12])
+                // At most one cut per least piece of the content: the count is bounded before
+                // anything is read for it.
+                guard expanded > 0, count <= expanded / DeflatePieces.minimumPiece, count <= Int64(maxSegments),
+                    count * 4 <= offset + length - position
+                else {
+                    throw PatchError.corrupt(detail: "see-through payload has invalid deflate pieces")
+                }
+                let gaps = try bytes(Int(count) * 4, at: position)
+                position += count * 4
+                var cut: Int64 = 0  // at most a million gaps of under 2^32: no overflow
+                pieces = DeflatePieces(
+                    cuts: stride(from: 0, to: gaps.count, by: 4).map {
+                        cut += integer(gaps[$0..<($0 + 4)])
+                        return cut
+                    },
+                    compressedLength: integer(head[0..<8]))
+                guard pieces!.isValid(length: expanded) else {
+                    throw PatchError.corrupt(detail: "see-through payload has invalid deflate pieces")
+                }
+            }
             segments.append(
                 Segment(
                     rawBefore: integer(entry[0..<8]), expandedLength: integer(entry[8..<16]),
-                    parameters: parameters, png: png))
+                    parameters: parameters, png: png, pieces: pieces))
         }
         let recipe = DeflateRecipe(segments: segments, tail: integer(fixed[4..<12]))
         guard recipe.expandedSize == integer(fixed[12..<20]), recipe.expandedSize >= 0, recipe.expandedSize < .max,

@@ -1,3 +1,5 @@
+import MapPlatform
+
 /// The optional codecs a patch may need beyond those every build decodes, and which of them
 /// this build decodes.
 ///
@@ -14,19 +16,42 @@ package enum PatchCodecs {
     /// publisher that links zstd 1.5.4, decoded by clients that link the same.
     package static let zstdFrames = "zstd-frames-" + ZstdFrames.versionName(ZstdFrames.version)
 
+    /// Deflate streams made again in pieces on several threads (``DeflatePieces``): a
+    /// recipe segment of framing 2, which clients that predate it refuse.
+    package static let deflatePieces = "deflate-pieces"
+
     /// The optional codecs this build decodes (LZMA2 with the trait LZMA, the default; the
-    /// zstd frames of the zstd version it links).
+    /// zstd frames of the zstd version it links; deflate pieces).
     package static let available: Set<String> = {
         #if LZMA
-            [lzma, zstdFrames]
+            [lzma, zstdFrames, deflatePieces]
         #else
-            [zstdFrames]
+            [zstdFrames, deflatePieces]
         #endif
     }()
 
     /// The optional codecs the payloads of `encodings` need, sorted; `nil` when none.
     package static func needed(by encodings: some Sequence<PatchEncoding>) -> [String]? {
-        let codecs = Set(encodings.compactMap(\.optionalCodec))
+        needed(encodings.compactMap(\.optionalCodec))
+    }
+
+    /// The optional codecs a payload of `encoding` in the file at `path` needs: its
+    /// encoding's, and ``deflatePieces`` where its recipe cuts a stream into pieces (read
+    /// from the payload, so what is listed is what was written).
+    package static func needed(byPayload path: String, encoding: PatchEncoding) throws -> [String] {
+        var codecs = encoding.optionalCodec.map { [$0] } ?? []
+        if encoding.parts.view == .deflate {
+            let file = try SystemFile.openForReading(path)
+            let (recipe, _) = try DeflateRecipe.decode(from: file, at: 0, within: try file.size())
+            if recipe.segments.contains(where: { $0.pieces != nil }) { codecs.append(deflatePieces) }
+        }
+        return codecs
+    }
+
+    /// The optional codecs of `codecs` (each payload's, ``needed(byPayload:encoding:)``),
+    /// once each, sorted; `nil` when none.
+    package static func needed(_ codecs: some Sequence<String>) -> [String]? {
+        let codecs = Set(codecs)
         return codecs.isEmpty ? nil : codecs.sorted()
     }
 }

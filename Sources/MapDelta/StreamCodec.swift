@@ -35,9 +35,9 @@ extension EncodingParts {
         }
 
         /// Makes `segment` again from its content at `offset` of `expansion`, handing the
-        /// compressed bytes to `output`.
+        /// compressed bytes to `output`; a deflate stream in pieces on up to `threads` threads.
         func rebuild(
-            _ segment: DeflateRecipe.Segment, of expansion: SystemFile, at offset: Int64,
+            _ segment: DeflateRecipe.Segment, of expansion: SystemFile, at offset: Int64, threads: Int = 1,
             output: (UnsafeRawBufferPointer) throws -> Void
         ) throws {
             switch (self, segment.zstd, segment.png) {
@@ -49,6 +49,10 @@ extension EncodingParts {
                 let framed = try DeflateStreams.framePNG(
                     expansion, offset: offset, length: segment.expandedLength, run: png, parameters: segment.parameters)
                 try framed.withUnsafeBytes { try output($0) }
+            case (.deflate, _, nil) where segment.pieces != nil:
+                try segment.pieces!.rebuild(
+                    ofStreamAt: offset, length: segment.expandedLength, from: expansion, parameters: segment.parameters, threads: threads,
+                    output: output)
             case (.deflate, _, nil):
                 try DeflateStreams.deflate(
                     expansion, offset: offset, length: segment.expandedLength, parameters: segment.parameters, output: output)
@@ -59,10 +63,12 @@ extension EncodingParts {
         /// content at `offset` of `expansion` (its parameters set, its place and length not),
         /// compared as it is produced; nil where this codec's library does not. `hint`, the
         /// segment that made another stream of the file, is tried first: a file's streams
-        /// mostly share one setting.
+        /// mostly share one setting. With `pieces`, a large raw deflate stream is proved in
+        /// pieces on up to `threads` threads (``DeflatePieces``), which a client makes again
+        /// on its threads; one that does not cut is proved whole.
         package func reproduce(
             _ stream: DeflateStreams.Stream, of original: SystemFile, from expansion: SystemFile, at offset: Int64, length: Int64,
-            hint: DeflateRecipe.Segment?
+            hint: DeflateRecipe.Segment?, pieces: Bool = false, threads: Int = 1
         ) -> DeflateRecipe.Segment? {
             var segment = DeflateRecipe.Segment(
                 rawBefore: 0, expandedLength: 0, parameters: DeflateParameters(level: 0, memLevel: 1, strategy: 0), png: stream.png)
@@ -74,6 +80,14 @@ extension EncodingParts {
                         first: hint?.zstd?.level)
                 else { return nil }
                 segment.zstd = zstd
+            case .deflate where pieces && stream.png == nil && length >= DeflatePieces.minimumStream:
+                if let (parameters, cut) = DeflatePieces.reproduce(
+                    stream, of: original, from: expansion, at: offset, length: length, threads: threads)
+                {
+                    (segment.parameters, segment.pieces) = (parameters, cut)
+                    return segment
+                }
+                return Self.deflate.reproduce(stream, of: original, from: expansion, at: offset, length: length, hint: hint)
             case .deflate:
                 guard
                     let parameters = DeflateRecipe.parameters(

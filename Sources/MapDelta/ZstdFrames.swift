@@ -25,7 +25,7 @@ package enum ZstdFrames {
     /// flags (read off the original frame).
     package struct Parameters: Sendable, Hashable, CustomStringConvertible {
         // Two bytes (a recipe segment holds an optional set: ``DeflateRecipe/Segment`` stays
-        // within 32 bytes): the level, and the flags as ``encoded`` writes them.
+        // within 40 bytes): the level, and the flags as ``encoded`` writes them.
         private var levelByte: Int8
         private var flags: UInt8
 

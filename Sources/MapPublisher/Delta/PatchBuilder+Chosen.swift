@@ -103,6 +103,7 @@ struct Chosen {
         }
         try Self.append(
             choice.payloadPath, from: Int64(choice.crossHeader), length: choice.length - Int64(choice.crossHeader), to: spool)
+        entry.codecs = try PatchCodecs.needed(byPayload: choice.payloadPath, encoding: choice.encoding)
         if owned { FileSystem.remove(choice.payloadPath) }
         let payload = PatchManifest.Payload(encoding: choice.encoding, length: choice.length)
         let origin: PatchManifest.Origin

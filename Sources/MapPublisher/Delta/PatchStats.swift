@@ -32,6 +32,8 @@ package struct PatchStats: Sendable {
         package var source: String?
         /// Encoding of the payload, if any.
         package var encoding: PatchEncoding?
+        /// The optional codecs its payload needs (``PatchCodecs/needed(byPayload:encoding:)``).
+        package var codecs: [String] = []
         /// Bytes of the payload in the container (0 without payload).
         package var payloadBytes: Int64
         /// Every encoding tried and the payload size it gave (plain zstd is skipped when a

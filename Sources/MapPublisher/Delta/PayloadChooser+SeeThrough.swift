@@ -120,7 +120,7 @@ extension PayloadChooser {
             return .failure(NoSeeThrough(description: "its deflate streams do not inflate (\(error))"))
         }
         let original = try SystemFile.openForReading(newPath)
-        let found = try reproducible(streams, lengths: lengths, of: original, expansion: newExpansion, codec: codec)
+        let found = try reproducible(streams, lengths: lengths, of: original, expansion: newExpansion, codec: codec, pieces: !scanned)
         guard !found.isEmpty else {
             let library = codec == .zstd ? "zstd \(ZstdFrames.versionName(ZstdFrames.version))" : "zlib"
             return .failure(
@@ -135,7 +135,7 @@ extension PayloadChooser {
             segments.append(
                 .init(
                     rawBefore: item.stream.offset - end, expandedLength: item.length, parameters: item.made.parameters,
-                    png: item.stream.png, zstd: item.made.zstd))
+                    png: item.stream.png, zstd: item.made.zstd, pieces: item.made.pieces))
             end = item.stream.offset + item.stream.length
         }
         let recipe =
@@ -314,10 +314,12 @@ extension PayloadChooser {
     /// The streams of `codec` its library reproduces, each with its expanded length and the
     /// segment that makes it again (its parameters), in file order. Streams are tried on up
     /// to ``SegmentedEncoder/jobs`` threads (each is independent); `lengths` are their
-    /// inflated lengths in the expansion at `expansionPath`.
+    /// inflated lengths in the expansion at `expansionPath`. With `pieces` (streams where
+    /// the container says), a large deflate stream is proved in pieces on those threads
+    /// (``DeflatePieces``), so that a client makes it again on its own.
     private func reproducible(
         _ streams: [DeflateStreams.Stream], lengths: [Int64], of original: SystemFile, expansion expansionPath: String,
-        codec: EncodingParts.StreamCodec
+        codec: EncodingParts.StreamCodec, pieces: Bool
     ) throws -> [(stream: DeflateStreams.Stream, length: Int64, made: DeflateRecipe.Segment)] {
         let expansion = try SystemFile.openForReading(expansionPath)
         var starts: [Int64] = []
@@ -334,13 +336,14 @@ extension PayloadChooser {
         let last = Mutex<DeflateRecipe.Segment?>(nil)
         let next = Atomic<Int>(0)
         let offsets = starts
-        DispatchQueue.concurrentPerform(iterations: max(1, min(segments?.jobs ?? 1, streams.count))) { _ in
+        let jobs = segments?.jobs ?? 1
+        DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, streams.count))) { _ in
             while true {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < streams.count else { return }
                 if let made = codec.reproduce(
                     streams[index], of: original, from: expansion, at: offsets[index], length: lengths[index],
-                    hint: last.withLock { $0 })
+                    hint: last.withLock { $0 }, pieces: pieces, threads: jobs)
                 {
                     last.withLock { $0 = made }
                     found.withLock { $0[index] = made }

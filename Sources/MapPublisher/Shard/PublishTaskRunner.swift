@@ -140,7 +140,7 @@ package enum PublishTaskRunner {
         let result = PublishTaskResult(
             task: id, sha256: sha256, size: size, notes: notes.isEmpty ? nil : Array(notes.prefix(20)),
             writeBytes: stats.writeBytes, cloneWriteBytes: stats.cloneWriteBytes,
-            codecs: PatchCodecs.needed(by: stats.files.compactMap(\.encoding)))
+            codecs: PatchCodecs.needed(stats.files.flatMap(\.codecs)))
         let line =
             "\(task.package)/\(task.group): patch \(version)→\(plan.version) \(ByteFormat.string(size))"
             + (logged.prefix(20) + slow.prefix(20)).map { "\n    \($0)" }.joined()
