@@ -901,9 +901,14 @@ def compare_with_baseline(rows, record):
         # 181,310 B of tiles, so tiles rendered anew (a fresh cache) are other input.
         why = " (tilemaker's tiles differ from run to run: with a fresh cache, compare against this run's own peers)" \
             if pair.startswith(("helsinki.mbtiles", "helsinki.pmtiles")) else ""
-        print(f"GREW  {pair}: {human(now)} against {human(before)} recorded ({now / before:.2f}×){why}")
+        print(f"GREW  {pair}: {now:,} B against {before:,} B recorded ({now / before:.4f}×){why}")
     known = sum(1 for r in rows if r["pair"] in baseline)
-    print(f"baseline: {known} of {len(rows)} pairs recorded, {len(grew)} grew")
+    same = sum(1 for r in rows if baseline.get(r["pair"]) == r["maploader"])
+    smaller = [(r["pair"], baseline[r["pair"]], r["maploader"]) for r in rows
+               if r["pair"] in baseline and r["maploader"] < baseline[r["pair"]]]
+    for pair, before, now in smaller:
+        print(f"SMALLER  {pair}: {now:,} B against {before:,} B recorded")
+    print(f"baseline: {known} of {len(rows)} pairs recorded, {len(grew)} grew, {same} the same to the byte, {len(smaller)} smaller")
     if record:
         baseline.update({r["pair"]: r["maploader"] for r in rows})
         with open(BASELINE, "w") as f:
