@@ -10,25 +10,19 @@ import Testing
 /// publisher proves each cut bit for bit, the client deflates the pieces side by side and
 /// joins their bits; the bytes are the same for any number of threads.
 @Suite struct DeflatePiecesTests {
-    /// Writes one gzip stream of about `megabytes` MB of CSV records, made by zlib (Python's
-    /// gzip module) at `level`, with `edits` rows changed.
-    static func writeGzip(_ url: URL, megabytes: Int, level: Int, edits: Int = 0) throws {
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let script = """
-            import gzip, random, sys
-            random.seed(5)
-            rows = [b"%d,place %d,%.5f,%.5f,%d\\n" % (i, random.randint(0, 99999), random.uniform(-180, 180),
-                    random.uniform(-90, 90), random.randint(0, 10**6)) for i in range(\(megabytes) * 24000)]
-            for k in range(\(edits)):
-                rows[(k * 7919) % len(rows)] = b"%d,edited %d\\n" % (k, k)
-            open(sys.argv[1], "wb").write(gzip.compress(b"".join(rows), compresslevel=\(level), mtime=0))
-            """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, url.path]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+    /// Writes one gzip stream of about 12 MB of CSV records made by zlib (Python's gzip
+    /// module) at `level`, with `edits` rows changed.
+    static func writeGzip(_ url: URL, level: Int, edits: Int = 0) throws {
+        try LargeFixtures.writeGzip(url, megabytes: 14, members: 1, edits: edits, level: level)
+    }
+
+    /// A 12 MB gzip stream at `level` in `dir`: the stream, the segment the publisher proves
+    /// for it, and its compressed bytes.
+    static func provedStream(in dir: TemporaryDirectory, level: Int) throws -> (DeflateStreams.Stream, DeflateRecipe.Segment?, Data) {
+        try writeGzip(dir.path("records.csv.gz"), level: level)
+        let (stream, segment) = try proved(dir.path("records.csv.gz"), expansion: dir.path("expansion"))
+        let original = try Data(contentsOf: dir.path("records.csv.gz"))[Int(stream.offset)..<Int(stream.offset + stream.length)]
+        return (stream, segment, original)
     }
 
     /// The file's one deflate stream, its expansion written to `expansion`, and the segment
@@ -58,14 +52,12 @@ import Testing
     func aLargeStreamIsProvedInPiecesAndMadeAgainByteForByteOnAnyThreads(level: Int) async throws {
         let dir = TemporaryDirectory("deflate-pieces-\(level)")
         try await RawThread.run {
-            try Self.writeGzip(dir.path("records.csv.gz"), megabytes: 12, level: level)
-            let (stream, made) = try Self.proved(dir.path("records.csv.gz"), expansion: dir.path("expansion"))
+            let (stream, made, original) = try Self.provedStream(in: dir, level: level)
             let segment = try #require(made)
             #expect(segment.parameters.level == Int32(level))
             let pieces = try #require(segment.pieces, "a \(segment.expandedLength)-byte stream at level \(level) is not cut")
             #expect(pieces.cuts.count >= 2, "\(pieces.cuts)")
             #expect(pieces.compressedLength == stream.length)
-            let original = try Data(contentsOf: dir.path("records.csv.gz"))[Int(stream.offset)..<Int(stream.offset + stream.length)]
             for threads in [1, 2, 4] {
                 let made = try Self.rebuilt(segment, stream: stream, expansion: dir.path("expansion"), threads: threads)
                 // Compared as one Bool: a failure's diff of two 5 MB values would take hours.
@@ -80,10 +72,8 @@ import Testing
     @Test func aCutOffItsBlockEndDoesNotMakeTheStream() async throws {
         let dir = TemporaryDirectory("deflate-pieces-moved")
         try await RawThread.run {
-            try Self.writeGzip(dir.path("records.csv.gz"), megabytes: 12, level: 6)
-            let (stream, made) = try Self.proved(dir.path("records.csv.gz"), expansion: dir.path("expansion"))
+            let (stream, made, original) = try Self.provedStream(in: dir, level: 6)
             var segment = try #require(made)
-            let original = try Data(contentsOf: dir.path("records.csv.gz"))[Int(stream.offset)..<Int(stream.offset + stream.length)]
             segment.pieces!.cuts[0] += 4096
             let moved = try? Self.rebuilt(segment, stream: stream, expansion: dir.path("expansion"), threads: 2)
             let differs = moved != original
@@ -96,12 +86,10 @@ import Testing
     @Test func aStreamWhoseCutsDoNotHoldIsProvedWhole() async throws {
         let dir = TemporaryDirectory("deflate-pieces-level1")
         try await RawThread.run {
-            try Self.writeGzip(dir.path("records.csv.gz"), megabytes: 12, level: 1)
-            let (stream, made) = try Self.proved(dir.path("records.csv.gz"), expansion: dir.path("expansion"))
+            let (stream, made, original) = try Self.provedStream(in: dir, level: 1)
             let segment = try #require(made)
             #expect(segment.pieces == nil)
             #expect(segment.parameters.level == 1)
-            let original = try Data(contentsOf: dir.path("records.csv.gz"))[Int(stream.offset)..<Int(stream.offset + stream.length)]
             let same = try Self.rebuilt(segment, stream: stream, expansion: dir.path("expansion"), threads: 2) == original
             #expect(same)
         }
@@ -112,8 +100,8 @@ import Testing
     @Test func aPatchOfALargeGzipStreamAppliesInPiecesAndNamesItsCodec() async throws {
         let dir = TemporaryDirectory("deflate-pieces-patch")
         let stats = try await RawThread.value {
-            try Self.writeGzip(dir.path("old/records.csv.gz"), megabytes: 12, level: 6)
-            try Self.writeGzip(dir.path("new/records.csv.gz"), megabytes: 12, level: 6, edits: 40)
+            try Self.writeGzip(dir.path("old/records.csv.gz"), level: 6)
+            try Self.writeGzip(dir.path("new/records.csv.gz"), level: 6, edits: 40)
             return try PatchBuilder.build(
                 from: dir.path("old"), to: dir.path("new"), output: dir.path("p"), options: .comparingEvery(level: 3))
         }

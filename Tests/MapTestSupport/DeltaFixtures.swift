@@ -186,9 +186,9 @@ package struct SampleRelease {
 
 /// Large inputs for segmented and see-through tests, made on the fly.
 package enum LargeFixtures {
-    /// Writes a gzip file of `members` members (Python's zlib, level 6) holding about
+    /// Writes a gzip file of `members` members (Python's zlib, at `level`) holding about
     /// `megabytes` MB of CSV-like records; `edits` records changed in place, one inserted.
-    package static func writeGzip(_ url: URL, megabytes: Int, members: Int, edits: Int) throws {
+    package static func writeGzip(_ url: URL, megabytes: Int, members: Int, edits: Int, level: Int = 6) throws {
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         let script = """
             import gzip, random, sys
@@ -201,7 +201,7 @@ package enum LargeFixtures {
             if \(edits) > 0: rows.insert(len(rows) // 3, b"inserted,row\\n" * 40)
             raw = b"".join(rows)
             step = -(-len(raw) // \(members))
-            out = b"".join(gzip.compress(raw[i:i + step], compresslevel=6, mtime=0) for i in range(0, len(raw), step))
+            out = b"".join(gzip.compress(raw[i:i + step], compresslevel=\(level), mtime=0) for i in range(0, len(raw), step))
             open(sys.argv[1], "wb").write(out)
             """
         let process = Process()
