@@ -167,13 +167,27 @@ extension PayloadChooser {
     func suffixDelta(
         _ path: String, newSize: Int64, basePath: String, strideByteAlways: Bool = false,
         limit: Int64 = SuffixEncoder.maxFileSize
-    ) throws -> (path: String, length: Int64, encoding: PatchEncoding)? {
+    ) throws -> SuffixTrial? {
         let oldSize = FileStatus.of(basePath)?.size ?? 0
         guard newSize <= limit, oldSize <= limit else { return nil }
+        return try Self.suffixDelta(
+            path, newSize: newSize, oldSize: oldSize, basePath: basePath, level: level, strideByteAlways: strideByteAlways,
+            into: workDirectory + "/suffix.payload")
+    }
+
+    /// A suffix-array delta and where it is: ``suffixDelta(_:newSize:basePath:strideByteAlways:limit:)``'s
+    /// result, which another thread may make (``BackgroundJob``).
+    typealias SuffixTrial = (path: String, length: Int64, encoding: PatchEncoding)
+
+    /// ``suffixDelta(_:newSize:basePath:strideByteAlways:limit:)`` at `level` into `output`,
+    /// on any thread: it reads only its arguments.
+    static func suffixDelta(
+        _ path: String, newSize: Int64, oldSize: Int64, basePath: String, level: Int, strideByteAlways: Bool,
+        into output: String
+    ) throws -> SuffixTrial? {
         let large = newSize > Self.largeFile || oldSize > Self.largeFile
         if large { Self.largeEncodes.wait() }
         defer { if large { Self.largeEncodes.signal() } }
-        let output = workDirectory + "/suffix.payload"
         return try SuffixEncoder.encode(
             newPath: path, oldPath: basePath, level: level, strideByteAlways: strideByteAlways,
             sparse: !strideByteAlways, into: output

@@ -15,9 +15,21 @@ extension PayloadChooser {
         _ search: String, rival: Int64, rivalName: String = "the suffix-array delta", path: String, base: UnsafeRawBufferPointer,
         compressor: ZstdCompressor, into file: String
     ) throws -> (length: Int64, note: String)? {
-        let fast = try compressor.encode(
+        rivalRulesOut(search, rival: rival, rivalName: rivalName, fast: try fastDelta(path: path, base: base, compressor: compressor, into: file))
+    }
+
+    /// The fast zstd delta of ``fastDeltaRulesOut(_:rival:rivalName:path:base:compressor:into:)``: its length.
+    func fastDelta(path: String, base: UnsafeRawBufferPointer, compressor: ZstdCompressor, into file: String) throws -> Int64 {
+        try compressor.encode(
             path: path, prefix: base, level: Self.fastLevel, longDistanceMatching: true, search: .cli,
             into: try SystemFile.createOrTruncate(file))
+    }
+
+    /// The rule of ``fastDeltaRulesOut(_:rival:rivalName:path:base:compressor:into:)`` for a fast
+    /// delta of `fast` bytes: that length and the note where `rival` rules `search` out.
+    func rivalRulesOut(_ search: String, rival: Int64, rivalName: String = "the suffix-array delta", fast: Int64)
+        -> (length: Int64, note: String)?
+    {
         guard policy.holds(.rivalFarBelowFastDelta, TrialFacts(newSize: 0, rival: rival, fastDelta: fast)) else { return nil }
         return (
             fast,

@@ -185,25 +185,27 @@ extension PayloadChooser {
         // publish-level zstd search (``fastDeltaRulesOut(_:rival:path:base:compressor:into:)``).
         // A segmented expansion gets it too, of the whole expansion (its decoder needs no
         // segments): one gzip stream of 187 MB of gazetteer records was 3.4 MB segmented.
-        let early =
-            basePath != nil
-            ? try suffixDelta(
-                newExpansion, newSize: newExpansionSize, basePath: oldExpansion, strideByteAlways: true,
-                limit: segmented ? wholeFileSuffixLimit : SuffixEncoder.maxFileSize) : nil
+        // A large one's is made on a thread of its own, beside the zstd search
+        // (``expansionFrame(_:size:oldExpansion:basePath:rival:)``).
+        let early = try basePath.map { _ in
+            try suffixTrial(
+                newExpansion, size: newExpansionSize, oldExpansion: oldExpansion, limit: segmented ? wholeFileSuffixLimit : SuffixEncoder.maxFileSize)
+        }
+        defer { _ = try? early?.wait() }  // it maps both expansions: it ends before they are emptied
         var estimate: String?
         var others: [(segmented: Bool, suffix: Bool, length: Int64)] = []
         if let encoder = self.segments, segmented {
             if basePath == nil { _ = try SystemFile.createOrTruncate(oldExpansion) }
             let large = try segmentedOrWhole(
-                newExpansion, size: newExpansionSize, oldExpansion: oldExpansion, basePath: basePath, suffix: early?.length,
+                newExpansion, size: newExpansionSize, oldExpansion: oldExpansion, basePath: basePath, suffix: early,
                 encoder: encoder, into: frame)
             (frameLength, segmented, estimate) = (large.length, large.segmented, large.estimate)
             others += large.others
         } else if let basePath, newExpansionSize > Self.largeFile {
             // A large expansion gets the byte-level delta's search (the deep one, one at a
             // time): the same decoder, 11% smaller on 58 MB of timezone polygons.
-            let base = try MappedFile.source(oldExpansion, displayPath: basePath)
-            let delta = try encodeDelta(newExpansion, newSize: newExpansionSize, base: base.bytes, rival: early?.length)
+            let delta = try expansionFrame(
+                newExpansion, size: newExpansionSize, oldExpansion: oldExpansion, basePath: basePath, rival: early)
             estimate = delta.note.flatMap { $0 == Self.deepOnlyNote ? nil : $0 }
             FileSystem.remove(frame)
             try FileSystem.rename(delta.path, frame)
@@ -213,7 +215,7 @@ extension PayloadChooser {
             // Where the suffix-array delta is far below a fast zstd delta, the publish-level
             // one (a whole encode of the expansion, most of a small file's publish) is not
             // made: a 3 MB GeoJSON index's patch took 1.9 s, of which that encode 1.1 s.
-            if skipByEstimate, level > Self.fastLevel, let base, let early,
+            if skipByEstimate, level > Self.fastLevel, let base, let early = try early?.wait(),
                 let fast = try fastDeltaRulesOut(
                     "the level-\(level) search", rival: early.length, path: newExpansion, base: base.bytes, compressor: compressor,
                     into: frame)
@@ -227,7 +229,7 @@ extension PayloadChooser {
         // gzip and zip files shift and grow as they do in raw files.
         var expansionLength = frameLength
         var suffix = false
-        if let trial = early {
+        if let trial = try early?.wait() {
             if trial.length < frameLength {
                 FileSystem.remove(frame)
                 try FileSystem.rename(trial.path, frame)
@@ -251,8 +253,8 @@ extension PayloadChooser {
     /// smaller kept. `suffix`, the length of its suffix-array delta, may rule out the deep
     /// search of the one frame.
     private func segmentedOrWhole(
-        _ newExpansion: String, size newExpansionSize: Int64, oldExpansion: String, basePath: String?, suffix: Int64?,
-        encoder: SegmentedEncoder, into frame: String
+        _ newExpansion: String, size newExpansionSize: Int64, oldExpansion: String, basePath: String?,
+        suffix: BackgroundJob<SuffixTrial?>?, encoder: SegmentedEncoder, into frame: String
     ) throws -> (length: Int64, segmented: Bool, others: [(segmented: Bool, suffix: Bool, length: Int64)], estimate: String?) {
         var (segmented, frameLength, estimate) = (true, Int64(0), String?.none)
         var others: [(segmented: Bool, suffix: Bool, length: Int64)] = []
@@ -301,13 +303,13 @@ extension PayloadChooser {
     /// blocks this project does not reserve, or a file system that cannot map for writing)
     /// streams the frame with a window as large as the expansion on its heap, and the deep
     /// search's tables grow with the window (about 3.2 GB for 187 MB).
-    func wholeFrame(_ newExpansion: String, size: Int64, oldExpansion: String, basePath: String, rival: Int64?) throws
-        -> (path: String, length: Int64, note: String?)?
-    {
-        guard size <= Self.wholeExpansionFrameLimit else { return nil }
-        let base = try MappedFile.source(oldExpansion, displayPath: basePath)
-        guard ZstdDelta.deltaLimitReason(oldSize: Int64(base.bytes.count), newSize: size) == nil else { return nil }
-        let delta = try encodeDelta(newExpansion, newSize: size, base: base.bytes, rival: rival)
+    func wholeFrame(
+        _ newExpansion: String, size: Int64, oldExpansion: String, basePath: String, rival: BackgroundJob<SuffixTrial?>?
+    ) throws -> (path: String, length: Int64, note: String?)? {
+        guard size <= Self.wholeExpansionFrameLimit,
+            ZstdDelta.deltaLimitReason(oldSize: FileStatus.of(oldExpansion)?.size ?? 0, newSize: size) == nil
+        else { return nil }
+        let delta = try expansionFrame(newExpansion, size: size, oldExpansion: oldExpansion, basePath: basePath, rival: rival)
         return (delta.path, delta.length, delta.note.flatMap { $0 == Self.deepOnlyNote ? nil : $0 })
     }
 
