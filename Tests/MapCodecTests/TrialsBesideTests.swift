@@ -6,13 +6,13 @@ import MapTestSupport
 import Synchronization
 import Testing
 
-/// A large expansion's suffix-array delta and deep zstd search, made at once on two cores
-/// (`PayloadChooser+Beside.swift`), give the patch made one after the other on one thread,
-/// byte for byte: where the suffix-array delta rules the deep search out (the deep search
-/// is then left to end on its own) and where it does not.
+/// A large file's (or expansion's) suffix-array delta and deep zstd search, made at once
+/// on two cores (`PayloadChooser+Beside.swift`), give the patch made one after the other on
+/// one thread, byte for byte: where the suffix-array delta rules the deep search out (the
+/// deep search is then left to end on its own) and where it does not.
 @Suite(.serialized) struct TrialsBesideTests {
-    /// A changed shape of one gzip stream of 400,000 CSV records (17.9 MB inflated: above
-    /// the 16 MiB from which the two trials run beside each other).
+    /// A changed shape of 400,000 CSV records (17.9 MB: above the 16 MiB from which the two
+    /// trials run beside each other), as they are or as one gzip stream.
     enum Shape: String, CaseIterable, CustomTestStringConvertible {
         /// A third of the records' last column goes up by one: the suffix-array delta ends
         /// below 55% of a fast zstd delta, which rules the deep search out.
@@ -23,8 +23,9 @@ import Testing
         var testDescription: String { rawValue }
     }
 
-    /// Writes old/ and new/ of `shape` in `dir`.
-    static func write(_ shape: Shape, in dir: TemporaryDirectory) async throws {
+    /// Writes old/ and new/ of `shape` in `dir`: `records.csv.gz`, or with `gzip` false
+    /// `records.csv`.
+    static func write(_ shape: Shape, gzip: Bool, in dir: TemporaryDirectory) async throws {
         try await RawThread.run {
             for side in ["old", "new"] {
                 try FileManager.default.createDirectory(at: dir.path(side), withIntermediateDirectories: true)
@@ -44,13 +45,14 @@ import Testing
                     extra = [[n + k, random.randint(0, 99999), random.uniform(-180, 180), random.uniform(-90, 90),
                               random.randint(0, 10**6)] for k in range(20000)]
                     new = csv(rows[:n // 2] + extra + rows[n // 2:])
-                open(sys.argv[1], "wb").write(gzip.compress(old, compresslevel=6, mtime=0))
-                open(sys.argv[2], "wb").write(gzip.compress(new, compresslevel=6, mtime=0))
+                pack = (lambda b: gzip.compress(b, compresslevel=6, mtime=0)) if sys.argv[1].endswith(".gz") else bytes
+                open(sys.argv[1], "wb").write(pack(old))
+                open(sys.argv[2], "wb").write(pack(new))
                 """
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = [
-                "python3", "-c", script, dir.path("old/records.csv.gz").path, dir.path("new/records.csv.gz").path, shape.rawValue,
+                "python3", "-c", script, dir.path("old/\(name(gzip))").path, dir.path("new/\(name(gzip))").path, shape.rawValue,
             ]
             try process.run()
             process.waitUntilExit()
@@ -58,10 +60,12 @@ import Testing
         }
     }
 
-    @Test(arguments: Shape.allCases)
-    func twoCoresWriteThePatchOneThreadWrites(_ shape: Shape) async throws {
-        let dir = TemporaryDirectory("trials-beside-\(shape.rawValue)")
-        try await Self.write(shape, in: dir)
+    static func name(_ gzip: Bool) -> String { gzip ? "records.csv.gz" : "records.csv" }
+
+    @Test(arguments: Shape.allCases, [true, false])
+    func twoCoresWriteThePatchOneThreadWrites(_ shape: Shape, gzip: Bool) async throws {
+        let dir = TemporaryDirectory("trials-beside-\(shape.rawValue)-\(gzip)")
+        try await Self.write(shape, gzip: gzip, in: dir)
         var patches: [Int: Data] = [:]
         var notes: [Int: String] = [:]
         // On two threads the deep search is started beside the suffix-array delta, unless
@@ -77,9 +81,16 @@ import Testing
             let stats = try await RawThread.value {
                 try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: output, options: fixed)
             }
-            let file = try #require(stats.file("records.csv.gz"))
-            // The suffix-array delta of the inflated records wins where it rules the deep search out.
-            #expect(file.encoding == (shape == .recounted ? .suffixDeflateDelta : .deflateDelta), "\(file.tried)")
+            let file = try #require(stats.file(Self.name(gzip)))
+            // The suffix-array delta wins where it rules the deep search out.
+            let expected: PatchEncoding =
+                switch (shape, gzip) {
+                case (.recounted, true): .suffixDeflateDelta
+                case (.inserted, true): .deflateDelta
+                case (.recounted, false): .sparseSuffixDelta
+                case (.inserted, false): .delta
+                }
+            #expect(file.encoding == expected, "\(file.tried)")
             notes[threads] = file.note ?? ""
             patches[threads] = try Data(contentsOf: output)
             beside = threads == 2 && PayloadChooser.deepSearchesBeside.load(ordering: .relaxed) > started
@@ -95,7 +106,7 @@ import Testing
         let opened = try OpenedPatch(url: dir.path("patch-2"))
         var run = PatchRun(patch: opened, oldRoot: dir.path("old").path, newRoot: dir.path("out").path, progress: nil)
         for target in opened.manifest.targets { try run.produce(target) }
-        let rebuilt = try Data(contentsOf: dir.path("out/records.csv.gz")) == Data(contentsOf: dir.path("new/records.csv.gz"))
+        let rebuilt = try Data(contentsOf: dir.path("out/\(Self.name(gzip))")) == Data(contentsOf: dir.path("new/\(Self.name(gzip))"))
         #expect(rebuilt)
     }
 }

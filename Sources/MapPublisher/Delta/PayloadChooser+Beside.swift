@@ -11,23 +11,27 @@ import Synchronization
 /// took 37 s and the deep search about 110 s, one after the other. The payload is the one
 /// the sequential order makes, whatever the number of threads.
 extension PayloadChooser {
-    /// The suffix-array delta of the expansion at `newExpansion` (`size` bytes) against the
-    /// one at `oldExpansion`: on a thread of its own where the publish has more than one
-    /// and the expansion is large (its deep search comes next, see
-    /// ``expansionFrame(_:size:oldExpansion:basePath:rival:)``), else made here. The caller
-    /// waits for it before the expansions are emptied.
-    func suffixTrial(_ newExpansion: String, size: Int64, oldExpansion: String, limit: Int64) throws
-        -> BackgroundJob<SuffixTrial?>
+    /// The suffix-array delta of `newPath` (`size` bytes; a file or an expansion) against
+    /// the file at `oldPath` (``suffixDelta(_:newSize:basePath:strideByteAlways:limit:)``):
+    /// on a thread of its own where the publish has more than one and either file is large
+    /// (its deep search comes next, see
+    /// ``deltaBeside(_:size:oldPath:base:suffix:other:lzma:unlinkWhenLeft:)``), else made
+    /// here. A caller that empties either file waits for it first.
+    func suffixTrial(_ newPath: String, size: Int64, oldPath: String, strideByteAlways: Bool = false, limit: Int64)
+        throws -> BackgroundJob<SuffixTrial?>
     {
-        let oldSize = FileStatus.of(oldExpansion)?.size ?? 0
+        let oldSize = FileStatus.of(oldPath)?.size ?? 0
         guard size <= limit, oldSize <= limit else { return BackgroundJob(done: nil) }
         let (level, output) = (level, workDirectory + "/suffix.payload")
         let make: @Sendable () throws -> SuffixTrial? = {
             try Self.suffixDelta(
-                newExpansion, newSize: size, oldSize: oldSize, basePath: oldExpansion, level: level, strideByteAlways: true,
+                newPath, newSize: size, oldSize: oldSize, basePath: oldPath, level: level, strideByteAlways: strideByteAlways,
                 into: output)
         }
-        guard threads > 1, size > Self.largeFile || oldSize > Self.largeFile else { return BackgroundJob(done: try make()) }
+        guard threads > 1, size > Self.largeFile || oldSize > Self.largeFile else {
+            let (trial, seconds) = try Elapsed.measure(make)
+            return BackgroundJob(done: trial, seconds: seconds)
+        }
         return BackgroundJob(make)
     }
 
@@ -39,48 +43,68 @@ extension PayloadChooser {
     var threads: Int { segments?.jobs ?? 1 }
 
     /// The zstd delta of a large expansion against the old one
-    /// (``encodeDelta(_:newSize:base:rival:rivalName:lzma:)``), whose rival, the
-    /// suffix-array delta, may still be in the making (``suffixTrial(_:size:oldExpansion:limit:)``).
-    ///
-    /// Where it is and the deep search alone applies, the deep search starts on a thread of
-    /// its own as soon as another large encode may (``largeEncodes``), and the fast delta is
-    /// made here; where the rival has ended by then, all is made one after the other. Where the rival then rules the deep search out
-    /// (``rivalRulesOut(_:rival:rivalName:fast:)``), the fast delta stands for zstd, as it
-    /// does one after the other, and the deep search is left to end on its own: zstd's
-    /// worker cannot be stopped. It keeps its encode's place in ``largeEncodes`` until then,
-    /// and the old expansion and its output are unlinked, not emptied, so that its mapping
-    /// stays whole.
+    /// (``deltaBeside(_:size:oldPath:base:suffix:other:lzma:unlinkWhenLeft:)``): the old
+    /// expansion is unlinked where a deep search is left running, as the caller empties it.
     func expansionFrame(
         _ newExpansion: String, size: Int64, oldExpansion: String, basePath: String, rival: BackgroundJob<SuffixTrial?>?
     ) throws -> (path: String, length: Int64, note: String?) {
         let base = try MappedFile.source(oldExpansion, displayPath: basePath)
-        func oneAfterTheOther() throws -> (path: String, length: Int64, note: String?) {
-            try encodeDelta(newExpansion, newSize: size, base: base.bytes, rival: try rival?.wait()?.length)
+        return try deltaBeside(newExpansion, size: size, oldPath: oldExpansion, base: base.bytes, suffix: rival, unlinkWhenLeft: true)
+    }
+
+    /// ``encodeDelta(_:newSize:base:rival:rivalName:lzma:)`` of `newPath` against the file
+    /// at `oldPath` (mapped as `base`), whose rival is the smaller of its suffix-array delta,
+    /// which may still be in the making (``suffixTrial(_:size:oldPath:strideByteAlways:limit:)``),
+    /// and `other` (a cross-file frame), as one after the other.
+    ///
+    /// Where the suffix-array delta is still in the making and the deep search alone
+    /// applies, the deep search starts on a thread of its own as soon as another large
+    /// encode may (``largeEncodes``), and the fast delta is made here; where that delta has
+    /// ended by then, all is made one after the other. Where the rival then rules the deep
+    /// search out (``rivalRulesOut(_:rival:rivalName:fast:)``), the fast delta stands for
+    /// zstd, as it does one after the other, and the deep search is left to end on its own:
+    /// zstd's worker cannot be stopped. It keeps its place in ``largeEncodes`` until then;
+    /// its output is unlinked, and with `unlinkWhenLeft` the old file too (one the caller
+    /// would empty), so that its mapping stays whole.
+    func deltaBeside(
+        _ newPath: String, size: Int64, oldPath: String, base: UnsafeRawBufferPointer, suffix: BackgroundJob<SuffixTrial?>?,
+        other: (length: Int64, name: String)? = nil, lzma: Int64? = nil, unlinkWhenLeft: Bool
+    ) throws -> (path: String, length: Int64, note: String?) {
+        func rival() throws -> (length: Int64, name: String)? {
+            var rival = try suffix?.wait().map { (length: $0.length, name: "the suffix-array delta") }
+            if let other, other.length < rival?.length ?? .max { rival = other }
+            return rival
         }
-        guard let rival, !rival.isFinished,
-            policy.holds(.deepSearchAlone, TrialFacts(newSize: size, oldSize: Int64(base.bytes.count))),
-            ZstdCompressor.deepSearchApplies(level: level, newSize: size, prefixSize: base.bytes.count)
+        func oneAfterTheOther() throws -> (path: String, length: Int64, note: String?) {
+            let rival = try rival()
+            return try encodeDelta(
+                newPath, newSize: size, base: base, rival: rival?.length, rivalName: rival?.name ?? "the suffix-array delta",
+                lzma: lzma)
+        }
+        guard let suffix, !suffix.isFinished,
+            policy.holds(.deepSearchAlone, TrialFacts(newSize: size, oldSize: Int64(base.count))),
+            ZstdCompressor.deepSearchApplies(level: level, newSize: size, prefixSize: base.count)
         else { return try oneAfterTheOther() }
-        // The rival holds one place; this waits for the next (never while holding one).
+        // The suffix-array delta holds one place; this waits for the next (never while holding one).
         Self.largeEncodes.wait()
-        guard !rival.isFinished else {
+        guard !suffix.isFinished else {
             Self.largeEncodes.signal()
             return try oneAfterTheOther()
         }
         Self.deepSearchesBeside.add(1, ordering: .relaxed)
         let deepFile = workDirectory + "/delta-deep.payload"
-        let deep = deepSearch(newExpansion, oldExpansion: oldExpansion, basePath: basePath, into: deepFile)
+        let deep = deepSearch(newPath, oldPath: oldPath, into: deepFile)
         var joined = false
         defer {
             if !joined {  // left running: a new file at either path is a new one, not the one it reads and writes
                 FileSystem.remove(deepFile)
-                FileSystem.remove(oldExpansion)
+                if unlinkWhenLeft { FileSystem.remove(oldPath) }
             }
         }
         let fastFile = workDirectory + "/delta-fast.payload"
-        let fast = try fastDelta(path: newExpansion, base: base.bytes, compressor: try ZstdCompressor(), into: fastFile)
-        let rivalLength = try rival.wait()?.length
-        if let rivalLength, let ruledOut = rivalRulesOut("the deep search", rival: rivalLength, fast: fast) {
+        let fast = try fastDelta(path: newPath, base: base, compressor: try ZstdCompressor(), into: fastFile)
+        let rival = try rival()
+        if let rival, let ruledOut = rivalRulesOut("the deep search", rival: rival.length, rivalName: rival.name, fast: fast) {
             return (fastFile, ruledOut.length, ruledOut.note)
         }
         let length: Int64
@@ -89,18 +113,15 @@ extension PayloadChooser {
             joined = true
         } catch PatchBuildError.codec(_, _) {  // e.g. a zstd without threads: the other variants, one after the other
             joined = true
-            return try encodeDelta(newExpansion, newSize: size, base: base.bytes, rival: rivalLength)
+            return try oneAfterTheOther()
         }
         return (deepFile, length, Self.deepOnlyNote)
     }
 
-    /// ``ZstdCompressor/DeltaSearch/deep`` of `newExpansion` against `oldExpansion` into
-    /// `output` on a thread of its own, which gives back the place in ``largeEncodes`` the
-    /// caller took for it when it ends. Returns once that thread has mapped the old
-    /// expansion and created the output, so that the caller may unlink both.
-    private func deepSearch(_ newExpansion: String, oldExpansion: String, basePath: String, into output: String)
-        -> BackgroundJob<Int64>
-    {
+    /// ``ZstdCompressor/DeltaSearch/deep`` of `newPath` against `oldPath` into `output` on a thread of its own, which gives back the place in ``largeEncodes`` the
+    /// caller took for it when it ends. Returns once that thread has mapped the old file
+    /// and created the output, so that the caller may unlink both.
+    private func deepSearch(_ newPath: String, oldPath: String, into output: String) -> BackgroundJob<Int64> {
         let level = level
         let opened = DispatchSemaphore(value: 0)
         let job = BackgroundJob<Int64> {
@@ -109,11 +130,11 @@ extension PayloadChooser {
             let out: SystemFile
             do {
                 defer { opened.signal() }
-                old = try MappedFile.source(oldExpansion, displayPath: basePath)
+                old = try MappedFile.source(oldPath, displayPath: oldPath)
                 out = try SystemFile.createOrTruncate(output)
             }
             return try withExtendedLifetime(old) {
-                try ZstdCompressor().encode(path: newExpansion, prefix: old.bytes, level: level, search: .deep, into: out)
+                try ZstdCompressor().encode(path: newPath, prefix: old.bytes, level: level, search: .deep, into: out)
             }
         }
         opened.wait()

@@ -189,7 +189,8 @@ extension PayloadChooser {
         // (``expansionFrame(_:size:oldExpansion:basePath:rival:)``).
         let early = try basePath.map { _ in
             try suffixTrial(
-                newExpansion, size: newExpansionSize, oldExpansion: oldExpansion, limit: segmented ? wholeFileSuffixLimit : SuffixEncoder.maxFileSize)
+                newExpansion, size: newExpansionSize, oldPath: oldExpansion, strideByteAlways: true,
+                limit: segmented ? wholeFileSuffixLimit : SuffixEncoder.maxFileSize)
         }
         defer { _ = try? early?.wait() }  // it maps both expansions: it ends before they are emptied
         var estimate: String?

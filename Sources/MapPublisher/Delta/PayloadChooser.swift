@@ -157,24 +157,24 @@ package struct PayloadChooser {
         let frame = try basePath == nil ? nil : crossFirst?()
         if let note = frame?.baseOnlyNote { choice.notes.append(PayloadNote(.trial, note)) }
         // The suffix-array delta comes next: where a large file's is far below a fast zstd
-        // delta, the deep zstd search (a whole-file encode of 15-20 s) is not run.
-        let (suffix, suffixSeconds) = try Elapsed.measure {
-            try frame?.baseOnlyNote != nil ? nil : basePath.flatMap { try suffixDelta(newPath, newSize: newSize, basePath: $0) }
-        }
+        // delta, the deep zstd search (a whole-file encode of 15-20 s) is not run. A large
+        // file's is made beside that search (``deltaBeside(_:size:oldPath:base:suffix:other:lzma:unlinkWhenLeft:)``).
+        let suffix =
+            try frame?.baseOnlyNote != nil
+            ? nil : basePath.map { try suffixTrial(newPath, size: newSize, oldPath: $0, limit: SuffixEncoder.maxFileSize) }
+        defer { _ = try? suffix?.wait() }  // no trial outlives the file's choice
         let base = try basePath.map { try MappedFile.source($0, displayPath: $0) }
         // The LZMA2 payload is made before the zstd deltas (and weighed after them, as
         // before): where it is well below the first, the second is not run.
         let (lzma, lzmaSeconds) = try Elapsed.measure { try lzmaPayload(newPath, newSize: newSize, base: base?.bytes) }
-        if let base {
+        if let base, let basePath {
             if let reason = ZstdDelta.deltaLimitReason(oldSize: Int64(base.bytes.count), newSize: newSize) {
                 choice.notes = [PayloadNote(.noDelta, "no delta: \(reason)")]
             } else {
-                var rival = suffix.map { (length: $0.length, name: "the suffix-array delta") }
-                if let frame, frame.length < rival?.length ?? .max { rival = (frame.length, "the cross-file frame") }
                 let (made, seconds) = try Elapsed.measure {
-                    try encodeDelta(
-                        newPath, newSize: newSize, base: base.bytes, rival: rival?.length,
-                        rivalName: rival?.name ?? "the suffix-array delta", lzma: lzma?.length)
+                    try deltaBeside(
+                        newPath, size: newSize, oldPath: basePath, base: base.bytes, suffix: suffix,
+                        other: frame.map { ($0.length, "the cross-file frame") }, lzma: lzma?.length, unlinkWhenLeft: false)
                 }
                 delta = made
                 choice.record(.delta, made.length, seconds: seconds)
@@ -211,7 +211,7 @@ package struct PayloadChooser {
         // ids): its byte differences repeat, which zstd's matching alone does not see; and
         // where new numbers fill fixed-width fields, which its filter sends as differences
         // (timezone polygons, 58 MB: 2.9 MB against the deep zstd delta's 4.1 MB).
-        for (payload, seconds) in [(suffix, suffixSeconds), (lzma, lzmaSeconds)] {
+        for (payload, seconds) in [(try suffix?.wait(), suffix?.seconds ?? 0), (lzma, lzmaSeconds)] {
             guard let payload else { continue }
             choice.record(payload.encoding, payload.length, seconds: seconds)
             if payload.length < choice.length { keep(payload, in: &choice) }
