@@ -1,0 +1,52 @@
+import Dispatch
+import Foundation
+import MapPlatform
+import MapTestSupport
+import Synchronization
+import Testing
+
+/// ``BackgroundJob``: blocking work on a thread of its own, whose outcome every waiter gets.
+@Suite struct BackgroundJobTests {
+    struct Refused: Error, Equatable {}
+
+    @Test func everyWaiterGetsTheValueOnceTheWorkEnds() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let runs = Atomic<Int>(0)
+        let job = BackgroundJob<Int> {
+            gate.wait()
+            runs.add(1, ordering: .relaxed)
+            return 42
+        }
+        #expect(!job.isFinished)
+        // Two waiters on threads of their own, blocked until the work is let go.
+        async let first = RawThread.value { try job.wait() }
+        async let second = RawThread.value { try job.wait() }
+        gate.signal()
+        #expect(try await first == 42)
+        #expect(try await second == 42)
+        #expect(job.isFinished)
+        #expect(try job.wait() == 42)  // and again, after the end
+        #expect(runs.load(ordering: .relaxed) == 1)
+        #expect(job.seconds >= 0)
+    }
+
+    @Test func theWorksErrorIsThrownToEveryWaiter() throws {
+        let job = BackgroundJob<Int> { throw Refused() }
+        #expect(throws: Refused.self) { try job.wait() }
+        #expect(throws: Refused.self) { try job.wait() }
+        #expect(job.isFinished)
+    }
+
+    @Test func aJobMadeDoneHasItsValueAndSeconds() throws {
+        let job = BackgroundJob<String?>(done: "made here", seconds: 1.5)
+        #expect(job.isFinished)
+        #expect(try job.wait() == "made here")
+        #expect(job.seconds == 1.5)
+    }
+
+    @Test func theWorkRunsOffTheCallersThread() throws {
+        let caller = pthread_self()
+        let job = BackgroundJob<Bool> { pthread_equal(pthread_self(), caller) == 0 }
+        #expect(try job.wait())
+    }
+}
