@@ -251,8 +251,8 @@ extension PayloadChooser {
     /// The delta of an expansion above the segment threshold into `frame`: one zstd frame
     /// of the whole expansion where zstd's window covers the pair
     /// (``PatchOptions/wholeExpansionFrame``), else segments; without estimates both, the
-    /// smaller kept. `suffix`, the length of its suffix-array delta, may rule out the deep
-    /// search of the one frame.
+    /// smaller kept. `suffix`, its suffix-array delta (perhaps still in the making), may
+    /// rule out the deep search of the one frame.
     private func segmentedOrWhole(
         _ newExpansion: String, size newExpansionSize: Int64, oldExpansion: String, basePath: String?,
         suffix: BackgroundJob<SuffixTrial?>?, encoder: SegmentedEncoder, into frame: String
