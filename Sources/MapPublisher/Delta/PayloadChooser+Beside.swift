@@ -49,7 +49,8 @@ extension PayloadChooser {
         _ newExpansion: String, size: Int64, oldExpansion: String, basePath: String, rival: BackgroundJob<SuffixTrial?>?
     ) throws -> (path: String, length: Int64, note: String?) {
         let base = try MappedFile.source(oldExpansion, displayPath: basePath)
-        return try deltaBeside(newExpansion, size: size, oldPath: oldExpansion, base: base.bytes, suffix: rival, unlinkWhenLeft: true)
+        let delta = try deltaBeside(newExpansion, size: size, oldPath: oldExpansion, base: base.bytes, suffix: rival, unlinkWhenLeft: true)
+        return (delta.path, delta.length, delta.note)
     }
 
     /// ``encodeDelta(_:newSize:base:rival:rivalName:lzma:)`` of `newPath` against the file
@@ -65,21 +66,26 @@ extension PayloadChooser {
     /// zstd, as it does one after the other, and the deep search is left to end on its own:
     /// zstd's worker cannot be stopped. It keeps its place in ``largeEncodes`` until then;
     /// its output is unlinked, and with `unlinkWhenLeft` the old file too (one the caller
-    /// would empty), so that its mapping stays whole.
+    /// would empty), so that its mapping stays whole. `waited`: the seconds spent waiting
+    /// for the suffix-array delta, which are not this trial's.
     func deltaBeside(
         _ newPath: String, size: Int64, oldPath: String, base: UnsafeRawBufferPointer, suffix: BackgroundJob<SuffixTrial?>?,
         other: (length: Int64, name: String)? = nil, lzma: Int64? = nil, unlinkWhenLeft: Bool
-    ) throws -> (path: String, length: Int64, note: String?) {
+    ) throws -> (path: String, length: Int64, note: String?, waited: Double) {
+        var waited = 0.0
         func rival() throws -> (length: Int64, name: String)? {
-            var rival = try suffix?.wait().map { (length: $0.length, name: "the suffix-array delta") }
+            let (trial, seconds) = try Elapsed.measure { try suffix?.wait() }
+            waited += seconds
+            var rival = trial.map { (length: $0.length, name: "the suffix-array delta") }
             if let other, other.length < rival?.length ?? .max { rival = other }
             return rival
         }
-        func oneAfterTheOther() throws -> (path: String, length: Int64, note: String?) {
+        func oneAfterTheOther() throws -> (path: String, length: Int64, note: String?, waited: Double) {
             let rival = try rival()
-            return try encodeDelta(
+            let delta = try encodeDelta(
                 newPath, newSize: size, base: base, rival: rival?.length, rivalName: rival?.name ?? "the suffix-array delta",
                 lzma: lzma)
+            return (delta.path, delta.length, delta.note, waited)
         }
         guard let suffix, !suffix.isFinished,
             policy.holds(.deepSearchAlone, TrialFacts(newSize: size, oldSize: Int64(base.count))),
@@ -105,7 +111,7 @@ extension PayloadChooser {
         let fast = try fastDelta(path: newPath, base: base, compressor: try ZstdCompressor(), into: fastFile)
         let rival = try rival()
         if let rival, let ruledOut = rivalRulesOut("the deep search", rival: rival.length, rivalName: rival.name, fast: fast) {
-            return (fastFile, ruledOut.length, ruledOut.note)
+            return (fastFile, ruledOut.length, ruledOut.note, waited)
         }
         let length: Int64
         do {
@@ -115,7 +121,7 @@ extension PayloadChooser {
             joined = true
             return try oneAfterTheOther()
         }
-        return (deepFile, length, Self.deepOnlyNote)
+        return (deepFile, length, Self.deepOnlyNote, waited)
     }
 
     /// ``ZstdCompressor/DeltaSearch/deep`` of `newPath` against `oldPath` into `output` on a thread of its own, which gives back the place in ``largeEncodes`` the

@@ -176,8 +176,8 @@ package struct PayloadChooser {
                         newPath, size: newSize, oldPath: basePath, base: base.bytes, suffix: suffix,
                         other: frame.map { ($0.length, "the cross-file frame") }, lzma: lzma?.length, unlinkWhenLeft: false)
                 }
-                delta = made
-                choice.record(.delta, made.length, seconds: seconds)
+                delta = (made.path, made.length, made.note)
+                choice.record(.delta, made.length, seconds: seconds - made.waited)
                 if let note = made.note { choice.notes.append(PayloadNote(.trial, note)) }
             }
         }
