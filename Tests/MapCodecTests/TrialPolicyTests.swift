@@ -58,9 +58,9 @@ import Testing
         Row(rule: .plainZstdEstimate, facts: TrialFacts(newSize: 8 * mib + 1, delta: 100, plainZstdEstimate: 200), holds: false),
         Row(rule: .plainZstdEstimate, facts: TrialFacts(newSize: 8 * mib, delta: 100, plainZstdEstimate: 10_000), holds: false),
         // Over 16 MiB and within the segment threshold.
-        Row(rule: .crossFrameFirst, facts: TrialFacts(newSize: 16 * mib + 1, segmentThreshold: 64 * mib), holds: true),
-        Row(rule: .crossFrameFirst, facts: TrialFacts(newSize: 16 * mib, segmentThreshold: 64 * mib), holds: false),
-        Row(rule: .crossFrameFirst, facts: TrialFacts(newSize: 64 * mib + 1, segmentThreshold: 64 * mib), holds: false),
+        Row(rule: .crossFrameFirst, facts: TrialFacts(newSize: 16 * mib + 1), holds: true),
+        Row(rule: .crossFrameFirst, facts: TrialFacts(newSize: 16 * mib), holds: false),
+        Row(rule: .crossFrameFirst, facts: TrialFacts(newSize: 256 * mib), holds: true),
         // Over 1 MiB.
         Row(rule: .crossEstimate, facts: TrialFacts(newSize: mib + 1), holds: true),
         Row(rule: .crossEstimate, facts: TrialFacts(newSize: mib), holds: false),

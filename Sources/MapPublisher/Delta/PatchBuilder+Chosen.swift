@@ -24,16 +24,22 @@ struct Chosen {
     /// of threads; a large encode's memory is bounded across them
     /// (``PayloadChooser/largeEncodes``). The first failure (by file order) is thrown, and
     /// stops the threads from starting another file.
+    ///
+    /// The threads take the files largest first, as a file's trials take time growing
+    /// with its size: in tree order a gazetteer's largest cut (74 of 187 MB) came third, and
+    /// its trials ran on one thread long after the other's had ended.
     static func payloads(
         of pending: [PatchBuilder.Pending], old: TreeScan, new: TreeScan, options: PatchOptions, work: String
     ) throws -> [Chosen] {
         let results = Mutex<[Int: Result<Chosen, any Error>]>([:])
         let failed = Atomic<Bool>(false)
         let next = Atomic<Int>(0)
+        let order = largestFirst(pending.map(\.file.size))
         DispatchQueue.concurrentPerform(iterations: max(1, min(options.fileJobs, pending.count))) { _ in
             while !failed.load(ordering: .relaxed) {
-                let index = next.add(1, ordering: .relaxed).oldValue
-                guard index < pending.count else { return }
+                let taken = next.add(1, ordering: .relaxed).oldValue
+                guard taken < order.count else { return }
+                let index = order[taken]
                 let result = Result { try Chosen(pending[index], number: index, old: old, new: new, options: options, work: work) }
                 if case .failure = result { failed.store(true, ordering: .relaxed) }
                 results.withLock { $0[index] = result }
@@ -46,6 +52,11 @@ struct Chosen {
             throw failure
         }
         return try pending.indices.map { try finished[$0]!.get() }
+    }
+
+    /// The indices of `sizes`, largest first (and in order among equal sizes).
+    static func largestFirst(_ sizes: [Int64]) -> [Int] {
+        sizes.indices.sorted { (sizes[$1], $0) < (sizes[$0], $1) }
     }
 
     /// Chooses the payload of `item` in a folder of its own under `work` and keeps the

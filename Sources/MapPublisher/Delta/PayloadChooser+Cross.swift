@@ -62,7 +62,7 @@ extension PayloadChooser {
     /// none, and took 1.2 s of the 4.2 s their trials took. (A rule, not an estimate: the
     /// publish log does not repeat it for every file.)
     package func choose(newPath: String, newSize: Int64, basePath: String?, cross: Cross? = nil) throws -> Choice {
-        if let cross, let basePath, policy.holds(.crossFrameFirst, TrialFacts(newSize: newSize, segmentThreshold: segmentThreshold)) {
+        if let cross, let basePath, policy.holds(.crossFrameFirst, TrialFacts(newSize: newSize)) {
             return try chooseCrossFirst(newPath: newPath, newSize: newSize, basePath: basePath, cross: cross)
         }
         let choice = try chooseSingle(newPath: newPath, newSize: newSize, basePath: basePath)

@@ -46,14 +46,16 @@ extension PayloadChooser {
     /// search does. On a 187 MB gazetteer with 350 scattered edits the segments were most
     /// of the patch's time (three level-19 encodes of 64 MiB) for 38.4 kB against the
     /// suffix-array delta's 14.8 kB.
-    func segmentsRuledOut(by suffix: Int64, newPath: String, basePath: String) throws -> String? {
+    func segmentsRuledOut(by suffix: Int64, rivalName: String = "the suffix-array delta", newPath: String, basePath: String) throws
+        -> String?
+    {
         guard skipByEstimate, let newSize = FileStatus.of(newPath)?.size else { return nil }
         let base = try MappedFile.source(basePath, displayPath: basePath)
         guard ZstdDelta.deltaLimitReason(oldSize: Int64(base.bytes.count), newSize: newSize) == nil else { return nil }
         Self.largeEncodes.wait()
         defer { Self.largeEncodes.signal() }
         return try fastDeltaRulesOut(
-            "the segmented delta", rival: suffix, path: newPath, base: base.bytes, compressor: try ZstdCompressor(),
+            "the segmented delta", rival: suffix, rivalName: rivalName, path: newPath, base: base.bytes, compressor: try ZstdCompressor(),
             into: workDirectory + "/delta-fast.payload")?.note
     }
 

@@ -21,8 +21,8 @@ package enum TrialRule: String, Sendable, CaseIterable {
     case deltaFarBelowFile = "delta far below the file"
     /// Samples of the file put plain zstd over twice the delta.
     case plainZstdEstimate = "plain-zstd estimate"
-    /// A file over ``TrialPolicy/wholeFrameCrossLimit`` (and within the segment threshold)
-    /// with references gets its cross-file frame before its own zstd delta.
+    /// A file over ``TrialPolicy/wholeFrameCrossLimit`` with references gets its cross-file
+    /// frame before its own zstd delta, or its segments above the segment threshold.
     case crossFrameFirst = "cross-file frame first"
     /// A file over ``TrialPolicy/smallPair`` with references gets the cross-file estimate.
     case crossEstimate = "cross-file estimate"
@@ -46,7 +46,7 @@ package enum TrialRule: String, Sendable, CaseIterable {
         case .rivalFarBelowFastDelta: "the deep zstd search (or the segments)"
         case .variantsOutOfReach: "the long-distance, worker and deep zstd variants"
         case .deltaFarBelowFile, .plainZstdEstimate: "plain zstd"
-        case .crossFrameFirst: "the deep zstd search, where the frame rules it out"
+        case .crossFrameFirst: "the deep zstd search (or the segments), where the frame rules it out"
         case .crossEstimate: "the cross-file trial, where the anchors rule it out"
         case .noCrossAfterSeeThrough: "the cross-file trials"
         case .redundantReference: "a large file's cross-file reference that the base and the references before it nearly cover"
@@ -99,8 +99,6 @@ package struct TrialFacts: Sendable, Equatable {
     package var newSize: Int64
     /// Its old version's size (0 for none).
     package var oldSize: Int64 = 0
-    /// The segment threshold (``PatchOptions/segmentThreshold``).
-    package var segmentThreshold: Int64 = .max
     /// The see-through payload's length, if one was made.
     package var seeThrough: Int64?
     /// Whether the see-through payload is the one kept so far.
@@ -124,14 +122,13 @@ package struct TrialFacts: Sendable, Equatable {
     /// Facts of a file of `newSize` bytes against an old version of `oldSize`, with what
     /// else was measured.
     package init(
-        newSize: Int64, oldSize: Int64 = 0, segmentThreshold: Int64 = .max, seeThrough: Int64? = nil, keptSeeThrough: Bool = false,
+        newSize: Int64, oldSize: Int64 = 0, seeThrough: Int64? = nil, keptSeeThrough: Bool = false,
         anchors: Int? = nil, novelAnchors: Int? = nil, delta: Int64? = nil, rival: Int64? = nil, fastDelta: Int64? = nil,
         plainZstdEstimate: Int64? = nil, addedAnchors: Int? = nil
     ) {
         self.addedAnchors = addedAnchors
         self.newSize = newSize
         self.oldSize = oldSize
-        self.segmentThreshold = segmentThreshold
         self.seeThrough = seeThrough
         self.keptSeeThrough = keptSeeThrough
         self.anchors = anchors
@@ -212,7 +209,7 @@ package struct TrialPolicy: Sendable {
             }
             return delta * 2 < estimate
         case .crossFrameFirst:
-            return facts.newSize > Self.wholeFrameCrossLimit && facts.newSize <= facts.segmentThreshold
+            return facts.newSize > Self.wholeFrameCrossLimit
         case .crossEstimate:
             return facts.newSize > Self.smallPair
         case .noCrossAfterSeeThrough:

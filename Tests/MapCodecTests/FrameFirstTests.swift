@@ -1,0 +1,84 @@
+import Foundation
+import MapDelta
+import MapPlatform
+import MapPublisher
+import MapTestSupport
+import Testing
+
+/// A file over 16 MiB and over the segment threshold that repeats another file of its
+/// folder gets its cross-file frame first (``TrialRule/crossFrameFirst``), and the frame
+/// rules out its segments, as the suffix-array delta can: a 74 MB gazetteer cut spent 76 s
+/// on segments of 1.20 MB beside its 231 kB frame. One thread and two give the same patch.
+@Suite(.serialized) struct FrameFirstTests {
+    /// Writes old/ and new/ in `dir`: `all.csv`, every record of a gazetteer (about 34 MB;
+    /// records of 230 B, as long as a city's with its names), and `big.csv`, the records
+    /// whose population is over a cut (about 18 MB). In the new
+    /// release 3% of the records grow over the cut, 0.5% fall under it and 1% get a new
+    /// name: every record the new `big.csv` lacks in its old version is in the new `all.csv`.
+    static func write(in dir: TemporaryDirectory) async throws {
+        try await RawThread.run {
+            for side in ["old", "new"] {
+                try FileManager.default.createDirectory(at: dir.path(side), withIntermediateDirectories: true)
+            }
+            let script = """
+                import random, sys
+                random.seed(11)
+                n, cut = 145000, 450000
+                rows = [[i, "%0192x" % random.getrandbits(768), random.uniform(-180, 180), random.uniform(-90, 90),
+                         random.randint(0, 10**6)] for i in range(n)]
+                def write(folder):
+                    line = lambda r: b"%d,%s,%.5f,%.5f,%d\\n" % (r[0], r[1].encode(), r[2], r[3], r[4])
+                    open(folder + "/all.csv", "wb").write(b"".join(line(r) for r in rows))
+                    open(folder + "/big.csv", "wb").write(b"".join(line(r) for r in rows if r[4] > cut))
+                write(sys.argv[1])
+                small = [r for r in rows if r[4] <= cut]
+                large = [r for r in rows if r[4] > cut]
+                for r in random.sample(small, n * 3 // 100): r[4] = random.randint(cut + 1, 10**6)
+                for r in random.sample(large, n // 200): r[4] = random.randint(0, cut)
+                for r in random.sample(rows, n // 100): r[1] = "%0192x" % random.getrandbits(768)
+                write(sys.argv[2])
+                """
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", script, dir.path("old").path, dir.path("new").path]
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+        }
+    }
+
+    @Test func theFrameRulesOutTheSegmentsOfAFileOverTheThreshold() async throws {
+        let dir = TemporaryDirectory("frame-first")
+        try await Self.write(in: dir)
+        let size = try #require(FileStatus.of(dir.path("new/big.csv").path)?.size)
+        #expect(size > 16 << 20, "big.csv: \(size) B")
+        var patches: [Int: Data] = [:]
+        var notes: [Int: String] = [:]
+        for threads in [1, 2] {
+            // Segments of 4 MiB: big.csv is far over the threshold (8 MiB), as a 74 MB cut
+            // is over the default one.
+            var options = PatchOptions(level: 3, segmentLength: 4 << 20)
+            (options.fileJobs, options.segmentJobs) = (threads, threads)
+            let fixed = options
+            let output = dir.path("patch-\(threads)")
+            let stats = try await RawThread.value {
+                try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: output, options: fixed)
+            }
+            let big = try #require(stats.file("big.csv"))
+            let note = big.note ?? ""
+            #expect(big.encoding == .wholeCrossDelta, "\(big.tried)")
+            #expect(big.tried[.segmentedDelta] == nil, "segments made: \(big.tried)")
+            #expect(note.contains("the segmented delta skipped: the cross-file frame"), "\(note)")
+            patches[threads] = try Data(contentsOf: output)
+            notes[threads] = note
+            let into = dir.path("out-\(threads)")
+            _ = try await RawThread.value { try PatchApplier.apply(patch: output, oldTree: dir.path("old"), into: into) }
+            let rebuilt = try Data(contentsOf: into.appendingPathComponent("big.csv"))
+            let same = rebuilt == (try Data(contentsOf: dir.path("new/big.csv")))
+            #expect(same, "big.csv rebuilt from the \(threads)-thread patch differs")
+        }
+        let samePatch = patches[1] == patches[2]
+        #expect(samePatch, "one thread: \(patches[1]?.count ?? 0) B, two: \(patches[2]?.count ?? 0) B")
+        #expect(notes[1] == notes[2])
+    }
+}
