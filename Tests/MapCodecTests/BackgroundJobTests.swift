@@ -49,4 +49,40 @@ import Testing
         let job = BackgroundJob<Bool> { pthread_equal(pthread_self(), caller) == 0 }
         #expect(try job.wait())
     }
+
+    @Test func aStoppedJobEndsEarlyWithWhatItsWorkThrows() throws {
+        let started = DispatchSemaphore(value: 0)
+        let job = BackgroundJob<Int>(stoppable: { stopped in
+            started.signal()
+            while !stopped() { usleep(1000) }
+            throw CancellationError()
+        })
+        started.wait()
+        #expect(!job.isFinished)
+        job.stop()
+        #expect(throws: CancellationError.self) { try job.wait() }
+        // A job that ended before it was stopped keeps its value.
+        let done = BackgroundJob<Int>(stoppable: { _ in 7 })
+        #expect(try done.wait() == 7)
+        done.stop()
+        #expect(try done.wait() == 7)
+    }
+
+    /// An idle job's thread has the lowest priority (nice 19) where the platform keeps one
+    /// per thread (Linux: `/proc/thread-self/stat`, field 19); the caller's is unchanged.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/thread-self/stat"), "no per-thread nice value to read"))
+    func anIdleJobRunsAtTheLowestPriority() throws {
+        @Sendable func nice() -> Int? {
+            guard let stat = try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
+            // Fields after the command's ")": state is field 3, nice field 19.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 16 ? Int(fields[16]) : nil
+        }
+        let caller = nice()
+        #expect(try BackgroundJob(idle: true, stoppable: { _ in nice() }).wait() == 19)
+        #expect(try BackgroundJob { nice() }.wait() == caller)
+        #expect(nice() == caller)
+    }
 }

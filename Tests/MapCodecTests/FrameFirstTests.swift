@@ -8,14 +8,28 @@ import Testing
 /// A file over 16 MiB and over the segment threshold that repeats another file of its
 /// folder gets its cross-file frame first (``TrialRule/crossFrameFirst``), and the frame
 /// rules out its segments, as the suffix-array delta can: a 74 MB gazetteer cut spent 76 s
-/// on segments of 1.20 MB beside its 231 kB frame. One thread and two give the same patch.
+/// on segments of 1.20 MB beside its 231 kB frame. On two threads the suffix-array delta
+/// is made beside the frame, and stopped where the frame rules it out
+/// (``TrialRule/baseLacksWhatTheFrameMatched``). One thread and two give the same patch.
 @Suite(.serialized) struct FrameFirstTests {
-    /// Writes old/ and new/ in `dir`: `all.csv`, every record of a gazetteer (about 34 MB;
-    /// records of 230 B, as long as a city's with its names), and `big.csv`, the records
-    /// whose population is over a cut (about 18 MB). In the new
-    /// release 3% of the records grow over the cut, 0.5% fall under it and 1% get a new
-    /// name: every record the new `big.csv` lacks in its old version is in the new `all.csv`.
-    static func write(in dir: TemporaryDirectory) async throws {
+    /// How the new release changes the records.
+    enum Shape: String, CaseIterable, CustomTestStringConvertible {
+        /// 3% of the records, anywhere, grow over the cut, 0.5% fall under it and 1% get a
+        /// new name: the suffix-array delta from the base alone is made (the base lacks
+        /// about seven times the frame).
+        case scattered
+        /// 20 runs of 300 neighbouring records grow over the cut: the base lacks over 64
+        /// times what the frame pays, and the suffix-array delta is left out.
+        case grownRegions
+
+        var testDescription: String { rawValue }
+    }
+
+    /// Writes old/ and new/ of `shape` in `dir`: `all.csv`, every record of a gazetteer
+    /// (about 34 MB; records of 230 B, as long as a city's with its names), and `big.csv`,
+    /// the records whose population is over a cut (about 18 MB). Every record the new
+    /// `big.csv` lacks in its old version is in the new `all.csv`.
+    static func write(_ shape: Shape, in dir: TemporaryDirectory) async throws {
         try await RawThread.run {
             for side in ["old", "new"] {
                 try FileManager.default.createDirectory(at: dir.path(side), withIntermediateDirectories: true)
@@ -31,30 +45,39 @@ import Testing
                     open(folder + "/all.csv", "wb").write(b"".join(line(r) for r in rows))
                     open(folder + "/big.csv", "wb").write(b"".join(line(r) for r in rows if r[4] > cut))
                 write(sys.argv[1])
-                small = [r for r in rows if r[4] <= cut]
-                large = [r for r in rows if r[4] > cut]
-                for r in random.sample(small, n * 3 // 100): r[4] = random.randint(cut + 1, 10**6)
-                for r in random.sample(large, n // 200): r[4] = random.randint(0, cut)
-                for r in random.sample(rows, n // 100): r[1] = "%0192x" % random.getrandbits(768)
+                if sys.argv[3] == "scattered":
+                    small = [r for r in rows if r[4] <= cut]
+                    large = [r for r in rows if r[4] > cut]
+                    for r in random.sample(small, n * 3 // 100): r[4] = random.randint(cut + 1, 10**6)
+                    for r in random.sample(large, n // 200): r[4] = random.randint(0, cut)
+                    for r in random.sample(rows, n // 100): r[1] = "%0192x" % random.getrandbits(768)
+                else:
+                    for start in random.sample(range(0, n - 300, 300), 20):
+                        for r in rows[start:start + 300]: r[4] = max(r[4], random.randint(cut + 1, 10**6))
                 write(sys.argv[2])
                 """
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", script, dir.path("old").path, dir.path("new").path]
+            process.arguments = ["python3", "-c", script, dir.path("old").path, dir.path("new").path, shape.rawValue]
             try process.run()
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
         }
     }
 
-    @Test func theFrameRulesOutTheSegmentsOfAFileOverTheThreshold() async throws {
-        let dir = TemporaryDirectory("frame-first")
-        try await Self.write(in: dir)
+    @Test(arguments: Shape.allCases)
+    func theFrameRulesOutTheSegmentsOfAFileOverTheThreshold(_ shape: Shape) async throws {
+        let dir = TemporaryDirectory("frame-first-\(shape.rawValue)")
+        try await Self.write(shape, in: dir)
         let size = try #require(FileStatus.of(dir.path("new/big.csv").path)?.size)
         #expect(size > 16 << 20, "big.csv: \(size) B")
         var patches: [Int: Data] = [:]
         var notes: [Int: String] = [:]
         for threads in [1, 2] {
+            let (started, stopped) = (
+                PayloadChooser.suffixTrialsBesideFrame.load(ordering: .relaxed),
+                PayloadChooser.suffixTrialsStoppedBeside.load(ordering: .relaxed)
+            )
             // Segments of 4 MiB: big.csv is far over the threshold (8 MiB), as a 74 MB cut
             // is over the default one.
             var options = PatchOptions(level: 3, segmentLength: 4 << 20)
@@ -69,6 +92,15 @@ import Testing
             #expect(big.encoding == .wholeCrossDelta, "\(big.tried)")
             #expect(big.tried[.segmentedDelta] == nil, "segments made: \(big.tried)")
             #expect(note.contains("the segmented delta skipped: the cross-file frame"), "\(note)")
+            let suffixMade = big.tried.keys.contains { $0.parts.codec.suffixForm != nil }
+            let suffixLeftOut = note.contains("the suffix-array delta from the base alone skipped")
+            #expect(suffixMade == (shape == .scattered) && suffixLeftOut == (shape == .grownRegions), "\(note): \(big.tried)")
+            if threads > 1 {
+                #expect(PayloadChooser.suffixTrialsBesideFrame.load(ordering: .relaxed) > started, "not made beside the frame")
+                if shape == .grownRegions {
+                    #expect(PayloadChooser.suffixTrialsStoppedBeside.load(ordering: .relaxed) > stopped, "not stopped")
+                }
+            }
             patches[threads] = try Data(contentsOf: output)
             notes[threads] = note
             let into = dir.path("out-\(threads)")

@@ -3,6 +3,7 @@ import MapModel
 import MapPlatform
 import MapPublisher
 import MapTestSupport
+import Synchronization
 import Testing
 
 @testable import MapDelta
@@ -51,6 +52,22 @@ import Testing
         #expect(try Self.decode(dir.path("sparse"), form: .sparse, in: dir, size: new.count) == new)
         // Read as another form, its four frame lengths do not add up: refused, not a wrong file.
         #expect(throws: PatchError.self) { try Self.decode(dir.path("sparse"), form: .expansion, in: dir, size: new.count) }
+    }
+
+    /// A trial another one ruled out stops: asked before its index, each mebibyte of its
+    /// scan and before each frame, it throws a `CancellationError` and writes nothing.
+    @Test(arguments: [0, 1, 3])
+    func aStoppedTrialEndsWithACancellationError(afterAsking times: Int) throws {
+        let dir = TemporaryDirectory("suffix-stopped-\(times)")
+        _ = try Self.writePair(in: dir, size: 4 << 20)
+        let asked = Atomic<Int>(0)
+        #expect(throws: CancellationError.self) {
+            try SuffixEncoder.encode(
+                newPath: dir.path("new.bin").path, oldPath: dir.path("old.bin").path, level: 3, sparse: true,
+                stopped: { asked.add(1, ordering: .relaxed).newValue > times }, into: dir.path("p").path)
+        }
+        #expect(asked.load(ordering: .relaxed) == times + 1)
+        #expect(!FileManager.default.fileExists(atPath: dir.path("p").path))
     }
 
     /// Numbers shifted in every field (a differences frame's own case, bsdiff's): the

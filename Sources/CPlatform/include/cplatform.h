@@ -11,6 +11,11 @@
 /// syncfs(2): flushes the one file system holding `fd` (sync(2) would flush every file
 /// system of the machine).
 static inline int cplatform_syncfs(int fd) { return syncfs(fd); }
+
+#include <sys/resource.h>
+/// Gives the calling thread the lowest scheduling priority (nice 19): Linux keeps a nice
+/// value per thread, and setpriority(2) on a thread id sets that thread's alone.
+static inline int cplatform_lower_thread_priority(void) { return setpriority(PRIO_PROCESS, (id_t)gettid(), 19); }
 #endif
 
 #endif

@@ -93,10 +93,12 @@ extension PayloadChooser {
     private func chooseCrossFirst(newPath: String, newSize: Int64, basePath: String, cross: Cross) throws -> Choice {
         let estimate = CrossFileEstimate.of(newPath: newPath, basePath: basePath, otherPaths: cross.paths.dropLast())
         var frame: Choice?
-        var choice = try chooseSingle(newPath: newPath, newSize: newSize, basePath: basePath) {
+        var choice = try chooseSingle(newPath: newPath, newSize: newSize, basePath: basePath) { placeTaken in
             guard !(estimate?.rulesOutCrossTrial ?? false) else { return nil }
             var trial = Choice(encoding: .stored, payloadPath: newPath, length: .max, tried: [:])
-            guard try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &trial) else { return nil }
+            guard try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &trial, placeTaken: placeTaken) else {
+                return nil
+            }
             frame = trial
             return (trial.length, estimate.flatMap { baseOnlyRuledOut(by: $0, frame: trial.length, newSize: newSize) })
         }
@@ -234,11 +236,13 @@ extension PayloadChooser {
     /// window over the references and the file; kept where smaller than `choice`. Returns
     /// whether it was made: not beyond ``CrossReferences/maxWholeFileBytes`` or with references over
     /// ``CrossReferences/maxWholePrefixBytes``, nor where ``PatchOptions/wholeCrossFrame``
-    /// is off. The segmented cross-file delta sees, for each segment, only windows of the
+    /// is off. `placeTaken` is given its place in ``largeEncodes`` once it holds it, to share. The segmented cross-file delta sees, for each segment, only windows of the
     /// references near its place, each in one of them; one frame reads every reference at
     /// once, so a file that interleaves records of two references (a gazetteer cut holding
     /// a smaller cut's records between its own) matches both.
-    func wholeCrossTrial(newPath: String, newSize: Int64, cross: Cross, in choice: inout Choice) throws -> Bool {
+    func wholeCrossTrial(
+        newPath: String, newSize: Int64, cross: Cross, in choice: inout Choice, placeTaken: (SharedPlace) -> Void = { _ in }
+    ) throws -> Bool {
         let total = cross.bytes
         guard wholeCrossFrame, newSize <= CrossReferences.maxWholeFileBytes, total > 0, total <= CrossReferences.maxWholePrefixBytes,
             ZstdDelta.windowLog(forContentSize: total + newSize) != nil
@@ -249,8 +253,9 @@ extension PayloadChooser {
         let prefix = try MappedFile.source(joined, displayPath: joined)
         guard Int64(prefix.bytes.count) == total else { throw PatchBuildError.fileChanged(path: cross.paths.last ?? joined) }
         let frame = workDirectory + "/cross-whole.frame"
-        Self.largeEncodes.wait()
-        defer { Self.largeEncodes.signal() }
+        let place = SharedPlace()
+        defer { place.leave() }
+        placeTaken(place)
         // Its own context, freed once done (as for a large file's own delta).
         let deep = ZstdCompressor.deepSearchApplies(level: level, newSize: newSize, prefixSize: prefix.bytes.count)
         let (frameLength, seconds) = try Elapsed.measure {

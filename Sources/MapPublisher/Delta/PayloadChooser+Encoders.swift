@@ -180,17 +180,18 @@ extension PayloadChooser {
     typealias SuffixTrial = (path: String, length: Int64, encoding: PatchEncoding)
 
     /// ``suffixDelta(_:newSize:basePath:strideByteAlways:limit:)`` at `level` into `output`,
-    /// on any thread: it reads only its arguments.
+    /// on any thread: it reads only its arguments. `placeTaken`: the caller holds its place
+    /// in ``largeEncodes`` (and gives it back).
     static func suffixDelta(
         _ path: String, newSize: Int64, oldSize: Int64, basePath: String, level: Int, strideByteAlways: Bool,
-        into output: String
+        placeTaken: Bool = false, stopped: () -> Bool = { false }, into output: String
     ) throws -> SuffixTrial? {
-        let large = newSize > Self.largeFile || oldSize > Self.largeFile
+        let large = !placeTaken && (newSize > Self.largeFile || oldSize > Self.largeFile)
         if large { Self.largeEncodes.wait() }
         defer { if large { Self.largeEncodes.signal() } }
         return try SuffixEncoder.encode(
             newPath: path, oldPath: basePath, level: level, strideByteAlways: strideByteAlways,
-            sparse: !strideByteAlways, into: output
+            sparse: !strideByteAlways, stopped: stopped, into: output
         ).map { (output, $0.length, $0.encoding) }
     }
 

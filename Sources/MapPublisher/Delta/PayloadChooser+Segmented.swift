@@ -14,7 +14,7 @@ extension PayloadChooser {
     /// can rule out the segments as the suffix-array delta can
     /// (``chooseSingle(newPath:newSize:basePath:crossFirst:)``).
     func chooseSegmented(
-        newPath: String, newSize: Int64, basePath: String, encoder: SegmentedEncoder, crossFirst: (() throws -> FrameFirst?)? = nil
+        newPath: String, newSize: Int64, basePath: String, encoder: SegmentedEncoder, crossFirst: FrameMaker? = nil
     ) throws -> Choice {
         var choice = Choice(encoding: .stored, payloadPath: newPath, length: newSize, tried: [.stored: newSize])
         guard (FileStatus.of(basePath)?.size ?? 0) > 0 else {
@@ -31,11 +31,11 @@ extension PayloadChooser {
         // after a cross-file frame where there is one: where the smaller of the two is far
         // below a fast delta, the segments are not made (a 74 MB gazetteer cut: its frame
         // 231 kB in 80 s, its segments 1.20 MB in 76 s).
-        let frame = try crossFirst?()
+        let (frame, job) = try frameThenSuffix(
+            newPath, size: newSize, basePath: basePath, limit: wholeRawFileSuffixLimit, crossFirst: crossFirst)
         if let note = frame?.baseOnlyNote { choice.notes.append(PayloadNote(.trial, note)) }
-        let (suffix, suffixSeconds) = try Elapsed.measure {
-            try frame?.baseOnlyNote != nil ? nil : suffixDelta(newPath, newSize: newSize, basePath: basePath, limit: wholeRawFileSuffixLimit)
-        }
+        let suffix = try job?.wait()
+        let suffixSeconds = job?.seconds ?? 0
         var rival = suffix.map { (length: $0.length, name: "the suffix-array delta") }
         if let frame, frame.length < rival?.length ?? .max { rival = (frame.length, "the cross-file frame") }
         if let rival, let skipped = try segmentsRuledOut(by: rival.length, rivalName: rival.name, newPath: newPath, basePath: basePath) {

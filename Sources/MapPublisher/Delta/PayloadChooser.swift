@@ -138,12 +138,17 @@ package struct PayloadChooser {
     /// its length, and the note of a rule that leaves out the suffix-array delta from the base alone.
     typealias FrameFirst = (length: Int64, baseOnlyNote: String?)
 
+    /// A caller's maker of a cross-file frame, which calls `placeTaken` once it holds its
+    /// place in ``largeEncodes`` (which work beside the frame may share), and returns nil
+    /// where it makes none.
+    typealias FrameMaker = (_ placeTaken: (SharedPlace) -> Void) throws -> FrameFirst?
+
     /// The smallest payload from this file and its base alone. `crossFirst`, where the
     /// caller has one, makes a payload that also reads other files (``chooseCrossFirst(newPath:newSize:basePath:cross:)``)
     /// before the suffix-array and zstd deltas and returns its length, a rival that can rule
     /// out the deep search (``encodeDelta(_:newSize:base:rival:rivalName:lzma:)``), and the
     /// note of a rule that leaves out the suffix-array delta from the base alone.
-    func chooseSingle(newPath: String, newSize: Int64, basePath: String?, crossFirst: (() throws -> FrameFirst?)? = nil) throws -> Choice {
+    func chooseSingle(newPath: String, newSize: Int64, basePath: String?, crossFirst: FrameMaker? = nil) throws -> Choice {
         if let basePath, let segments, newSize > segmentThreshold {
             return try chooseSegmented(newPath: newPath, newSize: newSize, basePath: basePath, encoder: segments, crossFirst: crossFirst)
         }
@@ -153,19 +158,14 @@ package struct PayloadChooser {
         if seeThroughSuffices(&choice, newSize: newSize) { return choice }
         if let basePath, byteLevelRulesOut(&choice, newPath: newPath, newSize: newSize, basePath: basePath) { return choice }
         var delta: (path: String, length: Int64, note: String?)?
-        // The cross-file frame, where the caller makes one, comes first: where the base
-        // lacks far more than the frame pays for, the suffix-array delta from the base
-        // alone is not made (``TrialRule/baseLacksWhatTheFrameMatched``). Made beside the
-        // frame, that delta would end long before it (a 27 MB gazetteer cut: the frame 84 s,
-        // the delta 5.6 s), a core's work lost where the frame rules it out.
-        let frame = try basePath == nil ? nil : crossFirst?()
+        // The cross-file frame, where the caller makes one, comes first, then the
+        // suffix-array delta (``frameThenSuffix(_:size:basePath:limit:crossFirst:)``): where a
+        // large file's is far below a fast zstd delta, the deep zstd search (a whole-file
+        // encode of 15-20 s) is not run. A large file's is made beside that search
+        // (``deltaBeside(_:size:oldPath:base:suffix:other:lzma:unlinkWhenLeft:)``).
+        let (frame, suffix) = try frameThenSuffix(
+            newPath, size: newSize, basePath: basePath, limit: SuffixEncoder.maxFileSize, crossFirst: crossFirst)
         if let note = frame?.baseOnlyNote { choice.notes.append(PayloadNote(.trial, note)) }
-        // The suffix-array delta comes next: where a large file's is far below a fast zstd
-        // delta, the deep zstd search (a whole-file encode of 15-20 s) is not run. A large
-        // file's is made beside that search (``deltaBeside(_:size:oldPath:base:suffix:other:lzma:unlinkWhenLeft:)``).
-        let suffix =
-            try frame?.baseOnlyNote != nil
-            ? nil : basePath.map { try suffixTrial(newPath, size: newSize, oldPath: $0, limit: SuffixEncoder.maxFileSize) }
         defer { _ = try? suffix?.wait() }  // no trial outlives the file's choice
         let base = try basePath.map { try MappedFile.source($0, displayPath: $0) }
         // The LZMA2 payload is made before the zstd deltas (and weighed after them, as
@@ -175,13 +175,11 @@ package struct PayloadChooser {
             if let reason = ZstdDelta.deltaLimitReason(oldSize: Int64(base.bytes.count), newSize: newSize) {
                 choice.notes = [PayloadNote(.noDelta, "no delta: \(reason)")]
             } else {
-                let (made, seconds) = try Elapsed.measure {
-                    try deltaBeside(
-                        newPath, size: newSize, oldPath: basePath, base: base.bytes, suffix: suffix,
-                        other: frame.map { ($0.length, "the cross-file frame") }, lzma: lzma?.length, unlinkWhenLeft: false)
-                }
+                let made = try deltaBeside(
+                    newPath, size: newSize, oldPath: basePath, base: base.bytes, suffix: suffix,
+                    other: frame.map { ($0.length, "the cross-file frame") }, lzma: lzma?.length, unlinkWhenLeft: false)
                 delta = (made.path, made.length, made.note)
-                choice.record(.delta, made.length, seconds: seconds - made.waited)
+                choice.record(.delta, made.length, seconds: made.seconds)
                 if let note = made.note { choice.notes.append(PayloadNote(.trial, note)) }
             }
         }

@@ -34,10 +34,11 @@ package enum SuffixEncoder {
     /// expansion, ``PatchEncoding/suffixDeflateDelta``); the encoding returned is then
     /// ``PatchEncoding/filteredSuffixDelta`` whatever the stride. With `sparse` the add
     /// bytes are also tried as runs and replaced bytes (``PatchEncoding/sparseSuffixDelta``),
-    /// kept where smaller.
+    /// kept where smaller. Once `stopped` says so (a trial another one ruled out), it throws
+    /// a `CancellationError` within about a mebibyte of scan or one frame.
     package static func encode(
         newPath: String, oldPath: String, level: Int, strides: [Int] = strides, strideByteAlways: Bool = false,
-        sparse: Bool = false, into output: String
+        sparse: Bool = false, stopped: () -> Bool = { false }, into output: String
     ) throws -> (length: Int64, encoding: PatchEncoding)? {
         guard let oldSize = FileStatus.of(oldPath)?.size, let newSize = FileStatus.of(newPath)?.size,
             (1...maxWholeFileSize).contains(oldSize), (1...maxWholeFileSize).contains(newSize)
@@ -49,15 +50,19 @@ package enum SuffixEncoder {
         else { return nil }
         let oldBytes = old.bytes.bindMemory(to: UInt8.self)
         let newBytes = new.bytes.bindMemory(to: UInt8.self)
+        if stopped() { throw CancellationError() }
         var (controls, differences, extraRanges) = try SuffixIndex.with(oldBytes, path: oldPath) {
-            steps(new: newBytes, index: $0)
+            try steps(new: newBytes, index: $0, stopped: stopped)
         }
         // At most level 19: its window (8 MiB) stays within what every client's decoder accepts.
         let level = min(level, 19)
         let extraCount = extraRanges.reduce(0) { $0 + $1.count }
         // Each stream is one frame without a checksum: the client checks the file it
         // rebuilds against its SHA-256.
-        func frame(_ bytes: [UInt8], level: Int) throws -> [UInt8] { try ZstdFrame.compress(bytes, level: level, checksum: false) }
+        func frame(_ bytes: [UInt8], level: Int) throws -> [UInt8] {
+            if stopped() { throw CancellationError() }
+            return try ZstdFrame.compress(bytes, level: level, checksum: false)
+        }
         var best: (stride: Int, frame: [UInt8])?
         let candidates = strides.filter { $0 == 0 || SuffixDelta.strides.contains($0) }
         for stride in candidates.isEmpty ? [0] : candidates {
@@ -167,10 +172,10 @@ package enum SuffixEncoder {
     }
 
     /// bsdiff's scan: the control and difference streams, and where in the new file the
-    /// extra bytes are.
+    /// extra bytes are; a `CancellationError` once `stopped` says so (asked each mebibyte).
     private static func steps(
-        new: UnsafeBufferPointer<UInt8>, index: SuffixIndex
-    ) -> ([UInt8], [UInt8], [Range<Int>]) {
+        new: UnsafeBufferPointer<UInt8>, index: SuffixIndex, stopped: () -> Bool
+    ) throws -> ([UInt8], [UInt8], [Range<Int>]) {
         let old = index.old
         let oldSize = old.count
         let newSize = new.count
@@ -185,11 +190,16 @@ package enum SuffixEncoder {
         var lastScan = 0
         var lastPosition = 0
         var lastOffset = 0
+        var nextAsk = 0
         while scan < newSize {
             var oldScore = 0
             scan += length
             var scoreScan = scan
             while scan < newSize {
+                if scan >= nextAsk {
+                    if stopped() { throw CancellationError() }
+                    nextAsk = scan + (1 << 20)
+                }
                 let match = index.longestMatch(new, from: scan)
                 (length, position) = (match.length, match.position)
                 while scoreScan < scan + length {
