@@ -12,10 +12,10 @@
 /// system of the machine).
 static inline int cplatform_syncfs(int fd) { return syncfs(fd); }
 
-#include <sys/resource.h>
 /// Gives the calling thread the lowest scheduling priority (nice 19): Linux keeps a nice
-/// value per thread, and setpriority(2) on a thread id sets that thread's alone.
-static inline int cplatform_lower_thread_priority(void) { return setpriority(PRIO_PROCESS, (id_t)gettid(), 19); }
+/// value per thread, and setpriority(2) on a thread id sets that thread's alone. (In
+/// cplatform.c: <sys/resource.h> under _GNU_SOURCE clashes with Swift's Glibc module.)
+int cplatform_lower_thread_priority(void);
 #endif
 
 #endif
