@@ -236,10 +236,11 @@ extension PayloadChooser {
     /// window over the references and the file; kept where smaller than `choice`. Returns
     /// whether it was made: not beyond ``CrossReferences/maxWholeFileBytes`` or with references over
     /// ``CrossReferences/maxWholePrefixBytes``, nor where ``PatchOptions/wholeCrossFrame``
-    /// is off. `placeTaken` is given its place in ``largeEncodes`` once it holds it, to share. The segmented cross-file delta sees, for each segment, only windows of the
+    /// is off. The segmented cross-file delta sees, for each segment, only windows of the
     /// references near its place, each in one of them; one frame reads every reference at
     /// once, so a file that interleaves records of two references (a gazetteer cut holding
-    /// a smaller cut's records between its own) matches both.
+    /// a smaller cut's records between its own) matches both. `placeTaken` is given the
+    /// frame's place in ``largeEncodes`` once it holds it, to share with work beside it.
     func wholeCrossTrial(
         newPath: String, newSize: Int64, cross: Cross, in choice: inout Choice, placeTaken: (SharedPlace) -> Void = { _ in }
     ) throws -> Bool {
