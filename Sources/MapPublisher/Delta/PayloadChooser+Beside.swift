@@ -12,7 +12,8 @@ import Synchronization
 /// the sequential order makes, whatever the number of threads.
 extension PayloadChooser {
     /// The suffix-array delta of `newPath` (`size` bytes; a file or an expansion) against
-    /// the file at `oldPath` (``suffixDelta(_:newSize:basePath:strideByteAlways:limit:)``):
+    /// the file at `oldPath`, nil where either is over `limit`
+    /// (``suffixDelta(_:newSize:oldSize:basePath:level:strideByteAlways:placeTaken:stopped:into:)``):
     /// on a thread of its own where the publish has more than one and either file is large
     /// (its deep search comes next, see
     /// ``deltaBeside(_:size:oldPath:base:suffix:other:lzma:unlinkWhenLeft:)``), else made

@@ -158,30 +158,20 @@ extension PayloadChooser {
         return (best!.path, best!.length, nil)
     }
 
-    /// The suffix-array delta of `path` against `basePath` (nil where either is over
-    /// ``SuffixEncoder/maxFileSize``), in `suffix.payload` of the work folder; above 16 MiB
-    /// as one of the process's large encodes (``largeEncodes``: its suffix index is 4 bytes
-    /// per old byte, up to 1 GiB). `strideByteAlways` is for a see-through expansion, whose add bytes are
-    /// always differences (no see-through wire value has the sparse form); a raw file's
-    /// are also tried sparse (``PatchEncoding/sparseSuffixDelta``).
-    func suffixDelta(
-        _ path: String, newSize: Int64, basePath: String, strideByteAlways: Bool = false,
-        limit: Int64 = SuffixEncoder.maxFileSize
-    ) throws -> SuffixTrial? {
-        let oldSize = FileStatus.of(basePath)?.size ?? 0
-        guard newSize <= limit, oldSize <= limit else { return nil }
-        return try Self.suffixDelta(
-            path, newSize: newSize, oldSize: oldSize, basePath: basePath, level: level, strideByteAlways: strideByteAlways,
-            into: workDirectory + "/suffix.payload")
-    }
-
-    /// A suffix-array delta and where it is: ``suffixDelta(_:newSize:basePath:strideByteAlways:limit:)``'s
-    /// result, which another thread may make (``BackgroundJob``).
+    /// A suffix-array delta and where it is: the result of
+    /// ``suffixDelta(_:newSize:oldSize:basePath:level:strideByteAlways:placeTaken:stopped:into:)``,
+    /// which another thread may make (``BackgroundJob``).
     typealias SuffixTrial = (path: String, length: Int64, encoding: PatchEncoding)
 
-    /// ``suffixDelta(_:newSize:basePath:strideByteAlways:limit:)`` at `level` into `output`,
-    /// on any thread: it reads only its arguments. `placeTaken`: the caller holds its place
-    /// in ``largeEncodes`` (and gives it back).
+    /// The suffix-array delta of `path` against `basePath` at `level`, in `output` (nil
+    /// where the encoder declines the pair), on any thread: it reads only its arguments.
+    /// Above 16 MiB it is one of the process's large encodes (``largeEncodes``: its suffix
+    /// index is 4 bytes per old byte, up to 1 GiB) unless `placeTaken`: the caller holds
+    /// that place (and gives it back). `strideByteAlways` is for a see-through expansion,
+    /// whose add bytes are always differences (no see-through wire value has the sparse
+    /// form); a raw file's are also tried sparse (``PatchEncoding/sparseSuffixDelta``).
+    /// `stopped` is asked as the encoder goes; where it says yes the trial throws
+    /// `CancellationError`.
     static func suffixDelta(
         _ path: String, newSize: Int64, oldSize: Int64, basePath: String, level: Int, strideByteAlways: Bool,
         placeTaken: Bool = false, stopped: () -> Bool = { false }, into output: String
