@@ -5,7 +5,7 @@ import MapPublisher
 import MapTestSupport
 import Testing
 
-/// A file over 16 MiB and over the segment threshold that repeats another file of its
+/// A file over 8 MiB (here over the segment threshold too) that repeats another file of its
 /// folder gets its cross-file frame first (``TrialRule/crossFrameFirst``), and the frame
 /// rules out its segments, as the suffix-array delta can: a 74 MB gazetteer cut spent 76 s
 /// on segments of 1.20 MB beside its 231 kB frame. On two threads the suffix-array delta
@@ -27,9 +27,10 @@ import Testing
 
     /// Writes old/ and new/ of `shape` in `dir`: `all.csv`, every record of a gazetteer
     /// (about 34 MB; records of 230 B, as long as a city's with its names), and `big.csv`,
-    /// the records whose population is over a cut (about 18 MB). Every record the new
-    /// `big.csv` lacks in its old version is in the new `all.csv`.
-    static func write(_ shape: Shape, in dir: TemporaryDirectory) async throws {
+    /// the records whose population is over `cut` of a million (about 18 MB at the
+    /// default). Every record the new `big.csv` lacks in its old version is in the new
+    /// `all.csv`.
+    static func write(_ shape: Shape, cut: Int = 450_000, in dir: TemporaryDirectory) async throws {
         try await RawThread.run {
             for side in ["old", "new"] {
                 try FileManager.default.createDirectory(at: dir.path(side), withIntermediateDirectories: true)
@@ -37,7 +38,7 @@ import Testing
             let script = """
                 import random, sys
                 random.seed(11)
-                n, cut = 145000, 450000
+                n, cut = 145000, int(sys.argv[4])
                 rows = [[i, "%0192x" % random.getrandbits(768), random.uniform(-180, 180), random.uniform(-90, 90),
                          random.randint(0, 10**6)] for i in range(n)]
                 def write(folder):
@@ -58,7 +59,7 @@ import Testing
                 """
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", script, dir.path("old").path, dir.path("new").path, shape.rawValue]
+            process.arguments = ["python3", "-c", script, dir.path("old").path, dir.path("new").path, shape.rawValue, "\(cut)"]
             try process.run()
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
@@ -112,5 +113,45 @@ import Testing
         let samePatch = patches[1] == patches[2]
         #expect(samePatch, "one thread: \(patches[1]?.count ?? 0) B, two: \(patches[2]?.count ?? 0) B")
         #expect(notes[1] == notes[2])
+    }
+
+    /// A file of 8-16 MiB gets its frame first too (a 15 MB gazetteer cut spent 11.8 s on
+    /// its own deep search beside a frame of a sixth of its size): the small file's zstd
+    /// frame (``PatchEncoding/crossDelta``), which is the rival of its own zstd delta. At
+    /// level 3 that rival rules out the delta's variants (the frame's length is in the
+    /// note), and where the base lacks far more than the frame pays, the suffix-array delta
+    /// is left out. The default segment threshold (64 MiB) keeps the file whole.
+    @Test(arguments: Shape.allCases)
+    func aFileOfEightToSixteenMebibytesGetsItsFrameFirst(_ shape: Shape) async throws {
+        let dir = TemporaryDirectory("frame-first-small-\(shape.rawValue)")
+        try await Self.write(shape, cut: 600_000, in: dir)
+        let size = try #require(FileStatus.of(dir.path("new/big.csv").path)?.size)
+        #expect(size > 8 << 20 && size <= 16 << 20, "big.csv: \(size) B")
+        var patches: [Int: Data] = [:]
+        for threads in [1, 2] {
+            var options = PatchOptions(level: 3)
+            (options.fileJobs, options.segmentJobs) = (threads, threads)
+            let fixed = options
+            let output = dir.path("patch-\(threads)")
+            let stats = try await RawThread.value {
+                try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: output, options: fixed)
+            }
+            let big = try #require(stats.file("big.csv"))
+            let note = big.note ?? ""
+            let frame = try #require(big.tried[.crossDelta], "no frame: \(big.tried)")
+            #expect(big.encoding == .crossDelta, "\(big.tried)")
+            #expect(note.contains("another codec's delta (\(frame) B)"), "the frame was not the delta's rival: \(note)")
+            let suffixMade = big.tried.keys.contains { $0.parts.codec.suffixForm != nil }
+            let suffixLeftOut = note.contains("the suffix-array delta from the base alone skipped")
+            #expect(suffixMade == (shape == .scattered) && suffixLeftOut == (shape == .grownRegions), "\(note): \(big.tried)")
+            patches[threads] = try Data(contentsOf: output)
+            let into = dir.path("out-\(threads)")
+            _ = try await RawThread.value { try PatchApplier.apply(patch: output, oldTree: dir.path("old"), into: into) }
+            let rebuilt = try Data(contentsOf: into.appendingPathComponent("big.csv"))
+            let same = rebuilt == (try Data(contentsOf: dir.path("new/big.csv")))
+            #expect(same, "big.csv rebuilt from the \(threads)-thread patch differs")
+        }
+        let samePatch = patches[1] == patches[2]
+        #expect(samePatch, "one thread: \(patches[1]?.count ?? 0) B, two: \(patches[2]?.count ?? 0) B")
     }
 }

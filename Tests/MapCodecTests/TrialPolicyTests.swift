@@ -57,9 +57,9 @@ import Testing
         Row(rule: .plainZstdEstimate, facts: TrialFacts(newSize: 8 * mib + 1, delta: 100, plainZstdEstimate: 201), holds: true),
         Row(rule: .plainZstdEstimate, facts: TrialFacts(newSize: 8 * mib + 1, delta: 100, plainZstdEstimate: 200), holds: false),
         Row(rule: .plainZstdEstimate, facts: TrialFacts(newSize: 8 * mib, delta: 100, plainZstdEstimate: 10_000), holds: false),
-        // Over 16 MiB and within the segment threshold.
-        Row(rule: .crossFrameFirst, facts: TrialFacts(newSize: 16 * mib + 1), holds: true),
-        Row(rule: .crossFrameFirst, facts: TrialFacts(newSize: 16 * mib), holds: false),
+        // Over 8 MiB, at any size.
+        Row(rule: .crossFrameFirst, facts: TrialFacts(newSize: 8 * mib + 1), holds: true),
+        Row(rule: .crossFrameFirst, facts: TrialFacts(newSize: 8 * mib), holds: false),
         Row(rule: .crossFrameFirst, facts: TrialFacts(newSize: 256 * mib), holds: true),
         // Over 1 MiB.
         Row(rule: .crossEstimate, facts: TrialFacts(newSize: mib + 1), holds: true),

@@ -62,15 +62,23 @@ extension PayloadChooser {
     /// none, and took 1.2 s of the 4.2 s their trials took. (A rule, not an estimate: the
     /// publish log does not repeat it for every file.)
     package func choose(newPath: String, newSize: Int64, basePath: String?, cross: Cross? = nil) throws -> Choice {
-        if let cross, let basePath, policy.holds(.crossFrameFirst, TrialFacts(newSize: newSize)) {
+        if let cross, let basePath, policy.holds(.crossFrameFirst, TrialFacts(newSize: newSize)),
+            wholeFrameFor(newSize) || !(lzma && LzmaEncoder.applies(newSize: newSize, prefix: Int(cross.bytes)))
+        {
             return try chooseCrossFirst(newPath: newPath, newSize: newSize, basePath: basePath, cross: cross)
         }
         let choice = try chooseSingle(newPath: newPath, newSize: newSize, basePath: basePath)
         guard let cross, basePath != nil, crossTrialApplies(after: choice, newSize: newSize) else { return choice }
-        if newSize > TrialPolicy.wholeFrameCrossLimit || newSize > segmentThreshold {
+        if wholeFrameFor(newSize) {
             return try chooseLargeCross(newPath: newPath, newSize: newSize, cross: cross, single: choice)
         }
         return try chooseSmallCross(newPath: newPath, newSize: newSize, cross: cross, single: choice)
+    }
+
+    /// Whether a file of `newSize` bytes gets the large file's cross-file trials (one deep
+    /// frame over its references, or segments in them), not a small file's frame.
+    private func wholeFrameFor(_ newSize: Int64) -> Bool {
+        newSize > TrialPolicy.wholeFrameCrossLimit || newSize > segmentThreshold
     }
 
     /// Whether a file whose own smallest payload is `choice` gets cross-file trials: not
@@ -81,24 +89,32 @@ extension PayloadChooser {
             && !policy.holds(.noCrossAfterSeeThrough, TrialFacts(newSize: newSize, keptSeeThrough: choice.encoding.parts.view.seesThrough))
     }
 
-    /// A large file's payload where it has other files to read, with estimates. The anchors
-    /// come first (``CrossFileEstimate``); where they leave the cross-file trial in, its one
-    /// frame over the references (``wholeCrossTrial(newPath:newSize:cross:in:)``) is made
-    /// just before the file's own zstd delta, as a rival that can rule out that delta's deep
-    /// search (``fastDeltaRulesOut(_:rival:rivalName:path:base:compressor:into:)``): the
-    /// frame's prefix ends with the base, so a delta from the base alone seldom ends below
-    /// it. A 30 MB gazetteer cut that repeats a smaller cut's records: the frame 293 kB in
-    /// 45 s, the deep search of the file alone 578 kB in 42 s, which the fast delta now
-    /// stands for. Where the frame cannot be made, the segmented cross-file delta, as before.
+    /// The payload of a file over ``TrialPolicy/deepAloneFrom`` where it has other files to
+    /// read, with estimates. The anchors come first (``CrossFileEstimate``); where they
+    /// leave the cross-file trial in, its frame over the references is made just before the
+    /// file's own zstd delta, as a rival that can rule out that delta's deep search
+    /// (``fastDeltaRulesOut(_:rival:rivalName:path:base:compressor:into:)``): the frame's
+    /// prefix ends with the base, so a delta from the base alone seldom ends below it. A
+    /// 30 MB gazetteer cut that repeats a smaller cut's records: the frame 293 kB in 45 s,
+    /// the deep search of the file alone 578 kB in 42 s, which the fast delta now stands
+    /// for. A large file's frame is one deep frame (``wholeCrossTrial(newPath:newSize:cross:in:placeTaken:)``),
+    /// and where it cannot be made, the segmented cross-file delta; a file up to
+    /// ``TrialPolicy/wholeFrameCrossLimit`` gets the small file's zstd frame
+    /// (``crossFrame(_:newSize:cross:prefix:in:)``), the one it got after its own trials,
+    /// where no LZMA2 trial applies to it (above ``TrialPolicy/deepAloneFrom`` none does:
+    /// their limit is 4 MiB), so that the frame does not depend on which of its own
+    /// payloads won.
     private func chooseCrossFirst(newPath: String, newSize: Int64, basePath: String, cross: Cross) throws -> Choice {
         let estimate = CrossFileEstimate.of(newPath: newPath, basePath: basePath, otherPaths: cross.paths.dropLast())
         var frame: Choice?
         var choice = try chooseSingle(newPath: newPath, newSize: newSize, basePath: basePath) { placeTaken in
             guard !(estimate?.rulesOutCrossTrial ?? false) else { return nil }
             var trial = Choice(encoding: .stored, payloadPath: newPath, length: .max, tried: [:])
-            guard try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &trial, placeTaken: placeTaken) else {
-                return nil
-            }
+            let made =
+                wholeFrameFor(newSize)
+                ? try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &trial, placeTaken: placeTaken)
+                : try smallCrossFrame(newPath: newPath, newSize: newSize, cross: cross, in: &trial)
+            guard made else { return nil }
             frame = trial
             return (trial.length, estimate.flatMap { baseOnlyRuledOut(by: $0, frame: trial.length, newSize: newSize) })
         }
@@ -118,6 +134,10 @@ extension PayloadChooser {
         }
         // No frame yet: the file's own trials ended before a zstd delta (a pair beyond
         // zstd's window), or the frame does not apply to it (then this fails at once).
+        guard wholeFrameFor(newSize) else {
+            _ = try smallCrossFrame(newPath: newPath, newSize: newSize, cross: cross, in: &choice)
+            return choice
+        }
         if try wholeCrossTrial(newPath: newPath, newSize: newSize, cross: cross, in: &choice) { return choice }
         try segmentedCrossTrial(newPath: newPath, cross: cross, in: &choice)
         return choice
@@ -148,49 +168,66 @@ extension PayloadChooser {
             choice.notes.append(PayloadNote(.trial, estimate.note))
             if estimate.rulesOutCrossTrial { return choice }
         }
-        let joined = workDirectory + "/cross.prefix"
-        defer { FileSystem.empty(joined) }
-        try join(cross.paths, into: joined)
-        let prefix = try MappedFile.source(joined, displayPath: joined)
-        guard !prefix.bytes.isEmpty, ZstdDelta.windowLog(forContentSize: Int64(prefix.bytes.count) + newSize) != nil else {
+        return try withReferencesJoined(cross) { prefix in
+            guard !prefix.isEmpty, ZstdDelta.windowLog(forContentSize: Int64(prefix.count) + newSize) != nil else { return choice }
+            // The other files are tried in the codec whose delta of the file alone won, where
+            // one of zstd and LZMA2 did: on the sample world's 85 cross-file trials the other
+            // codec's never won (a header and a longer prefix add about the same to both).
+            let lzmaApplies = lzma && LzmaEncoder.applies(newSize: newSize, prefix: prefix.count)
+            let lzmaWon = choice.encoding == .lzmaDelta || choice.encoding == .lzma
+            let zstdWon = choice.encoding == .delta
+            if !(skipByEstimate && lzmaWon && lzmaApplies) {
+                try crossFrame(newPath, newSize: newSize, cross: cross, prefix: prefix, in: &choice)
+            }
+            if lzmaApplies, !(skipByEstimate && zstdWon) {
+                let stream = workDirectory + "/cross-lzma.frame"
+                let (streamLength, seconds) = try Elapsed.measure {
+                    try LzmaEncoder.encode(
+                        path: newPath, size: newSize, prefix: prefix, preset: LzmaEncoder.preset(forLevel: level),
+                        into: try SystemFile.createOrTruncate(stream))
+                }
+                let length = Int64(cross.header.count) + streamLength
+                choice.record(.lzmaCrossDelta, length, seconds: seconds)
+                if length < choice.length {
+                    try keepCross(cross, frame: stream, length: length, as: .lzmaCrossDelta, in: &choice)
+                }
+            }
             return choice
         }
-        // The other files are tried in the codec whose delta of the file alone won, where
-        // one of zstd and LZMA2 did: on the sample world's 85 cross-file trials the other
-        // codec's never won (a header and a longer prefix add about the same to both).
-        let lzmaApplies = lzma && LzmaEncoder.applies(newSize: newSize, prefix: prefix.bytes.count)
-        let lzmaWon = choice.encoding == .lzmaDelta || choice.encoding == .lzma
-        let zstdWon = choice.encoding == .delta
-        if !(skipByEstimate && lzmaWon && lzmaApplies) {
-            let frame = workDirectory + "/cross.frame"
-            let input = try SystemFile.openForReading(newPath)
-            let (frameLength, seconds) = try Elapsed.measure {
-                try compressor.encode(
-                    input, range: 0..<newSize, prefix: prefix.bytes, level: level,
-                    windowCover: Int64(prefix.bytes.count) + newSize,
-                    into: try SystemFile.createOrTruncate(frame)
-                ).written
-            }
-            let length = Int64(cross.header.count) + frameLength
-            choice.record(.crossDelta, length, seconds: seconds)
-            if length < choice.length {
-                try keepCross(cross, frame: frame, length: length, as: .crossDelta, in: &choice)
-            }
+    }
+
+    /// A small file's zstd frame over its references joined, made before its own zstd delta
+    /// (``chooseCrossFirst(newPath:newSize:basePath:cross:)``): the frame of
+    /// ``crossFrame(_:newSize:cross:prefix:in:)``, kept in `choice` where smaller. Returns
+    /// whether it was made: not where zstd's window cannot cover the references and the file.
+    private func smallCrossFrame(newPath: String, newSize: Int64, cross: Cross, in choice: inout Choice) throws -> Bool {
+        try withReferencesJoined(cross) { prefix in
+            guard !prefix.isEmpty, ZstdDelta.windowLog(forContentSize: Int64(prefix.count) + newSize) != nil else { return false }
+            try crossFrame(newPath, newSize: newSize, cross: cross, prefix: prefix, in: &choice)
+            return true
         }
-        if lzmaApplies, !(skipByEstimate && zstdWon) {
-            let stream = workDirectory + "/cross-lzma.frame"
-            let (streamLength, seconds) = try Elapsed.measure {
-                try LzmaEncoder.encode(
-                    path: newPath, size: newSize, prefix: prefix.bytes, preset: LzmaEncoder.preset(forLevel: level),
-                    into: try SystemFile.createOrTruncate(stream))
-            }
-            let length = Int64(cross.header.count) + streamLength
-            choice.record(.lzmaCrossDelta, length, seconds: seconds)
-            if length < choice.length {
-                try keepCross(cross, frame: stream, length: length, as: .lzmaCrossDelta, in: &choice)
-            }
+    }
+
+    /// A small file's cross-file delta (``PatchEncoding/crossDelta``): one zstd frame of
+    /// `newPath` with the CLI's search over `prefix` (its references joined), its window over
+    /// the references and the file; kept in `choice` where smaller.
+    private func crossFrame(
+        _ newPath: String, newSize: Int64, cross: Cross, prefix: UnsafeRawBufferPointer, in choice: inout Choice
+    ) throws {
+        let frame = workDirectory + "/cross.frame"
+        let input = try SystemFile.openForReading(newPath)
+        let (frameLength, seconds) = try Elapsed.measure {
+            try compressor.encode(
+                input, range: 0..<newSize, prefix: prefix, level: level,
+                windowCover: Int64(prefix.count) + newSize,
+                into: try SystemFile.createOrTruncate(frame)
+            ).written
         }
-        return choice
+        let length = Int64(cross.header.count) + frameLength
+        choice.record(.crossDelta, length, seconds: seconds)
+        if length < choice.length {
+            try keepCross(cross, frame: frame, length: length, as: .crossDelta, in: &choice)
+        }
     }
 
     /// A large file's cross-file trials beside `single`, its own smallest payload: one frame
@@ -248,35 +285,38 @@ extension PayloadChooser {
         guard wholeCrossFrame, newSize <= CrossReferences.maxWholeFileBytes, total > 0, total <= CrossReferences.maxWholePrefixBytes,
             ZstdDelta.windowLog(forContentSize: total + newSize) != nil
         else { return false }
-        let joined = workDirectory + "/cross.prefix"
-        defer { FileSystem.empty(joined) }
-        try join(cross.paths, into: joined)
-        let prefix = try MappedFile.source(joined, displayPath: joined)
-        guard Int64(prefix.bytes.count) == total else { throw PatchBuildError.fileChanged(path: cross.paths.last ?? joined) }
-        let frame = workDirectory + "/cross-whole.frame"
-        let place = SharedPlace()
-        defer { place.leave() }
-        placeTaken(place)
-        // Its own context, freed once done (as for a large file's own delta).
-        let deep = ZstdCompressor.deepSearchApplies(level: level, newSize: newSize, prefixSize: prefix.bytes.count)
-        let (frameLength, seconds) = try Elapsed.measure {
-            try ZstdCompressor().encode(
-                try SystemFile.openForReading(newPath), range: 0..<newSize, prefix: prefix.bytes, level: level,
-                search: deep ? .deep : .cli, windowCover: total + newSize, into: try SystemFile.createOrTruncate(frame)
-            ).written
+        return try withReferencesJoined(cross) { prefix in
+            guard Int64(prefix.count) == total else { throw PatchBuildError.fileChanged(path: cross.paths.last ?? workDirectory) }
+            let frame = workDirectory + "/cross-whole.frame"
+            let place = SharedPlace()
+            defer { place.leave() }
+            placeTaken(place)
+            // Its own context, freed once done (as for a large file's own delta).
+            let deep = ZstdCompressor.deepSearchApplies(level: level, newSize: newSize, prefixSize: prefix.count)
+            let (frameLength, seconds) = try Elapsed.measure {
+                try ZstdCompressor().encode(
+                    try SystemFile.openForReading(newPath), range: 0..<newSize, prefix: prefix, level: level,
+                    search: deep ? .deep : .cli, windowCover: total + newSize, into: try SystemFile.createOrTruncate(frame)
+                ).written
+            }
+            let length = Int64(cross.header.count) + frameLength
+            choice.record(.wholeCrossDelta, length, seconds: seconds)
+            if length < choice.length {
+                try keepCross(cross, frame: frame, length: length, as: .wholeCrossDelta, in: &choice)
+            }
+            return true
         }
-        let length = Int64(cross.header.count) + frameLength
-        choice.record(.wholeCrossDelta, length, seconds: seconds)
-        if length < choice.length {
-            try keepCross(cross, frame: frame, length: length, as: .wholeCrossDelta, in: &choice)
-        }
-        return true
     }
 
-    /// Writes the files at `paths` one after another into `joined`.
-    private func join(_ paths: [String], into joined: String) throws {
+    /// `body` given the files of `cross` joined one after another in the work folder
+    /// (`cross.prefix`, mapped), which is emptied once it returns.
+    private func withReferencesJoined<T>(_ cross: Cross, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        let joined = workDirectory + "/cross.prefix"
+        defer { FileSystem.empty(joined) }
         let out = try SystemFile.createOrTruncate(joined)
-        for path in paths { try SystemFile.openForReading(path).forEachChunk { try out.writeAll($0) } }
+        for path in cross.paths { try SystemFile.openForReading(path).forEachChunk { try out.writeAll($0) } }
+        let prefix = try MappedFile.source(joined, displayPath: joined)
+        return try withExtendedLifetime(prefix) { try body(prefix.bytes) }
     }
 
     /// Makes the references of `cross` followed by `frame` the chosen payload.

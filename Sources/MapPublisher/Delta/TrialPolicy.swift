@@ -21,8 +21,8 @@ package enum TrialRule: String, Sendable, CaseIterable {
     case deltaFarBelowFile = "delta far below the file"
     /// Samples of the file put plain zstd over twice the delta.
     case plainZstdEstimate = "plain-zstd estimate"
-    /// A file over ``TrialPolicy/wholeFrameCrossLimit`` with references gets its cross-file
-    /// frame before its own zstd delta, or its segments above the segment threshold.
+    /// A file over ``TrialPolicy/deepAloneFrom`` with references gets its cross-file frame
+    /// before its own zstd delta, or its segments above the segment threshold.
     case crossFrameFirst = "cross-file frame first"
     /// A file over ``TrialPolicy/smallPair`` with references gets the cross-file estimate.
     case crossEstimate = "cross-file estimate"
@@ -161,7 +161,7 @@ package struct TrialPolicy: Sendable {
     package static let byteLevelEstimateAnchors = 16
     /// Files up to this size get a cross-file delta as one zstd frame over the references
     /// joined, larger ones a segmented one whose windows lie in the references (mapped);
-    /// with estimates, one above it gets a frame first (``TrialRule/crossFrameFirst``).
+    /// with estimates, one above ``deepAloneFrom`` gets its frame first (``TrialRule/crossFrameFirst``).
     package static let wholeFrameCrossLimit: Int64 = 16 << 20
 
     /// A large file's cross-file reference is left out where it adds fewer than 1/this of
@@ -209,7 +209,7 @@ package struct TrialPolicy: Sendable {
             }
             return delta * 2 < estimate
         case .crossFrameFirst:
-            return facts.newSize > Self.wholeFrameCrossLimit
+            return facts.newSize > Self.deepAloneFrom
         case .crossEstimate:
             return facts.newSize > Self.smallPair
         case .noCrossAfterSeeThrough:
