@@ -27,8 +27,8 @@ extension PayloadChooser {
 
     /// Which of a file's cross-file references (`paths`, the base last) its trials read:
     /// for a file over ``TrialPolicy/wholeFrameCrossLimit``, with estimates, each reference
-    /// but the base is weighed in turn by the anchors of the file it adds to the base and the
-    /// references kept before it, and left out where that is next to nothing
+    /// but the base is weighed in turn, the largest first, by the anchors of the file it adds
+    /// to the base and the references kept before it, and left out where that is next to nothing
     /// (``TrialRule/redundantReference``): a frame's window and search then skip a copy of
     /// what another reference holds. Returns the indices of `paths` kept (none where only
     /// the base would be), and the publish log's note of those left out, by `names` (one
@@ -39,13 +39,20 @@ extension PayloadChooser {
             let base = paths.last
         else { return (all, nil) }
         let others = Array(paths.dropLast())
-        let weighed = CrossFileEstimate.additions(newPath: newPath, basePath: base, otherPaths: others) { added, anchors in
+        // The largest first (ties in their order): a smaller file whose records a larger one
+        // holds then adds next to nothing after it.
+        let sizes = others.map { FileStatus.of($0)?.size ?? 0 }
+        let order = others.indices.sorted { sizes[$0] != sizes[$1] ? sizes[$0] > sizes[$1] : $0 < $1 }
+        let weighed = CrossFileEstimate.additions(newPath: newPath, basePath: base, otherPaths: order.map { others[$0] }) {
+            added, anchors in
             !policy.holds(.redundantReference, TrialFacts(newSize: newSize, anchors: anchors, addedAnchors: added))
         }
         guard let weighed, weighed.kept.contains(false) else { return (all, nil) }
-        let kept = others.indices.filter { weighed.kept[$0] }
-        let leftOut = others.indices.filter { !weighed.kept[$0] }.map {
-            "\(names.indices.contains($0) ? names[$0] : others[$0]) (adds \(weighed.added[$0]) of \(weighed.anchors) anchors)"
+        var (keeps, adds) = (Array(repeating: true, count: others.count), Array(repeating: 0, count: others.count))
+        for (place, index) in order.enumerated() { (keeps[index], adds[index]) = (weighed.kept[place], weighed.added[place]) }
+        let kept = others.indices.filter { keeps[$0] }
+        let leftOut = others.indices.filter { !keeps[$0] }.map {
+            "\(names.indices.contains($0) ? names[$0] : others[$0]) (adds \(adds[$0]) of \(weighed.anchors) anchors)"
         }
         let note = PayloadNote(.trial, "cross-file references left out: \(leftOut.joined(separator: ", "))")
         return (kept.isEmpty ? [] : kept + [paths.count - 1], note)
