@@ -81,34 +81,19 @@ import Testing
             )
             // Segments of 4 MiB: big.csv is far over the threshold (8 MiB), as a 74 MB cut
             // is over the default one.
-            var options = PatchOptions(level: 3, segmentLength: 4 << 20)
-            (options.fileJobs, options.segmentJobs) = (threads, threads)
-            let fixed = options
-            let output = dir.path("patch-\(threads)")
-            let stats = try await RawThread.value {
-                try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: output, options: fixed)
-            }
-            let big = try #require(stats.file("big.csv"))
+            let (big, patch) = try await Self.patch(dir, shape, threads: threads, options: PatchOptions(level: 3, segmentLength: 4 << 20))
             let note = big.note ?? ""
             #expect(big.encoding == .wholeCrossDelta, "\(big.tried)")
             #expect(big.tried[.segmentedDelta] == nil, "segments made: \(big.tried)")
             #expect(note.contains("the segmented delta skipped: the cross-file frame"), "\(note)")
-            let suffixMade = big.tried.keys.contains { $0.parts.codec.suffixForm != nil }
-            let suffixLeftOut = note.contains("the suffix-array delta from the base alone skipped")
-            #expect(suffixMade == (shape == .scattered) && suffixLeftOut == (shape == .grownRegions), "\(note): \(big.tried)")
             if threads > 1 {
                 #expect(PayloadChooser.suffixTrialsBesideFrame.load(ordering: .relaxed) > started, "not made beside the frame")
                 if shape == .grownRegions {
                     #expect(PayloadChooser.suffixTrialsStoppedBeside.load(ordering: .relaxed) > stopped, "not stopped")
                 }
             }
-            patches[threads] = try Data(contentsOf: output)
+            patches[threads] = patch
             notes[threads] = note
-            let into = dir.path("out-\(threads)")
-            _ = try await RawThread.value { try PatchApplier.apply(patch: output, oldTree: dir.path("old"), into: into) }
-            let rebuilt = try Data(contentsOf: into.appendingPathComponent("big.csv"))
-            let same = rebuilt == (try Data(contentsOf: dir.path("new/big.csv")))
-            #expect(same, "big.csv rebuilt from the \(threads)-thread patch differs")
         }
         let samePatch = patches[1] == patches[2]
         #expect(samePatch, "one thread: \(patches[1]?.count ?? 0) B, two: \(patches[2]?.count ?? 0) B")
@@ -129,29 +114,40 @@ import Testing
         #expect(size > 8 << 20 && size <= 16 << 20, "big.csv: \(size) B")
         var patches: [Int: Data] = [:]
         for threads in [1, 2] {
-            var options = PatchOptions(level: 3)
-            (options.fileJobs, options.segmentJobs) = (threads, threads)
-            let fixed = options
-            let output = dir.path("patch-\(threads)")
-            let stats = try await RawThread.value {
-                try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: output, options: fixed)
-            }
-            let big = try #require(stats.file("big.csv"))
+            let (big, patch) = try await Self.patch(dir, shape, threads: threads, options: PatchOptions(level: 3))
             let note = big.note ?? ""
             let frame = try #require(big.tried[.crossDelta], "no frame: \(big.tried)")
             #expect(big.encoding == .crossDelta, "\(big.tried)")
             #expect(note.contains("another codec's delta (\(frame) B)"), "the frame was not the delta's rival: \(note)")
-            let suffixMade = big.tried.keys.contains { $0.parts.codec.suffixForm != nil }
-            let suffixLeftOut = note.contains("the suffix-array delta from the base alone skipped")
-            #expect(suffixMade == (shape == .scattered) && suffixLeftOut == (shape == .grownRegions), "\(note): \(big.tried)")
-            patches[threads] = try Data(contentsOf: output)
-            let into = dir.path("out-\(threads)")
-            _ = try await RawThread.value { try PatchApplier.apply(patch: output, oldTree: dir.path("old"), into: into) }
-            let rebuilt = try Data(contentsOf: into.appendingPathComponent("big.csv"))
-            let same = rebuilt == (try Data(contentsOf: dir.path("new/big.csv")))
-            #expect(same, "big.csv rebuilt from the \(threads)-thread patch differs")
+            patches[threads] = patch
         }
         let samePatch = patches[1] == patches[2]
         #expect(samePatch, "one thread: \(patches[1]?.count ?? 0) B, two: \(patches[2]?.count ?? 0) B")
+    }
+
+    /// The patch of `dir` (written in `shape`) made with `options` on `threads` threads:
+    /// `big.csv`'s decision and the patch's bytes. Checks that the suffix-array delta from
+    /// the base alone is made in the scattered shape and left out (and said so) in the
+    /// other, and that the patch rebuilds the new `big.csv`.
+    static func patch(_ dir: TemporaryDirectory, _ shape: Shape, threads: Int, options: PatchOptions) async throws -> (
+        big: PatchStats.File, bytes: Data
+    ) {
+        var options = options
+        (options.fileJobs, options.segmentJobs) = (threads, threads)
+        let (fixed, output) = (options, dir.path("patch-\(threads)"))
+        let stats = try await RawThread.value {
+            try PatchBuilder.build(from: dir.path("old"), to: dir.path("new"), output: output, options: fixed)
+        }
+        let big = try #require(stats.file("big.csv"))
+        let note = big.note ?? ""
+        let suffixMade = big.tried.keys.contains { $0.parts.codec.suffixForm != nil }
+        let suffixLeftOut = note.contains("the suffix-array delta from the base alone skipped")
+        #expect(suffixMade == (shape == .scattered) && suffixLeftOut == (shape == .grownRegions), "\(note): \(big.tried)")
+        let into = dir.path("out-\(threads)")
+        _ = try await RawThread.value { try PatchApplier.apply(patch: output, oldTree: dir.path("old"), into: into) }
+        let rebuilt = try Data(contentsOf: into.appendingPathComponent("big.csv"))
+        let same = rebuilt == (try Data(contentsOf: dir.path("new/big.csv")))
+        #expect(same, "big.csv rebuilt from the \(threads)-thread patch differs")
+        return (big, try Data(contentsOf: output))
     }
 }

@@ -163,10 +163,7 @@ import Testing
     @Test func aSmallerReferenceThatALargerOneHoldsIsLeftOut() async throws {
         let dir = TemporaryDirectory()
         var generator = SeededGenerator(seed: 23)
-        var old = [UInt8](repeating: 0, count: 17 << 20)
-        for index in old.indices { old[index] = UInt8(truncatingIfNeeded: generator.next()) }
-        var a = [UInt8](repeating: 0, count: 4 << 20)
-        for index in a.indices { a[index] = UInt8(truncatingIfNeeded: generator.next()) }
+        let (old, a) = (generator.bytes(17 << 20), generator.bytes(4 << 20))
         var newA = a
         newA[newA.count - 1] ^= 0xFF
         var new = old
