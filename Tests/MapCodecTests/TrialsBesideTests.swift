@@ -70,9 +70,13 @@ import Testing
         var notes: [Int: String] = [:]
         // On two threads the deep search is started beside the suffix-array delta, unless
         // other tests' large encodes keep every place (PayloadChooser.largeEncodes) until
-        // that delta has ended: then it is made again, up to three times.
+        // that delta has ended: each two-thread build waits until no place is held (up to
+        // ten minutes), and is made again up to three times.
         var beside = false
         for threads in [1, 2, 2, 2] where threads == 1 || !beside {
+            if threads > 1 {
+                for _ in 0..<1_200 where PayloadChooser.largeEncodes.held > 0 { try await Task.sleep(for: .milliseconds(500)) }
+            }
             let started = PayloadChooser.deepSearchesBeside.load(ordering: .relaxed)
             var options = PatchOptions(level: 16)
             (options.fileJobs, options.segmentJobs) = (threads, threads)

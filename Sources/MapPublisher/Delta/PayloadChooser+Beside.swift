@@ -34,9 +34,9 @@ extension PayloadChooser {
             return BackgroundJob(done: trial, seconds: seconds)
         }
         // Its place is taken here, so that the job's seconds are the trial's own.
-        Self.largeEncodes.wait()
+        Self.largeEncodes.take()
         return BackgroundJob {
-            defer { Self.largeEncodes.signal() }
+            defer { Self.largeEncodes.give() }
             return try make(true)
         }
     }
@@ -164,9 +164,9 @@ extension PayloadChooser {
             ZstdCompressor.deepSearchApplies(level: level, newSize: size, prefixSize: base.count)
         else { return try oneAfterTheOther() }
         // The suffix-array delta holds one place; this waits for the next (never while holding one).
-        Self.largeEncodes.wait()
+        Self.largeEncodes.take()
         guard !suffix.isFinished else {
-            Self.largeEncodes.signal()
+            Self.largeEncodes.give()
             return try oneAfterTheOther()
         }
         Self.deepSearchesBeside.add(1, ordering: .relaxed)
@@ -205,7 +205,7 @@ extension PayloadChooser {
         let level = level
         let opened = DispatchSemaphore(value: 0)
         let job = BackgroundJob<Int64> {
-            defer { Self.largeEncodes.signal() }
+            defer { Self.largeEncodes.give() }
             let old: MappedFile
             let out: SystemFile
             do {
@@ -230,13 +230,13 @@ final class SharedPlace: Sendable {
     private let holders = Atomic<Int>(1)
 
     /// Takes a place (waiting for one), held by its maker.
-    init() { PayloadChooser.largeEncodes.wait() }
+    init() { PayloadChooser.largeEncodes.take() }
 
     /// One more holder.
     func join() { holders.add(1, ordering: .relaxed) }
 
     /// A holder leaves; the last gives the place back.
     func leave() {
-        if holders.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { PayloadChooser.largeEncodes.signal() }
+        if holders.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { PayloadChooser.largeEncodes.give() }
     }
 }

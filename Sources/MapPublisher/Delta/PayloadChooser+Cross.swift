@@ -265,8 +265,8 @@ extension PayloadChooser {
     private func segmentedCrossTrial(newPath: String, cross: Cross, in choice: inout Choice) throws {
         guard let segments else { return }
         let frame = workDirectory + "/cross-segmented.frame"
-        Self.largeEncodes.wait()
-        defer { Self.largeEncodes.signal() }
+        Self.largeEncodes.take()
+        defer { Self.largeEncodes.give() }
         let (frameLength, seconds) = try Elapsed.measure { try segments.encode(newPath: newPath, oldPaths: cross.paths, into: frame) }
         let length = Int64(cross.header.count) + frameLength
         choice.record(.segmentedCrossDelta, length, seconds: seconds)

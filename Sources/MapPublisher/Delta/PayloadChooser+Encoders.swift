@@ -84,8 +84,8 @@ extension PayloadChooser {
         rivalName: String = "the suffix-array delta", lzma: Int64? = nil
     ) throws -> (path: String, length: Int64, note: String?) {
         let large = newSize > TrialPolicy.deepAloneFrom || Int64(base.count) > TrialPolicy.deepAloneFrom
-        if large { Self.largeEncodes.wait() }
-        defer { if large { Self.largeEncodes.signal() } }
+        if large { Self.largeEncodes.take() }
+        defer { if large { Self.largeEncodes.give() } }
         // A large encode's context (~1.4 GB with its worker) is freed once it is done, not
         // kept for the next file: the suffix-array trial after it needs its own memory.
         let compressor = large ? try ZstdCompressor() : self.compressor
@@ -177,8 +177,8 @@ extension PayloadChooser {
         placeTaken: Bool = false, stopped: () -> Bool = { false }, into output: String
     ) throws -> SuffixTrial? {
         let large = !placeTaken && (newSize > Self.largeFile || oldSize > Self.largeFile)
-        if large { Self.largeEncodes.wait() }
-        defer { if large { Self.largeEncodes.signal() } }
+        if large { Self.largeEncodes.take() }
+        defer { if large { Self.largeEncodes.give() } }
         return try SuffixEncoder.encode(
             newPath: path, oldPath: basePath, level: level, strideByteAlways: strideByteAlways,
             sparse: !strideByteAlways, stopped: stopped, into: output

@@ -52,8 +52,8 @@ extension PayloadChooser {
         guard skipByEstimate, let newSize = FileStatus.of(newPath)?.size else { return nil }
         let base = try MappedFile.source(basePath, displayPath: basePath)
         guard ZstdDelta.deltaLimitReason(oldSize: Int64(base.bytes.count), newSize: newSize) == nil else { return nil }
-        Self.largeEncodes.wait()
-        defer { Self.largeEncodes.signal() }
+        Self.largeEncodes.take()
+        defer { Self.largeEncodes.give() }
         return try fastDeltaRulesOut(
             "the segmented delta", rival: suffix, rivalName: rivalName, path: newPath, base: base.bytes, compressor: try ZstdCompressor(),
             into: workDirectory + "/delta-fast.payload")?.note

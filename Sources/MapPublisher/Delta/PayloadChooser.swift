@@ -51,7 +51,7 @@ package struct PayloadChooser {
     /// Admits ``largeEncodeSlots`` whole-file delta encodes of large files at a time (see
     /// `encodeDelta`; a segmented cross-file delta and a suffix-array delta too): the
     /// publisher's peak memory is that many such encoders whatever the number of jobs.
-    static let largeEncodes = DispatchSemaphore(value: largeEncodeSlots)
+    package static let largeEncodes = EncodePlaces(largeEncodeSlots)
 
     /// One large encode per core, as many as the machine's memory holds at
     /// ``largeEncodeMemory`` each, at least one.
