@@ -119,7 +119,7 @@ package enum DeflateStreams {
                 let dataSize = protobufField(3, in: header).flatMap({ $0.varint })
             else { return nil }
             let blob = offset + 4 + headerLength
-            guard dataSize > 0, blob + dataSize <= size, dataSize < 64 << 20,
+            guard dataSize > 0, dataSize < 64 << 20, dataSize <= size - blob,
                 let body = try? read(file, at: blob, count: Int(dataSize))
             else { return nil }
             if let zlib = protobufField(3, in: body)?.bytes, zlib.count > 6, body[zlib.lowerBound] & 0x0F == 8 {
@@ -163,7 +163,7 @@ package enum DeflateStreams {
                 guard let value = varint() else { return nil }
                 if field == number { return Field(varint: value) }
             case 2:
-                guard let length = varint(), length >= 0, index + Int(length) <= message.count else { return nil }
+                guard let length = varint(), length >= 0, length <= Int64(message.count - index) else { return nil }
                 if field == number { return Field(bytes: index..<(index + Int(length))) }
                 index += Int(length)
             case 1: index += 8

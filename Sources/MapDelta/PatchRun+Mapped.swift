@@ -65,7 +65,7 @@ extension PatchRun {
             done += target.size
             return true
         } catch {
-            unlink(destination)
+            FileSystem.remove(destination)
             throw error
         }
     }

@@ -203,7 +203,7 @@ package struct PatchRun {
         // A small file of a form-3 patch comes without a digest: the tree hash covers the one
         // found here (``digests``).
         guard hash == target.sha256 ?? hash, size == target.size else {
-            unlink(destination)
+            FileSystem.remove(destination)
             throw PatchError.outputMismatch(
                 path: target.path, expectedSHA256: target.producedDigest.hex,
                 foundSHA256: hash.hex, expectedSize: target.size, foundSize: size)

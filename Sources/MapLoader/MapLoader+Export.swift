@@ -36,26 +36,40 @@ extension MapLoader {
             let groups = leaves.sorted().flatMap { leaf in (state.packages[leaf] ?? [:]).sorted { $0.key < $1.key }.map { (leaf, $0.key, $0.value) } }
             let hub = loader.hub
             let bytes: Int64 = try await offActor {
-                var total: Int64 = 0
-                for (index, (package, group, installed)) in groups.enumerated() {
-                    hub.progress(.export, .extract, bytes: total, items: index, totalItems: groups.count, item: "\(package)/\(group)")
-                    let tree = destination.appendingPathComponent(SiteLayout.tree(installed.treeHash))
-                    guard FileStatus.of(tree.path) == nil else { continue }  // two packages with one tree
-                    let files = try TreeCopy.copy(
-                        from: store.groupDirectory(package: package, group: group), into: tree,
-                        limits: .init(files: installed.files, bytes: installed.size),
-                        isCancelled: { Task.isCancelled })
-                    guard TreeHash.of(files) == installed.treeHash else {
-                        throw MapLoaderError.integrityFailed(
-                            what: "\(package)/\(group) on this device",
-                            detail: "its files were changed since they were installed; repair, then export")
-                    }
-                    total += installed.size
+                do {
+                    return try Self.writeExport(groups, of: store, bundle: bundle, into: destination, hub: hub)
+                } catch {
+                    // The folder was new or empty: what this export wrote goes, so a retry finds it empty.
+                    for name in FileSystem.names(in: destination.path) { FileSystem.removeTree(destination.appendingPathComponent(name)) }
+                    throw error
                 }
-                try bundle.write(into: destination)
-                return total
             }
             return ExportReport(folder: destination.path, packages: leaves.sorted(), version: version, groups: groups.count, bytes: bytes)
         }
+    }
+
+    /// Copies each installed group's tree into `destination` and writes the site's files
+    /// (on the blocking threads); the bytes of maps written.
+    private static func writeExport(
+        _ groups: [(String, String, InstalledGroup)], of store: Store, bundle: ExportBundle, into destination: URL, hub: EventHub
+    ) throws -> Int64 {
+        var total: Int64 = 0
+        for (index, (package, group, installed)) in groups.enumerated() {
+            hub.progress(.export, .extract, bytes: total, items: index, totalItems: groups.count, item: "\(package)/\(group)")
+            let tree = destination.appendingPathComponent(SiteLayout.tree(installed.treeHash))
+            guard FileStatus.of(tree.path) == nil else { continue }  // two packages with one tree
+            let files = try TreeCopy.copy(
+                from: store.groupDirectory(package: package, group: group), into: tree,
+                limits: .init(files: installed.files, bytes: installed.size),
+                isCancelled: { Task.isCancelled })
+            guard TreeHash.of(files) == installed.treeHash else {
+                throw MapLoaderError.integrityFailed(
+                    what: "\(package)/\(group) on this device",
+                    detail: "its files were changed since they were installed; repair, then export")
+            }
+            total += installed.size
+        }
+        try bundle.write(into: destination)
+        return total
     }
 }

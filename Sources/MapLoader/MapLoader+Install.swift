@@ -126,7 +126,8 @@ extension MapLoader {
     /// The manifest of the installed version: from the cache, else from the site, else `nil`.
     func installedManifest(_ state: InstalledState, in operation: OperationContext) async throws -> Manifest? {
         guard let version = state.version, let sha = state.manifest else { return nil }
-        if let manifest = SiteClient.cachedManifest(sha, in: operation.manifestCache) { return manifest }
+        let cache = operation.manifestCache
+        if let manifest = await SiteClient.offPool({ SiteClient.cachedManifest(sha, in: cache) }) ?? nil { return manifest }
         let client = try operation.siteClient()
         return try await client.manifest(version, in: try await operation.acceptance.accept(from: client).0)
     }

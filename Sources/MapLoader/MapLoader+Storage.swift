@@ -23,8 +23,11 @@ extension MapLoader {
     public func collectGarbage() async throws(MapLoaderError) -> CleanupReport {
         try await enqueue(.collectGarbage) { _, operation in
             let store = operation.store
-            let keep = try store.state().manifest.map { SiteClient.cacheEntries(ofManifest: $0, in: operation.manifestCache) } ?? []
-            return try await offActor { store.collectGarbage(keepManifests: keep, grace: 300) }
+            let cache = operation.manifestCache
+            return try await offActor {
+                let keep = try store.state().manifest.map { SiteClient.cacheEntries(ofManifest: $0, in: cache) } ?? []
+                return store.collectGarbage(keepManifests: keep, grace: 300)
+            }
         }
     }
 }

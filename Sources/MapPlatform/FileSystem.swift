@@ -218,7 +218,9 @@ package enum FileSystem {
         #endif
         var info = statvfs()
         guard statvfs(path, &info) == 0 else { return nil }
-        return Int64(info.f_bavail) * Int64(info.f_frsize)
+        // A FUSE or network file system may report any counts: saturate rather than trap.
+        let (bytes, overflow) = Int64(clamping: info.f_bavail).multipliedReportingOverflow(by: Int64(clamping: info.f_frsize))
+        return overflow ? .max : bytes
     }
 
     /// This process's id.

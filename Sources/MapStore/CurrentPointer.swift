@@ -60,6 +60,10 @@ package struct CurrentPointer: Sendable {
             try FileSystem.sync(staged.path)
         }
         try FileSystem.rename(staged.path, directory.current.path)
-        try FileSystem.sync(directory.root.path)
+        // The switch is made: readers see the new generation from here on, so nothing after
+        // this may report the commit as failed. Flushing the folder makes the switch survive
+        // a power cut; should it fail twice, a crash may bring back the old generation
+        // (whole, as promised), and the next writer's flush makes the switch durable.
+        if (try? FileSystem.sync(directory.root.path)) == nil { _ = try? FileSystem.sync(directory.root.path) }
     }
 }

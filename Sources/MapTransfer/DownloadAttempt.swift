@@ -178,11 +178,16 @@ package struct DownloadAttempt: Sendable {
                         "the server sends bytes \(range.first)–\(range.last) where \(asked)\(window == nil ? "\(end - 1)" : "") were asked for (Content-Range '\(contentRange!)')"
                     ))
             }
-            if let contentLength, contentLength != range.last - range.first + 1 {
+            // The range may end no later than the file may (a catalog's cap; a pin is checked above).
+            guard range.last < limit.maximum else {
                 return .stop(
                     integrity(
-                        "the server announces \(contentLength) bytes for Content-Range '\(contentRange!)', which holds \(range.last - range.first + 1)"
+                        "the server sends bytes \(range.first)–\(range.last), more than the \(limit.maximum) allowed (Content-Range '\(contentRange!)')"
                     ))
+            }
+            if let contentLength, contentLength != range.count {
+                return .stop(
+                    integrity("the server announces \(contentLength) bytes for Content-Range '\(contentRange!)', which holds \(range.count)"))
             }
             return .append
         case 416 where pinned == offset:
@@ -327,6 +332,13 @@ package struct ContentRange: Sendable, Equatable {
     /// A range from its numbers.
     package init(first: Int64, last: Int64, total: Int64?) {
         (self.first, self.last, self.total) = (first, last, total)
+    }
+
+    /// The number of bytes the range holds (`Int64.max` for `bytes 0-9223372036854775807`,
+    /// which holds one more: a header's numbers are the server's, so nothing here traps).
+    package var count: Int64 {
+        let (count, overflow) = (last - first).addingReportingOverflow(1)
+        return overflow ? .max : count
     }
 
     /// The total of an unsatisfied-range header (`bytes */TOTAL`, sent with a 416), or `nil`.

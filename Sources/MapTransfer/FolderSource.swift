@@ -35,23 +35,22 @@ package struct FolderSource: SiteSource {
         guard FileStatus.of(root.path)?.kind == .directory else {
             throw .connectionFailed(url: root.path, reason: "the folder \(root.path) does not exist (is the path right, the disk mounted?)")
         }
-        guard let input = try? FileHandle(forReadingFrom: source) else {
+        guard let input = try? SystemFile.openForReading(source.path) else {
             throw .httpStatus(url: source.path, status: 404)
         }
-        defer { try? input.close() }
         do {
-            let output = try TransferFile.openForAppend(file)
-            defer { try? output.close() }
-            var offset = Int64(try output.offset())
-            try input.seek(toOffset: UInt64(offset))
-            while let chunk = try Self.read(input, from: source), !chunk.isEmpty {
+            let output = try SystemFile.openForAppend(file.path)
+            var offset = try output.size()
+            // Batches of a few MiB on the blocking threads (a card or a USB stick is slow;
+            // Swift's cooperative pool must not wait for it), a pause or a cancellation
+            // between them.
+            while true {
                 try Task.checkCancellation()
                 try await control?.waitWhilePaused()
-                guard offset + Int64(chunk.count) <= limit.maximum else {
-                    throw MapLoaderError.integrityFailed(what: source.path, detail: "longer than the \(limit.maximum) bytes pinned for it")
-                }
-                try output.write(contentsOf: chunk)
-                offset += Int64(chunk.count)
+                let start = offset
+                let copied = try await offActor { try Self.copyBatch(input, from: source, to: output, at: start, limit: limit) }
+                guard copied > 0 else { break }
+                offset += copied
                 progress(offset)
             }
             if case .exactly(let size) = limit, offset != size {
@@ -66,24 +65,31 @@ package struct FolderSource: SiteSource {
         }
     }
 
-    /// The next chunk of the site's file: a read error is the site's (a failing disk or
-    /// card), not this device's, so the next mirror may serve the file.
-    private static func read(_ input: FileHandle, from source: URL) throws(MapLoaderError) -> Data? {
-        do {
-            return try input.read(upToCount: 1 << 18)
-        } catch {
-            throw .connectionFailed(url: source.path, reason: "the folder site could not be read (\(error)); check its disk")
-        }
-    }
-}
+    /// Bytes one batch copies at most.
+    static let batch = 8 << 20
 
-/// Helpers for the partial files downloads write into.
-package enum TransferFile {
-    /// Opens `url` for appending, creating it empty if missing; the offset is at its end.
-    package static func openForAppend(_ url: URL) throws -> FileHandle {
-        let file = try SystemFile.openForAppend(url.path)
-        let handle = FileHandle(fileDescriptor: file.releaseDescriptor(), closeOnDealloc: true)
-        try handle.seekToEnd()
-        return handle
+    /// Copies the site's file from `offset` onto the end of `output`, up to ``batch`` bytes;
+    /// the bytes copied, 0 at the end of the file. A read error is the site's (a failing
+    /// disk or card), not this device's, so the next mirror may serve the file.
+    private static func copyBatch(
+        _ input: SystemFile, from source: URL, to output: SystemFile, at offset: Int64, limit: TransferLimit
+    ) throws -> Int64 {
+        var buffer = [UInt8](repeating: 0, count: 1 << 18)
+        var copied: Int64 = 0
+        while copied < batch, !Task.isCancelled {
+            let count: Int
+            do {
+                count = try buffer.withUnsafeMutableBytes { try input.readChunk(into: $0, at: offset + copied) }
+            } catch {
+                throw MapLoaderError.connectionFailed(url: source.path, reason: "the folder site could not be read (\(error)); check its disk")
+            }
+            guard count > 0 else { break }
+            guard offset + copied + Int64(count) <= limit.maximum else {
+                throw MapLoaderError.integrityFailed(what: source.path, detail: "longer than the \(limit.maximum) bytes pinned for it")
+            }
+            try buffer.withUnsafeBytes { try output.writeAll(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            copied += Int64(count)
+        }
+        return copied
     }
 }

@@ -86,18 +86,22 @@ extension SiteClient {
     func part(_ stub: PackageNode) async throws(MapLoaderError) -> PackageNode {
         guard let pin = stub.part else { return stub }
         let path = SiteLayout.blob(pin.sha256)
-        var data = Self.cachedData(pin.sha256, in: cache)
+        let cache = self.cache
+        var data = await Self.offPool { Self.cachedData(pin.sha256, in: cache) } ?? nil
         if data == nil {
             let fetched = try await source.fetchPinned(path, size: pin.size, sha256: pin.sha256, pinnedBy: "manifest", scratch: scratch)
-            try? FileSystem.makeDirectories(cache)
-            try? fetched.write(to: cache.appendingPathComponent(pin.sha256), options: .atomic)
+            _ = await Self.offPool {
+                try? FileSystem.makeDirectories(cache)
+                try? fetched.write(to: cache.appendingPathComponent(pin.sha256), options: .atomic)
+            }
             data = fetched
         }
+        let bytes = data!
         let node: PackageNode
-        do {
-            node = try Manifest.decodePart(data!)
-        } catch {
-            throw .invalidMetadata(what: source.describe(path), detail: error.description)
+        switch await Self.offPool({ Result { () throws(JSONProblem) in try Manifest.decodePart(bytes) } }) {
+        case .success(let decoded)?: node = decoded
+        case .failure(let error)?: throw .invalidMetadata(what: source.describe(path), detail: error.description)
+        case nil: throw .cancelled
         }
         guard node.id == stub.id, node.stubs.isEmpty else {
             throw .invalidMetadata(what: source.describe(path), detail: "it is not the part '\(stub.id)' the manifest names")

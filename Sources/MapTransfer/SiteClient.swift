@@ -283,6 +283,13 @@ package struct SiteClient: Sendable {
         return data
     }
 
+    /// Runs `work` on the blocking threads, never Swift's cooperative pool: reading,
+    /// hashing and decoding a manifest or one of its parts (up to ``Manifest/sizeLimit``).
+    /// `nil` only when the blocking threads could not run it.
+    package static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T? {
+        try? await offActor(work)
+    }
+
     /// A cached manifest's bytes, when present and still matching their hash.
     package static func cachedData(_ sha256: String, in cache: URL) -> Data? {
         guard let data = try? Data(contentsOf: cache.appendingPathComponent(sha256)),
@@ -300,18 +307,22 @@ package struct SiteClient: Sendable {
         guard let entry = catalog.entry(version) else {
             throw .versionUnavailable(installed: version, current: catalog.current)
         }
-        var data = Self.cachedData(entry.cacheKey, in: cache)
+        let cache = self.cache
+        var data = await Self.offPool { Self.cachedData(entry.cacheKey, in: cache) } ?? nil
         if data == nil {
             let fetched = try await manifestFile(entry, in: catalog)
-            try? FileSystem.makeDirectories(cache)
-            try? fetched.write(to: cache.appendingPathComponent(entry.cacheKey), options: .atomic)
+            _ = await Self.offPool {
+                try? FileSystem.makeDirectories(cache)
+                try? fetched.write(to: cache.appendingPathComponent(entry.cacheKey), options: .atomic)
+            }
             data = fetched
         }
+        let bytes = data!
         var manifest: Manifest
-        do {
-            manifest = try Manifest.decode(data!)
-        } catch {
-            throw .invalidMetadata(what: source.describe(entry.manifest), detail: error.description)
+        switch await Self.offPool({ Result { () throws(JSONProblem) in try Manifest.decode(bytes) } }) {
+        case .success(let decoded)?: manifest = decoded
+        case .failure(let error)?: throw .invalidMetadata(what: source.describe(entry.manifest), detail: error.description)
+        case nil: throw .cancelled
         }
         if let problem = ManifestValidation.problem(in: manifest) ?? (manifest.version == version ? nil : "it names version \(manifest.version)") {
             throw .invalidMetadata(what: source.describe(entry.manifest), detail: problem)

@@ -79,7 +79,7 @@ extension SiteSource {
                 for pin in pins {
                     do {
                         let data = try await source.fetchData(path, limit: .exactly(pin.size), scratch: scratch)
-                        let actual = FileHashing.sha256(of: data)
+                        let actual = await SiteClient.offPool { FileHashing.sha256(of: data) } ?? ""
                         if actual == pin.sha256 { return data }
                         failure =
                             failure
@@ -136,10 +136,11 @@ extension SiteSource {
     private func fetchData(_ path: String, limit: TransferLimit, into file: URL) async throws(MapLoaderError) -> Data {
         defer { FileSystem.removeTree(file) }
         try await download(path, to: file, limit: limit, progress: { _ in })
-        do {
-            return try Data(contentsOf: file)
-        } catch {
-            throw .storage(path: file.path, error)
+        // Read on the blocking threads: a manifest may be 64 MiB.
+        switch await SiteClient.offPool({ Result { try Data(contentsOf: file) } }) {
+        case .success(let data)?: return data
+        case .failure(let error)?: throw .storage(path: file.path, error)
+        case nil: throw .cancelled
         }
     }
 

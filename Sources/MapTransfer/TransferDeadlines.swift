@@ -23,12 +23,23 @@ package struct TransferDeadlines: Sendable, Hashable {
     /// Seconds of a gap in the driver's calls that count as the client not running.
     package static let clientSuspension: Double = 5
 
-    /// Deadlines of these values.
+    /// The longest any of the deadlines may be: 30 days (longer ones are taken as this).
+    package static let longest: Double = 30 * 24 * 3600
+
+    /// Deadlines of these values, each brought into range: an app's configuration may say
+    /// anything (`.infinity`, `.nan`, a negative number) and no conversion to whole
+    /// seconds, milliseconds or a `Duration` may trap. A total that is not finite is no
+    /// limit.
     package init(stall: Double, minimumRate: Int64, rateWindow: Double, total: Double?, suspension: Double? = nil) {
-        self.stall = stall
-        self.minimumRate = minimumRate
-        self.rateWindow = rateWindow
-        self.total = total
-        self.suspension = suspension
+        self.stall = Self.seconds(stall, otherwise: 30)
+        self.minimumRate = max(0, minimumRate)
+        self.rateWindow = Self.seconds(rateWindow, otherwise: 60)
+        self.total = total.flatMap { $0.isFinite ? Self.seconds($0, otherwise: Self.longest) : nil }
+        self.suspension = suspension.map { Self.seconds($0, otherwise: Self.clientSuspension) }
+    }
+
+    /// `value` within 0.01 s … ``longest`` (infinity is the longest; not a number is `otherwise`).
+    private static func seconds(_ value: Double, otherwise: Double) -> Double {
+        value.isNaN ? otherwise : min(max(value, 0.01), longest)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ManifestServer
+import MapPlatform
 import MapTestSupport
 import Synchronization
 import Testing
@@ -140,6 +141,27 @@ import Testing
             }
         }
         #expect(try Store(root: data).state().packages.isEmpty)
+    }
+
+    /// An export that fails half-way (installed files changed on the device) leaves its
+    /// folder as empty as it found it, so the same export goes into it after a repair.
+    @Test func aFailedExportLeavesItsFolderEmptyForTheRetry() async throws {
+        let site = try TestSite()
+        let giver = site.loader()
+        try await giver.install(["de-berlin"])
+        let installed = try #require(try FileTree.files(in: giver.currentFolder.appendingPathComponent("de-berlin")).first)
+        try Data("changed".utf8).write(to: giver.currentFolder.appendingPathComponent("de-berlin").appendingPathComponent(installed.path))
+        let usb = site.dir.path("usb")
+        do {
+            try await giver.export(["de-berlin"], to: usb)
+            Issue.record("maps changed on the device were exported")
+        } catch {
+            #expect(error.description.contains("repair, then export"), "\(error)")
+        }
+        #expect(FileSystem.names(in: usb.path).isEmpty, "left behind: \(FileSystem.names(in: usb.path))")
+        _ = try await giver.repair()
+        let report = try await giver.export(["de-berlin"], to: usb)
+        #expect(report.packages == ["de-berlin"])
     }
 
     @Test func exportRefusesWhatItCannotDoWell() async throws {

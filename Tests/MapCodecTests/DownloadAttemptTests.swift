@@ -119,6 +119,18 @@ import Testing
             name: "503 is worth a retry", limit: .exactly(16_395), offset: 0, window: nil, status: 503, length: 10,
             range: nil
         ) { $0 == .stop(.retryable(reason: "HTTP 503", validator: nil, worked: true)) },
+        HeadRow(
+            name: "a catalog's resume that claims every byte an Int64 can count (no trap)", limit: .atMost(4 << 20), offset: 0,
+            window: nil, status: 206, length: 1, range: "bytes 0-9223372036854775807/*"
+        ) { detail($0)?.contains("more than the 4194304 allowed") == true },
+        HeadRow(
+            name: "a catalog's resume past its cap", limit: .atMost(4 << 20), offset: 100, window: nil, status: 206,
+            length: nil, range: "bytes 100-4194304/*"
+        ) { detail($0)?.contains("bytes 100–4194304, more than the 4194304 allowed") == true },
+        HeadRow(
+            name: "a catalog's resume within its cap", limit: .atMost(4 << 20), offset: 100, window: nil, status: 206,
+            length: 4_194_204, range: "bytes 100-4194303/*"
+        ) { $0 == .append },
         HeadRow(name: "404 is final", limit: .exactly(16_395), offset: 0, window: nil, status: 404, length: 10, range: nil) {
             $0 == .stop(.failed(.httpStatus(url: url, status: 404)))
         },
@@ -274,5 +286,24 @@ import Testing
         ] as [(String, ContentRange?)])
     func contentRangeHeaders(_ header: String, _ expected: ContentRange?) {
         #expect(ContentRange(header) == expected)
+    }
+
+    @Test func deadlinesAnAppMayWriteAreBroughtIntoRange() {
+        let wild = TransferDeadlines(stall: .infinity, minimumRate: -5, rateWindow: .nan, total: .infinity, suspension: -1)
+        #expect(wild.stall == TransferDeadlines.longest)
+        #expect(wild.minimumRate == 0)
+        #expect(wild.rateWindow == 60)
+        #expect(wild.total == nil)
+        #expect(wild.suspension == 0.01)
+        #expect(TransferDeadlines(stall: 7, minimumRate: 1, rateWindow: 9, total: 1e300).total == TransferDeadlines.longest)
+        // An attempt under such deadlines decides without trapping, however long nothing came.
+        var attempt = Self.attempt(deadlines: TransferDeadlines(stall: .infinity, minimumRate: 0, rateWindow: .infinity, total: nil))
+        #expect(attempt.tick(now: Self.t0 + .seconds(40 * 24 * 3600)) != nil)
+    }
+
+    @Test func aRangeCountsItsBytesWithoutTrapping() {
+        #expect(ContentRange(first: 0, last: 99, total: nil).count == 100)
+        #expect(ContentRange(first: 0, last: .max, total: nil).count == .max)
+        #expect(ContentRange(first: 1, last: .max, total: nil).count == .max)
     }
 }

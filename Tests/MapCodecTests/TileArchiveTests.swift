@@ -75,6 +75,20 @@ import Testing
         try await TileArchiveTests.expectPatchedInside(dir, "world.pmtiles", as: .scannedDeflateDelta)
     }
 
+    /// An OSM PBF whose lengths are varints as large as an Int64 holds (a damaged card, a
+    /// hostile file): the parser finds no stream and traps nowhere.
+    @Test(arguments: ["a BlobHeader's datasize", "a Blob's zlib_data length"])
+    func anOSMPBFWithHostileLengthsHasNoStreamsAndNoTrap(_ hostile: String) throws {
+        let huge: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]  // Int64.max
+        let body: [UInt8] = [0x1A] + huge + Array(repeating: 0x55, count: 12)  // field 3, length-delimited
+        let dataSize: [UInt8] = hostile.hasPrefix("a BlobHeader") ? huge : [UInt8(body.count)]
+        let header: [UInt8] = [0x0A, 0x07] + Array("OSMData".utf8) + [0x18] + dataSize  // type, datasize
+        let bytes: [UInt8] = [0, 0, 0, UInt8(header.count)] + header + body
+        let dir = TemporaryDirectory()
+        try Data(bytes).write(to: dir.path("hostile.osm.pbf"))
+        #expect(DeflateStreams.find(in: dir.path("hostile.osm.pbf").path).isEmpty)
+    }
+
     @Test func scanningTakesOnlyWholeStreamsWithMatchingChecks() throws {
         var bytes = [UInt8]()
         var rng = SeededGenerator(seed: 11)

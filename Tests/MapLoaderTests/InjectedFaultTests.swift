@@ -1,5 +1,6 @@
 import Foundation
 import MapPlatform
+import MapStore
 import MapTestSupport
 import SystemPackage
 import Testing
@@ -87,6 +88,22 @@ import Testing
         #expect(fired == [20, 5], "each interruption was met")
         #expect(report.committed)
         #expect(try await loader.verify().ok)
+    }
+
+    /// Once `current` is renamed, the new generation is live: a flush of the folder that
+    /// fails after it (twice) does not make the switch a failure, which would tell an app
+    /// its update failed while its maps changed.
+    @Test func aFlushThatFailsAfterTheSwitchDoesNotFailIt() throws {
+        let dir = TemporaryDirectory()
+        let directory = DataDirectory(dir.path("data"))
+        for number in [1, 2] { try FileManager.default.createDirectory(at: directory.generation(number), withIntermediateDirectories: true) }
+        let pointer = CurrentPointer(directory)
+        try pointer.switchTo(1)
+        let armed = SystemFaults.inject(.init(.fsync, under: directory.root.path, errno: .ioError))
+        defer { SystemFaults.remove(armed) }
+        try pointer.switchTo(2)
+        #expect(pointer.generation() == 2)
+        #expect(SystemFaults.fired(armed) == 2, "the folder's flush was tried twice")
     }
 
     /// The seam applies under its folder only: a fault under another test's folder leaves

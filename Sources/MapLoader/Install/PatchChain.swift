@@ -30,7 +30,6 @@ extension PlanSession {
         }
         var source = store.groupDirectory(package: step.package, group: step.group)
         var intermediates: [URL] = []
-        defer { for folder in intermediates { FileSystem.removeTree(folder) } }
         // The installed index names an old file that changed where a patch gives no digest
         // for it (a small file kept as it is); without it the patch's tree hash still catches it.
         var files: [FileEntry] = (try? store.index(package: step.package, group: step.group)) ?? []
@@ -40,41 +39,47 @@ extension PlanSession {
         let throughLimits = TreeLimits(artifact).through(TreeLimits(files: files.count, bytes: files.saturatingSum(\.size)))
         let hub = self.hub
         let name = step.name
-        for (index, patch) in patchFiles.enumerated() {
-            let last = index == patchFiles.count - 1
-            let target: URL
-            if last {
-                target = try builder.makeGroupDirectory(package: step.package, group: step.group)
-            } else {
-                target = store.directory.patchScratch()
-                intermediates.append(target)
-            }
-            progress(.patch, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
-            let from = source
-            let threads = self.threads
-            let oldFiles = files
-            let treeHash = step.patches[index].toTreeHash  // the signed manifest's name for the result
-            let limits = last ? TreeLimits(artifact) : throughLimits
-            // Large files are built in the resume folder with a checkpoint per segment: a run
-            // killed in the middle continues there (gc removes what no run comes back for).
-            // Files are not fsync'ed one by one: the generation's commit flushes the file
-            // system before it becomes current, and an intermediate tree is scratch.
-            let resume = store.directory.resume
-            let applied = try await offActor {
-                try PatchApplier.apply(
-                    patch: patch, oldTree: from, into: target, resumeIn: resume, threads: threads, oldFiles: oldFiles,
-                    treeHash: treeHash, limits: limits, durable: false
-                ) { done in
-                    hub.progress(
-                        operation, .patch, bytes: done, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
+        // Intermediate trees left by a failure go on the blocking threads (they may be large).
+        do {
+            for (index, patch) in patchFiles.enumerated() {
+                let last = index == patchFiles.count - 1
+                let target: URL
+                if last {
+                    target = try builder.makeGroupDirectory(package: step.package, group: step.group)
+                } else {
+                    target = store.directory.patchScratch()
+                    intermediates.append(target)
                 }
+                progress(.patch, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
+                let from = source
+                let threads = self.threads
+                let oldFiles = files
+                let treeHash = step.patches[index].toTreeHash  // the signed manifest's name for the result
+                let limits = last ? TreeLimits(artifact) : throughLimits
+                // Large files are built in the resume folder with a checkpoint per segment: a run
+                // killed in the middle continues there (gc removes what no run comes back for).
+                // Files are not fsync'ed one by one: the generation's commit flushes the file
+                // system before it becomes current, and an intermediate tree is scratch.
+                let resume = store.directory.resume
+                let applied = try await offActor {
+                    try PatchApplier.apply(
+                        patch: patch, oldTree: from, into: target, resumeIn: resume, threads: threads, oldFiles: oldFiles,
+                        treeHash: treeHash, limits: limits, durable: false
+                    ) { done in
+                        hub.progress(
+                            operation, .patch, bytes: done, total: artifact.unpackedSize, items: item - 1, totalItems: items, item: name)
+                    }
+                }
+                files = applied.files
+                resumedBytes += applied.resumedBytes
+                // A tree between two patches is read by the next one only: it goes once that one
+                // is done, so a chain holds two trees at most.
+                if let used = intermediates.firstIndex(of: source) { await FileSystem.removeTreesOffPool([intermediates.remove(at: used)]) }
+                source = target
             }
-            files = applied.files
-            resumedBytes += applied.resumedBytes
-            // A tree between two patches is read by the next one only: it goes once that one
-            // is done, so a chain holds two trees at most.
-            if let used = intermediates.firstIndex(of: source) { FileSystem.removeTree(intermediates.remove(at: used)) }
-            source = target
+        } catch {
+            await FileSystem.removeTreesOffPool(intermediates)
+            throw error
         }
         let treeHash = TreeHash.of(files)
         guard treeHash == artifact.treeHash else {

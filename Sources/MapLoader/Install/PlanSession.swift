@@ -84,7 +84,8 @@ actor PlanSession {
                 needed: plan.peakBytes, available: available, path: store.root.path,
                 ways: Self.waysToFit(plan, state: state, available: available))
         }
-        let builder = try store.beginGeneration()
+        let store = self.store
+        let builder = try await offActor { try store.beginGeneration() }
         do {
             let transfer = TransferLedger(total: plan.downloadBytes)
             var installed: [String: [String: InstalledGroup]] = [:]
@@ -139,20 +140,23 @@ actor PlanSession {
             report.resumedBytes = resumedBytes
             return report
         } catch {
-            FileSystem.removeTree(builder.directory)
+            await FileSystem.removeTreesOffPool([builder.directory])
             guard Self.isNoSpace(error) else { throw error }
-            throw fullDisk(plan)
+            throw await fullDisk(plan)
         }
     }
 
     /// A disk that filled while `plan` ran: drops this run's downloads too, since keeping
     /// partial files for a resume would keep the disk full, and says the file system is full.
-    private func fullDisk(_ plan: Plan) -> MapLoaderError {
+    private func fullDisk(_ plan: Plan) async -> MapLoaderError {
         // Only this plan's blobs: a reader may be fetching a catalog into the same folder.
         let blobs = Set(plan.steps.flatMap { step in [step.artifact?.sha256].compactMap { $0 } + step.patches.map(\.sha256) })
-        for name in blobs { FileSystem.removeTree(store.directory.download(name)) }
-        // Half-built large files kept for a resume are dropped too.
-        store.directory.removeResumeFiles()
+        let directory = store.directory
+        _ = try? await offActor {
+            for name in blobs { FileSystem.removeTree(directory.download(name)) }
+            // Half-built large files kept for a resume are dropped too.
+            directory.removeResumeFiles()
+        }
         // With the bytes there, what ran out was inodes or a quota: say the file system is full.
         let available = store.availableSpace() ?? 0
         return .insufficientSpace(needed: available > plan.peakBytes ? 0 : plan.peakBytes, available: available, path: store.root.path)
@@ -227,9 +231,9 @@ actor PlanSession {
                     throw error
                 }
                 if case .networkNotAllowed? = error as? MapLoaderError { throw error }
-                FileSystem.removeTree(
-                    builder.directory.appendingPathComponent(step.package)
-                        .appendingPathComponent(step.group))
+                await FileSystem.removeTreesOffPool([
+                    builder.directory.appendingPathComponent(step.package).appendingPathComponent(step.group)
+                ])
                 // A patch that does not apply or does not verify is named as such, not as storage.
                 let failure =
                     error is MapLoaderError || error is SystemError
