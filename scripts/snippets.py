@@ -34,6 +34,9 @@ let mapsFolder = URL(fileURLWithPath: NSTemporaryDirectory())
 let publisherKey = TrustPolicy.Key(base64: "T4UxRUpzQRdCdrV6qhxPQhV9suJ76i66bbOR/10QC8U=")!
 let loader = MapLoader(configuration: .init(server: nil, dataDirectory: mapsFolder))
 func updateBar(_ fraction: Double) {}
+#if !canImport(UIKit)
+final class UIApplication {}  // the app delegate's examples name it
+#endif
 struct Log { func error(_ message: String) {} }
 let log = Log()
 '''

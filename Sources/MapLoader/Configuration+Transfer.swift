@@ -1,4 +1,6 @@
 import Foundation
+import MapModel
+import MapStore
 import MapTransfer
 
 extension MapLoader.Configuration {
@@ -54,6 +56,9 @@ extension MapLoader.Configuration {
     public struct Transport: Sendable, Hashable, CustomStringConvertible {
         /// The transport's name: `curl` or `foundation`.
         public let name: String
+        /// The background session Foundation's transport runs its downloads in, if any
+        /// (``background(_:discretionary:)``).
+        public let backgroundSession: BackgroundSession?
 
         /// libcurl: the default on Linux. It reads the network no faster than the disk
         /// takes the bytes, so a file comes in one request.
@@ -64,26 +69,80 @@ extension MapLoader.Configuration {
         public static let foundation = Transport(name: "foundation")
 
         /// The transports this build has: libcurl on Linux only, Foundation everywhere.
-        public static var available: [Transport] { HTTPTransports.available.map(Transport.init(name:)) }
+        public static var available: [Transport] { HTTPTransports.available.map { Transport(name: $0) } }
 
         /// This build's default: the transport `MAPLOADER_TRANSPORT` names in the
         /// environment, if this build has it (a test run, a command line), else libcurl
-        /// where the build has it, else Foundation.
+        /// where the build has it, else Foundation. With `MAPLOADER_TRANSPORT=foundation`,
+        /// `MAPLOADER_BACKGROUND_SESSION` names a background session for its downloads (a
+        /// test run of the download tasks ``background(_:discretionary:)`` uses).
         public static var standard: Transport {
-            if let named = ProcessInfo.processInfo.environment["MAPLOADER_TRANSPORT"].flatMap(Transport.init) { return named }
+            let environment = ProcessInfo.processInfo.environment
+            if let named = environment["MAPLOADER_TRANSPORT"].flatMap(Transport.init) {
+                // A test run of the download tasks a background session runs.
+                if named.name == "foundation", let identifier = environment["MAPLOADER_BACKGROUND_SESSION"], !identifier.isEmpty {
+                    return .background(identifier)
+                }
+                return named
+            }
             return available[0]
+        }
+
+        /// Foundation's URLSession with download tasks in the background session
+        /// `identifier`: on Apple platforms the system carries on with a download while the
+        /// app is suspended or not running, and relaunches the app in the background when it
+        /// ends (see ``MapLoader/handleEventsForBackgroundURLSession(_:completionHandler:)``).
+        /// A download that ended while no request waited for it (the app away, a pause) is
+        /// kept in the data directory and used by the request that asks for the same bytes,
+        /// so none is fetched twice.
+        ///
+        /// One loader (one data directory) per identifier in an app. With `discretionary`
+        /// the system may wait for a good moment (power, Wi-Fi) to run the downloads: for
+        /// updates the user did not ask for just now. Elsewhere (Linux, Android) the same
+        /// download tasks run in the process, without the system's background service.
+        public static func background(_ identifier: String, discretionary: Bool = false) -> Transport {
+            Transport(name: "foundation", backgroundSession: BackgroundSession(identifier: identifier, discretionary: discretionary))
         }
 
         /// The transport called `name` (`curl`, `foundation`), or `nil` when this build does not have it.
         public init?(_ name: String) {
             guard HTTPTransports.available.contains(name) else { return nil }
             self.name = name
+            backgroundSession = nil
         }
 
-        private init(name: String) { self.name = name }
+        private init(name: String, backgroundSession: BackgroundSession? = nil) {
+            self.name = name
+            self.backgroundSession = backgroundSession
+        }
 
-        /// The transport's name, as `--transport` takes it.
-        public var description: String { name }
+        /// The transport's name, as `--transport` takes it (and its background session's identifier).
+        public var description: String { backgroundSession.map { "\(name) (background session '\($0.identifier)')" } ?? name }
+
+        /// The transfer layer's transport for a loader of `dataDirectory` on networks `policy` allows.
+        func make(policy: NetworkPolicy, dataDirectory: URL) -> any HTTPTransport {
+            let background = backgroundSession.map {
+                FoundationDownloadTransport.Background(identifier: $0.identifier, discretionary: $0.discretionary)
+            }
+            return HTTPTransports.named(
+                name, policy: policy, background: background, stash: DataDirectory(dataDirectory).backgroundDownloads)
+                ?? HTTPTransports.standard
+        }
+    }
+
+    /// A background `URLSession` that carries a loader's downloads
+    /// (``Transport/background(_:discretionary:)``).
+    public struct BackgroundSession: Sendable, Hashable {
+        /// The session's identifier, as the system gives it back to the app delegate.
+        public var identifier: String
+        /// Whether the system may wait for a good moment (power, Wi-Fi) to run the downloads.
+        public var discretionary: Bool
+
+        /// A background session.
+        public init(identifier: String, discretionary: Bool = false) {
+            self.identifier = identifier
+            self.discretionary = discretionary
+        }
     }
 }
 

@@ -29,7 +29,9 @@ extension MapLoader {
 
     /// What ``install(_:)`` of `ids` would do, without downloading or changing anything:
     /// per package and group, the bytes it would download and write, and the plan's peak
-    /// disk use (``Plan/peakBytes``). Reads only, so it never waits for a writer.
+    /// disk use (``Plan/peakBytes``). Reads only: it takes no write lock, so another
+    /// process's change never holds it up; a change of this loader's runs first, since the
+    /// plan is made against the versions that change leaves installed.
     public func planInstall(_ ids: [String]) async throws(MapLoaderError) -> Plan {
         guard !ids.isEmpty else { throw .invalidParameters("name at least one package to install") }
         return try await enqueue(.planInstall) { loader, operation in

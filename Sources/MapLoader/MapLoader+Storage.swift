@@ -26,7 +26,9 @@ extension MapLoader {
             let cache = operation.manifestCache
             return try await offActor {
                 let keep = try store.state().manifest.map { SiteClient.cacheEntries(ofManifest: $0, in: cache) } ?? []
-                return store.collectGarbage(keepManifests: keep, grace: 300)
+                // The recovery this writer ran first may have removed generations a reader
+                // released since: they count as this collection's.
+                return operation.recovered.adding(store.collectGarbage(keepManifests: keep, grace: 300))
             }
         }
     }

@@ -239,15 +239,20 @@ public actor MapLoader {
             // pin the live generation so that a writer committing meanwhile removes nothing
             // they read (a copied `current` folder is first turned back into a link).
             var writeLock: FileLock?
-            if writes || directory.needsRecovery {
+            var recovered = CleanupReport(removed: [], freedBytes: 0)
+            // A change waiting for the lock (another process writes) has reads answer beside
+            // it already, unless the data directory needs the recovery that takes the lock.
+            let whole = !directory.needsRecovery
+            if whole { running = kind }
+            if writes || !whole {
                 let hub = self.hub
                 writeLock = try await directory.lockForWriting(wait: configuration.waitForLock) { pid in
                     hub.emit(.waitingForLock(pid: pid.map(Int.init)))
                 }
-                try await offActor { try directory.recover() }
+                recovered = try await offActor { try directory.recover() }
             }
             // From here reads answer beside this change (the data directory is recovered
-            // and the change holds its lock); before, they wait their turn.
+            // and the change holds its lock).
             running = kind
             var lease: GenerationLease?
             if !writes {
@@ -259,7 +264,8 @@ public actor MapLoader {
                 SiteClient(
                     source: $0.controlled(by: handle?.control), cache: store.directory.manifestCache, scratch: store.directory.downloads)
             }
-            let context = OperationContext(kind: kind, store: store, hub: hub, site: site, configuration: configuration, besideChange: nil)
+            var context = OperationContext(kind: kind, store: store, hub: hub, site: site, configuration: configuration, besideChange: nil)
+            context.recovered = recovered
             let value = try await body(self, context)
             withExtendedLifetime((writeLock, lease)) {}
             await hub.end(kind, error: nil)
@@ -300,7 +306,7 @@ public actor MapLoader {
         guard let server = configuration.server, !server.isEmpty else { throw .noServer }
         let limiter = configuration.maximumRate.map { RateLimiter(bytesPerSecond: $0) }
         let policy = configuration.network
-        let transport = HTTPTransports.named(configuration.transport.name, policy: policy) ?? HTTPTransports.standard
+        let transport = configuration.transport.make(policy: policy, dataDirectory: configuration.dataDirectory)
         let sources = try ([server] + configuration.mirrors).map { (address) throws(MapLoaderError) in
             try makeSiteSource(
                 address, retry: RetryPolicy(configuration.retry), deadlines: TransferDeadlines(configuration.deadlines), limiter: limiter,

@@ -73,7 +73,7 @@ extension MapLoader {
                 guard let lock = try FileLock.attempt(store.directory.writeLock.path, .exclusive) else {
                     throw MapLoaderError.busy(pid: FileLock.holderPID(store.directory.writeLock.path).map(Int.init))
                 }
-                try withExtendedLifetime(lock) { try store.recover() }
+                _ = try withExtendedLifetime(lock) { try store.recover() }
             } catch {
                 throw MapLoaderError(error)
             }

@@ -22,6 +22,9 @@ struct OperationContext: Sendable {
     /// For a read answered beside a running change (``MapLoader``'s reads never wait): that
     /// change. Such a read works from the data directory alone.
     let besideChange: MapLoaderOperation?
+    /// What the recovery that a writer runs first removed (unused generations, leftovers
+    /// of interrupted operations), for a garbage collection's report.
+    var recovered = CleanupReport(removed: [], freedBytes: 0)
 
     /// The site client, or the reason there is none as the operation's error.
     func siteClient() throws(MapLoaderError) -> SiteClient { try site.get() }

@@ -43,7 +43,9 @@ public final class OperationHandle<Value: Sendable>: Sendable {
     /// How far the operation has come, 0…1 (the latest ``OperationProgress/overallFraction``).
     public var fractionCompleted: Double { monitor.latest?.overallFraction ?? 0 }
 
-    /// Cancels the operation; ``value`` then throws ``MapLoaderError/cancelled``.
+    /// Cancels the operation; ``value`` then throws ``MapLoaderError/cancelled`` and nothing
+    /// installed changed. A change already committing (its new version switched in with one
+    /// rename) is not undone: ``value`` then returns its report, which an app shows as done.
     public func cancel() { task.cancel() }
 
     /// Stops the operation's downloads, keeping what they received.

@@ -70,6 +70,11 @@ public struct CleanupReport: Sendable, Hashable, Encodable {
         self.removed = removed
         self.freedBytes = freedBytes
     }
+
+    /// This report and `other` as one (what two passes of one cleanup removed).
+    package func adding(_ other: CleanupReport) -> CleanupReport {
+        CleanupReport(removed: (removed + other.removed).sorted(), freedBytes: freedBytes.plusSaturating(other.freedBytes))
+    }
 }
 
 /// What ``MapLoader/export(_:to:)`` wrote.

@@ -171,24 +171,31 @@ package enum Planner {
 
     /// The patch sequence with the fewest bytes from tree `start` to tree `goal` (Dijkstra
     /// over tree hashes), or `nil` when none connects them.
+    /// Each edge is looked at once and each step scans the trees not yet settled: with the
+    /// manifest's ``SiteLimits/patchesPerArtifact`` edges, at most about a million steps.
     package static func cheapestChain(from start: String, to goal: String, edges: [PatchEdge]) -> [PatchEdge]? {
+        guard start != goal else { return nil }
+        let leaving = Dictionary(grouping: edges, by: \.fromTreeHash)
         var best: [String: (cost: Int64, via: PatchEdge?)] = [start: (0, nil)]
-        var done = Set<String>()
-        while let (node, entry) = best.filter({ !done.contains($0.key) }).min(by: { $0.value.cost < $1.value.cost }) {
+        var open: [String: Int64] = [start: 0]
+        while let (node, cost) = open.min(by: { $0.value < $1.value }) {
             if node == goal { break }
-            done.insert(node)
-            for edge in edges where edge.fromTreeHash == node {
-                let cost = entry.cost.plusSaturating(edge.size)
-                if cost < best[edge.toTreeHash]?.cost ?? .max { best[edge.toTreeHash] = (cost, edge) }
+            open[node] = nil
+            for edge in leaving[node] ?? [] {
+                let reached = cost.plusSaturating(edge.size)
+                if reached < best[edge.toTreeHash]?.cost ?? .max {
+                    best[edge.toTreeHash] = (reached, edge)
+                    open[edge.toTreeHash] = reached
+                }
             }
         }
-        guard best[goal] != nil, start != goal else { return nil }
+        guard best[goal] != nil else { return nil }
         var chain: [PatchEdge] = []
         var node = goal
-        while let edge = best[node]?.via {
-            chain.insert(edge, at: 0)
+        while let edge = best[node]?.via, chain.count <= edges.count {
+            chain.append(edge)
             node = edge.fromTreeHash
         }
-        return chain
+        return chain.reversed()
     }
 }

@@ -41,6 +41,16 @@ package final class SystemFile: Sendable {
         try open(path, .readOnly, [.closeOnExec, .noFollow], operation: "open")
     }
 
+    /// Opens the regular file `path` read-only: anything else (a FIFO, a device, a folder,
+    /// a symlink) fails with `EINVAL` at once. The open itself does not wait (a FIFO with no
+    /// writer would block `open(2)` for ever, unkillable by Ctrl-C): a folder site on a
+    /// stick may hold anything.
+    package static func openRegularForReading(_ path: String) throws(SystemError) -> SystemFile {
+        let file = try open(path, .readOnly, [.closeOnExec, .noFollow, .nonBlocking], operation: "open")
+        guard try file.status().kind == .file else { throw SystemError("open", path, .invalidArgument) }
+        return file
+    }
+
     /// Creates `path`, which must not exist yet, for writing (mode 0644 before umask, or
     /// 0600 when `ownerOnly`).
     package static func create(_ path: String, ownerOnly: Bool = false) throws(SystemError) -> SystemFile {

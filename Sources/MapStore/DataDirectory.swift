@@ -19,6 +19,8 @@ import MapPlatform
 /// <root>/staging/patch-<uuid>/                      a patch chain's intermediate tree
 /// <root>/staging/.probe-<uuid>                      the clone and hard-link probe
 /// <root>/downloads/<sha256>                         partial and finished downloads (resumed)
+/// <root>/downloads/background/                      finished background downloads no request
+///                                                   waited for, kept for the one that will
 /// <root>/downloads/resume/                          half-built large files of a patch apply,
 ///                                                   their checkpoints and locks (resumed)
 /// <root>/cache/manifests/<sha256>[.ids]             verified manifests and their part ids
@@ -68,6 +70,9 @@ package struct DataDirectory: Sendable, Hashable {
     package var downloads: URL { child("downloads") }
     /// The download of the blob with this SHA-256.
     package func download(_ sha256: String) -> URL { downloads.appendingPathComponent(sha256) }
+    /// Responses of background download tasks that ended while no request waited for them
+    /// (a pause, the app away), kept until a request asks for the same bytes.
+    package var backgroundDownloads: URL { downloads.appendingPathComponent("background") }
     /// Half-built large files of a patch apply, with their checkpoints and locks, so a
     /// killed apply resumes (the patch codec names the files inside).
     package var resume: URL { downloads.appendingPathComponent("resume") }

@@ -135,20 +135,24 @@ package struct Store: Sendable {
 
     /// Removes what interrupted operations left behind: staging, half-made `current` pointers,
     /// generations neither live nor pinned by a reader, and leases of dead processes; turns a
-    /// copied `current` folder back into a generation. Call only while holding the write lock.
-    package func recover() throws(MapLoaderError) {
+    /// copied `current` folder back into a generation; says what it removed. Call only while
+    /// holding the write lock.
+    @discardableResult
+    package func recover() throws(MapLoaderError) -> CleanupReport {
         if currentIsFolder { try adoptCurrentFolder() }
         if currentGeneration() == nil, let newest = newestUsableGeneration() {
             // A crash between moving a generation into place and switching `current` to it
             // (an adoption, or a first install): that generation is whole, so it goes live.
             try switchCurrent(to: newest)
         }
+        var tally = CleanupTally(self)
         for name in FileSystem.names(in: directory.staging.path) {
-            FileSystem.removeTree(directory.staging.appendingPathComponent(name))
+            tally.remove(directory.staging.appendingPathComponent(name))
         }
         for link in directory.strayCurrentLinks() { FileSystem.removeTree(link) }
         directory.removeOldLayoutResumeFiles()
-        removeUnusedGenerations()
+        for number in unusedGenerations() { tally.remove(directory.generation(number)) }
+        return tally.report
     }
 
     /// Removes every generation that is neither live nor pinned. Call only while holding the

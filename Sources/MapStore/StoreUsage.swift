@@ -60,14 +60,8 @@ extension Store {
     /// `keepManifests` (the installed version's manifest and its parts) untouched for
     /// `grace` seconds. Call only while holding the write lock.
     package func collectGarbage(keepManifests: Set<String>, grace: TimeInterval) -> CleanupReport {
-        var removed: [String] = []
-        var freed: Int64 = 0
-        func remove(_ url: URL) {
-            let bytes = Self.freed(by: url.path)
-            guard FileSystem.removeTree(url) else { return }
-            freed += bytes
-            removed.append(String(url.path.dropFirst(root.path.count + 1)))
-        }
+        var tally = CleanupTally(self)
+        func remove(_ url: URL) { tally.remove(url) }
         for number in unusedGenerations() { remove(directory.generation(number)) }
         for name in FileSystem.names(in: directory.staging.path) {
             remove(directory.staging.appendingPathComponent(name))
@@ -83,6 +77,28 @@ extension Store {
             let file = manifests.appendingPathComponent(name)
             if stale(file) { remove(file) }
         }
-        return CleanupReport(removed: removed.sorted(), freedBytes: freed)
+        return tally.report
     }
+}
+
+/// Removals in a data directory, counted as a ``CleanupReport`` counts them: the path
+/// removed (relative to the data directory) and the bytes it freed.
+package struct CleanupTally {
+    private let root: String
+    private var removed: [String] = []
+    private var freed: Int64 = 0
+
+    /// A tally of removals under `store`'s data directory.
+    package init(_ store: Store) { root = store.root.path }
+
+    /// Removes the tree at `url` and counts it, if it went.
+    package mutating func remove(_ url: URL) {
+        let bytes = Store.freed(by: url.path)
+        guard FileSystem.removeTree(url) else { return }
+        freed = freed.plusSaturating(bytes)
+        removed.append(String(url.path.dropFirst(root.count + 1)))
+    }
+
+    /// What was removed, in path order.
+    package var report: CleanupReport { CleanupReport(removed: removed.sorted(), freedBytes: freed) }
 }

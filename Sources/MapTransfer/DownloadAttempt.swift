@@ -67,6 +67,8 @@ package struct DownloadAttempt: Sendable {
     private var lastCall: ContinuousClock.Instant
     /// The server ignored a windowed `Range` and sends the whole file.
     private var windowIgnored = false
+    /// Bytes counted as they arrived (``holding(_:now:)``) and not yet taken by ``body(_:now:)``.
+    private var held: Int64 = 0
 
     package init(
         url: String, host: String, limit: TransferLimit, window: Int64?, offset: Int64,
@@ -230,7 +232,30 @@ package struct DownloadAttempt: Sendable {
         skipSuspension(now: now)
         offset += Int64(count)
         lastActivity = now
-        windowBytes += Int64(count)
+        // Bytes counted as they arrived are not counted again.
+        let counted = min(Int64(count), held)
+        held -= counted
+        windowBytes += Int64(count) - counted
+        return nil
+    }
+
+    /// `total` bytes of the body have arrived where the transport keeps them apart until
+    /// the response ends (a download task's file): they count for the stall and rate
+    /// deadlines, and once they are more than the file may still take the attempt stops,
+    /// as ``body(_:now:)`` would stop it, before any is written.
+    package mutating func holding(_ total: Int64, now: ContinuousClock.Instant) -> DownloadOutcome? {
+        if let outcome { return outcome }
+        guard total <= limit.maximum - offset else {
+            outcome = integrity(
+                pinned != nil ? "longer than the \(limit.maximum) bytes pinned for it" : "longer than the \(limit.maximum) bytes allowed")
+            return outcome
+        }
+        skipSuspension(now: now)
+        if total > held {
+            windowBytes += total - held
+            held = total
+            lastActivity = now
+        }
         return nil
     }
 

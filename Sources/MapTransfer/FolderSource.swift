@@ -1,6 +1,7 @@
 package import Foundation
 package import MapModel
 import MapPlatform
+import SystemPackage
 
 /// A site in a local folder (a mounted disk, a `file://` URL): files are copied in chunks.
 package struct FolderSource: SiteSource {
@@ -35,7 +36,12 @@ package struct FolderSource: SiteSource {
         guard FileStatus.of(root.path)?.kind == .directory else {
             throw .connectionFailed(url: root.path, reason: "the folder \(root.path) does not exist (is the path right, the disk mounted?)")
         }
-        guard let input = try? SystemFile.openForReading(source.path) else {
+        let input: SystemFile
+        do {
+            input = try SystemFile.openRegularForReading(source.path)
+        } catch  where error.errno == .invalidArgument {
+            throw .connectionFailed(url: source.path, reason: "the folder site holds something other than a file there (a FIFO, a device, a folder)")
+        } catch {
             throw .httpStatus(url: source.path, status: 404)
         }
         do {

@@ -78,17 +78,6 @@ package final class FoundationTransport: HTTPTransport {
     }
 }
 
-/// Cancels `task` from a thread of its own, never the caller's. FoundationNetworking before
-/// Swift 6.4 waits in `cancel()` for the session's work queue (`workQueue.sync`;
-/// swift-corelibs-foundation #5412, fixed by #5417), and that queue stays busy as long as a
-/// server sends: a cancel on the delegate queue stopped the delegate while the network queued
-/// up to 1.8 GB for it (measured: AttackTests' endless bodies), and one in a cancellation
-/// handler or on Swift's cooperative pool would hold a thread that must not wait. Apple's
-/// URLSession cancels asynchronously anyway.
-private func cancelAside(_ task: URLSessionTask) {
-    DispatchQueue.global(qos: .utility).async { task.cancel() }
-}
-
 /// A URLSession that runs one task at a time, with its delegate.
 private struct PooledSession: Sendable {
     let session: URLSession
@@ -96,20 +85,7 @@ private struct PooledSession: Sendable {
 
     init(policy: NetworkPolicy) {
         let configuration = URLSessionConfiguration.ephemeral
-        #if !canImport(FoundationNetworking)
-            // Apple's URLSession only (FoundationNetworking has neither): the system keeps
-            // requests off the networks the policy leaves out, and says so in the error.
-            configuration.allowsExpensiveNetworkAccess = policy.allowsExpensive
-            configuration.allowsConstrainedNetworkAccess = policy.allowsConstrained
-        #endif
-        // No cache (pinned bytes are checked, never served from a cache), no cookies, no
-        // stored credentials; the deadlines are the exchange's.
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.urlCredentialStorage = nil
-        configuration.timeoutIntervalForResource = 7 * 24 * 3600
+        URLSessionRules.configure(configuration, policy: policy)
         router = SessionRouter()
         let queue = OperationQueue()
         queue.name = "MapLoader download"
@@ -193,8 +169,6 @@ private final class RunningRequest: Sendable {
 
 /// A session's delegate: routes its task's events to the request's exchange.
 private final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
-    /// Redirects one request may follow, as libcurl is told.
-    static let maximumRedirects = 5
     private let running = Mutex<[Int: RunningRequest]>([:])
 
     /// Starts `task` for `request` (a cancellation that came first never starts it).
@@ -227,12 +201,7 @@ private final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
             cancelAside(dataTask)
             return completionHandler(.cancel)
         }
-        let head = ResponseHead(
-            status: http.statusCode,
-            contentLength: http.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) },
-            contentRange: http.value(forHTTPHeaderField: "Content-Range"),
-            etag: http.value(forHTTPHeaderField: "ETag"))
-        let taken = request.exchange.head(head)
+        let taken = request.exchange.head(ResponseHead(http))
         // FoundationNetworking ignores the disposition: a refused answer is cancelled here too.
         if !taken, request.refuse() { cancelAside(dataTask) }
         completionHandler(taken ? .allow : .cancel)
@@ -250,17 +219,11 @@ private final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
     ) {
-        let scheme = newRequest.url?.scheme?.lowercased()
         let followed = request(task)?.redirects.withLock { count in
             count += 1
             return count
         }
-        let problem: String? =
-            if scheme != "http" && scheme != "https" {
-                "a redirect to '\(scheme ?? "")' (only http and https are followed)"
-            } else if (followed ?? .max) > Self.maximumRedirects {
-                "more than \(Self.maximumRedirects) redirects"
-            } else { nil }
+        let problem = URLSessionRules.redirectProblem(newRequest, followed: followed ?? .max)
         guard let problem else { return completionHandler(newRequest) }
         // Refused as libcurl refuses it: a broken transfer, not the redirect's status.
         request(task)?.override(.failed(.broken(problem)))
@@ -271,39 +234,6 @@ private final class SessionRouter: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let request = request(task)
         request?.markCompleted()
-        finish(task, request?.overridden ?? error.map(Self.ending) ?? .completed)
-    }
-
-    /// What a task's error means to the exchange.
-    static func ending(_ error: any Error) -> HTTPEnding {
-        guard let error = error as? URLError else { return .failed(.broken(error.localizedDescription)) }
-        let detail = error.localizedDescription
-        #if !canImport(FoundationNetworking)
-            // Apple's URLSession only: the request needed a network the policy leaves out.
-            switch error.networkUnavailableReason {
-            case .expensive?: return .failed(.notAllowed("the network is expensive (cellular or a personal hotspot)"))
-            case .constrained?: return .failed(.notAllowed("the network is in Low Data Mode"))
-            case .cellular?: return .failed(.notAllowed("the only network is cellular"))
-            default: break
-            }
-        #endif
-        switch error.code {
-        case .cancelled:
-            return .stopped
-        case .cannotConnectToHost:
-            return .failed(.refused)
-        case .cannotFindHost, .dnsLookupFailed:
-            return .failed(.unresolved)
-        case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
-            .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
-            .clientCertificateRequired:
-            return .failed(.tls(detail))
-        case .unknown where detail.contains("SSL") || detail.contains("TLS"):
-            // FoundationNetworking names no code for libcurl's TLS failures (a handshake with a
-            // plain-HTTP server: "OpenSSL/3.0: … wrong version number"); its words say it.
-            return .failed(.tls(detail))
-        default:
-            return .failed(.broken(detail))
-        }
+        finish(task, request?.overridden ?? error.map(URLSessionRules.ending) ?? .completed)
     }
 }

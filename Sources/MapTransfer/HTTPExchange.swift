@@ -102,16 +102,24 @@ package final class HTTPExchange: Sendable {
         }
     }
 
+    /// `total` body bytes arrived where the transport keeps them until the response ends
+    /// (``DownloadAttempt/holding(_:now:)``); `false` stops the request.
+    package func holding(_ total: Int64) -> Bool {
+        state.withLock { $0.attempt.holding(total, now: clock.now) == nil }
+    }
+
     /// Body bytes; `false` stops the request before they are written. Body bytes before
     /// any head (a transport's fault) stop the request as an answer without a status.
-    package func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Bytes `held` already (a finished download task's file) are written even while the
+    /// downloads are paused: a pause stops the network, and they came before it.
+    package func write(_ bytes: UnsafeRawBufferPointer, held: Bool = false) -> Bool {
         let decision: DownloadAttempt.HeadAction? = state.withLock {
             $0.headDecided ? nil : decide(ResponseHead(status: 0), &$0)
         }
         guard apply(decision) else { return false }
         // A pause or a cancellation stops the request at the next byte, not the next tick:
         // a transport whose cancel lands late (URLSession) must not fill the file meanwhile.
-        let paused = control?.isPaused == true
+        let paused = !held && control?.isPaused == true
         let refused = state.withLock { state in
             Self.interrupt(&state, paused: paused)
             return state.attempt.body(bytes.count, now: clock.now)

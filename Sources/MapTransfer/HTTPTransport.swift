@@ -30,10 +30,16 @@ package enum HTTPEnding: Sendable, Equatable {
 /// The HTTP clients MapLoader carries downloads with.
 package enum HTTPTransports {
     /// The transport named `name` (`curl`, `foundation`), if this build has it; URLSession
-    /// keeps to the networks `policy` allows.
-    package static func named(_ name: String, policy: NetworkPolicy = .any) -> (any HTTPTransport)? {
+    /// keeps to the networks `policy` allows. With `background`, Foundation's transport
+    /// runs download tasks in that background session, which keep what no request waited
+    /// for in `stash`.
+    package static func named(
+        _ name: String, policy: NetworkPolicy = .any, background: FoundationDownloadTransport.Background? = nil, stash: URL? = nil
+    ) -> (any HTTPTransport)? {
         switch name {
-        case "foundation": return FoundationTransport.shared(policy)
+        case "foundation":
+            if let background, let stash { return FoundationDownloadTransport.shared(background: background, policy: policy, stash: stash) }
+            return FoundationTransport.shared(policy)
         case "curl": return curl
         default: return nil
         }

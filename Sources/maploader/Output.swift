@@ -9,7 +9,23 @@ enum Output {
 
     /// A line on stdout.
     static func line(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        FileHandle.standardOutput.write(Data((printable(text) + "\n").utf8))
+    }
+
+    /// `text` with every control character but newline and tab shown as `�`: error
+    /// lines and listings carry what servers and manifests say (a header, a title), and an
+    /// escape sequence from them must not retitle the window or rewrite the lines above.
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { isControl($0) ? "\u{FFFD}" : $0 }))
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A, 0x09: false
+        case 0x00...0x1F, 0x7F...0x9F: true
+        default: false
+        }
     }
 
     /// Text on stderr, as is.
@@ -17,9 +33,9 @@ enum Output {
         FileHandle.standardError.write(Data(text.utf8))
     }
 
-    /// A line on stderr.
+    /// A line on stderr (control characters shown as `�`, as by ``line(_:)``).
     static func error(_ text: String) {
-        status(text + "\n")
+        status(printable(text) + "\n")
     }
 
     /// `value` as pretty JSON on stdout.

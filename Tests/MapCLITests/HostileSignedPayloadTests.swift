@@ -149,6 +149,34 @@ import Testing
     }
 
     /// Puts `bytes` among the site's blobs, as the publisher would.
+    /// A signed manifest whose hashes are paths (64 characters, not 64 hex digits): the
+    /// blob's "download" would be a file beside the data directory, which a short pin would
+    /// have wiped and a resume appended a server's bytes to; a patch edge's hash would
+    /// have been deleted on a full disk. The manifest is refused as malformed before any
+    /// file is touched, and the file outside stays as it was.
+    @Test(arguments: ["the archive", "a patch"])
+    func aSignedManifestWhoseHashesArePathsIsRefused(_ target: String) async throws {
+        let device = try await AttackTests.Device()
+        let victim = device.site.dir.path("victim.txt")
+        let text = Data("the user's own file, beside the data directory\n".utf8)
+        try text.write(to: victim)
+        let traversal = String(repeating: "./", count: 24) + "../../victim.txt"
+        #expect(traversal.count == 64)
+        try AttackTests.publishSigned(device.site, version: "v2") { manifest in
+            AttackTests.editLeaf("de-berlin", in: &manifest) { group, artifact in
+                guard group == "base" else { return }
+                if target == "the archive" {
+                    artifact.sha256 = traversal
+                    artifact.size = 10
+                } else {
+                    for index in (artifact.patches ?? []).indices { artifact.patches![index].sha256 = traversal }
+                }
+            }
+        }
+        try await device.expectRefused(["update"], status: 6, ["malformed hashes"])
+        #expect(try Data(contentsOf: victim) == text)
+    }
+
     static func store(_ bytes: Data, as sha256: String, in site: TestSite) throws {
         let url = site.site.appendingPathComponent(SiteLayout.blob(sha256))
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)

@@ -1,4 +1,5 @@
 import Foundation
+import MapPlatform
 import MapTestSupport
 import Testing
 
@@ -88,6 +89,24 @@ import Testing
         #expect(try await loader.verify().ok)
         // Nothing left to free.
         #expect(try await loader.collectGarbage().freedBytes == 0)
+    }
+
+    /// A generation a reader held through an uninstall is freed by the next collection,
+    /// and its report counts it (the recovery every writer runs first removes it).
+    @Test func collectGarbageCountsAGenerationAReaderReleased() async throws {
+        let site = try TestSite()
+        let data = site.dir.path("data")
+        let loader = site.loader(dataDirectory: data)
+        try await loader.install(["de-berlin"])
+        let reader = try loader.openSnapshot()
+        let held = try #require(FileSystem.names(in: data.appendingPathComponent("generations").path).first)
+        try await loader.uninstall(["de-berlin"])
+        #expect(FileSystem.names(in: data.appendingPathComponent("generations").path).contains(held), "the reader's version stays")
+        reader.release()
+        let report = try await loader.collectGarbage()
+        #expect(report.removed.contains("generations/" + held), "\(report.removed)")
+        #expect(report.freedBytes > 0)
+        #expect(!FileSystem.names(in: data.appendingPathComponent("generations").path).contains(held))
     }
 
     @Test func uninstallAllRemovesEveryPackageAndFreesTheFiles() async throws {

@@ -143,6 +143,35 @@ import Testing
         #expect(try Store(root: data).state().packages.isEmpty)
     }
 
+    /// A folder site whose `catalog.json` is a FIFO (a stick can hold anything): the read
+    /// fails at once with a line saying so, instead of blocking in `open(2)` for ever.
+    @Test func aFIFOInAFolderSiteFailsInsteadOfHanging() async throws {
+        let dir = TemporaryDirectory()
+        let folder = dir.path("stick")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let mkfifo = try Process.run(URL(fileURLWithPath: "/usr/bin/mkfifo"), arguments: [folder.appendingPathComponent("catalog.json").path])
+        mkfifo.waitUntilExit()
+        #expect(FileStatus.of(folder.appendingPathComponent("catalog.json").path)?.kind == .other)
+        let loader = MapLoader(configuration: .init(server: folder.path, dataDirectory: dir.path("data"), trust: TrustPolicy(allowUnsigned: true)))
+        let outcome = try await withThrowingTaskGroup(of: String.self) { group in
+            group.addTask {
+                do {
+                    _ = try await loader.packageTree()
+                    return "read a tree"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(120))
+                return "still blocked after two minutes"
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? ""
+        }
+        #expect(outcome.contains("something other than a file"), "\(outcome)")
+    }
+
     /// An export that fails half-way (installed files changed on the device) leaves its
     /// folder as empty as it found it, so the same export goes into it after a repair.
     @Test func aFailedExportLeavesItsFolderEmptyForTheRetry() async throws {

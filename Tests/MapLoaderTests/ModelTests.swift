@@ -78,4 +78,23 @@ import Testing
         }
         #expect(model.activity == nil && model.packages["de-berlin"]?.version == "v2")
     }
+
+    /// The article's snippet: a pause right after `Task { await model.install(…) }`, before
+    /// the install has begun, holds it (it starts paused) until the resume.
+    @Test func aPauseBeforeTheOperationBeginsHoldsIt() async throws {
+        let site = try TestSite()
+        let model = MapLoaderModel(loader: site.loader())
+        await model.refresh()
+        let install = Task { await model.install(["de-berlin"]) }
+        model.pause()
+        while model.activity == nil { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(model.activity?.isPaused == true)
+        // Held: half a second later nothing is installed and the operation still runs.
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(model.activity != nil && model.packages["de-berlin"]?.state == .notInstalled)
+        model.resume()
+        await install.value
+        #expect(model.lastError == nil, "\(String(describing: model.lastError))")
+        #expect(model.packages["de-berlin"]?.state == .installed)
+    }
 }

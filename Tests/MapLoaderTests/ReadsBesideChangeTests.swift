@@ -102,4 +102,48 @@ import Testing
         #expect(after.version == "v2", "\(after)")
         #expect(try await loader.packageTree().offline == nil)
     }
+
+    /// A loader whose change waits for the lock another loader (another process) holds
+    /// answers reads meanwhile: they do not queue behind its wait.
+    @Test func readsAnswerWhileThisLoadersChangeWaitsForAnotherOnesLock() async throws {
+        let site = try TestSite(revisions: [1], patchDepth: 1)
+        let data = site.dir.path("data")
+        let trust = TrustPolicy(keys: [site.publicKey])
+        let source = GatedSource(site.site)
+        let holder = MapLoader(configuration: .init(server: nil, dataDirectory: data, trust: trust), source: source)
+        let waiter = MapLoader(
+            configuration: .init(server: nil, dataDirectory: data, trust: trust, waitForLock: true), source: FolderSource(root: site.site))
+        try await holder.install(["de-berlin"])
+        try site.publish(2, patchDepth: 1)
+
+        source.close()
+        let update = Task { try await holder.performUpdate() }
+        while source.held == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let events = waiter.events()
+        let install = Task { try await waiter.install(["de-hamburg"]) }
+        for await event in events {
+            if case .waitingForLock = event { break }
+        }
+        let opened = Atomic<Bool>(false)
+        let opener = Task {
+            try? await Task.sleep(for: .seconds(60))
+            opened.store(true, ordering: .sequentiallyConsistent)
+            source.open()
+        }
+        let berlin = try await waiter.package("de-berlin")
+        let tree = try await waiter.packageTree()
+        // Both answered while the holder's update was still at the gate, with the waiter's
+        // install still waiting for the lock.
+        let openedByItself = opened.load(ordering: .sequentiallyConsistent)
+        #expect(!openedByItself, "a read waited for the lock")
+        #expect(source.held > 0)
+        #expect(berlin.version == "v1" && berlin.state == .installed, "\(berlin)")
+        #expect(tree.offline != nil, "read beside the waiting install, from the data directory")
+
+        source.open()
+        opener.cancel()
+        #expect(try await update.value.toVersion == "v2")
+        _ = try await install.value
+        #expect(try await waiter.package("de-hamburg").state == .installed)
+    }
 }

@@ -10,10 +10,11 @@ import MapTransfer
 /// and a switch over ``MapLoaderEvent`` says which events it handles.
 ///
 /// ```swift
-/// final class MapsScreen: MapLoaderDelegate {
+/// @MainActor final class MapsScreen: @preconcurrency MapLoaderDelegate {
+///     var percent = 0
 ///     func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {
 ///         switch event {
-///         case .progress(let progress): updateBar(progress.overallFraction)
+///         case .progress(let progress): percent = Int(progress.overallFraction * 100)
 ///         case .installed(let ids): print("ready offline: \(ids)")
 ///         case .failed(_, let error): print(error.errorDescription ?? "")
 ///         default: break
@@ -26,6 +27,13 @@ import MapTransfer
 /// main actor unless ``MapLoader/Configuration/delegateDelivery`` says otherwise, and name
 /// the loader they come from (one delegate can serve several loaders). An operation
 /// returns once the delegate has received its last event.
+///
+/// The protocol itself is not bound to the main actor, since the delivery may be moved off
+/// it. A main-actor class (a view controller, a SwiftUI model) conforms with
+/// `@preconcurrency`, as above: its method then runs on the main actor, and Swift checks
+/// at each call that it came there (it does with the default delivery; with another, the
+/// check stops the app at the first call, which names the mistake). A class that is not
+/// bound to an actor conforms plainly.
 ///
 /// The loader holds its delegate **weakly**, as UIKit and AppKit do, and says so in its
 /// initializer (``MapLoader/init(configuration:weakDelegate:)``): keep a reference to it

@@ -45,6 +45,8 @@ public final class MapLoaderModel {
     /// The last failure, cleared when the next operation starts.
     public private(set) var lastError: MapLoaderError?
 
+    /// A pause asked for while no operation ran: the next one starts paused.
+    @ObservationIgnored private var pauseNext = false
     @ObservationIgnored private var controls: (pause: @Sendable () -> Void, resume: @Sendable () -> Void, cancel: @Sendable () -> Void)?
     @ObservationIgnored private var followers: [UUID: (id: String, continuation: AsyncStream<PackageStatus>.Continuation)] = [:]
     /// Ends when the operation started last has ended: the next one waits for it.
@@ -90,14 +92,18 @@ public final class MapLoaderModel {
         updateCheck = nil
     }
 
-    /// Pauses the running operation's downloads (kept, resumed with `Range`).
+    /// Pauses the running operation's downloads (kept, resumed with `Range`). With none
+    /// running yet (an operation started in a `Task` a moment ago), the next operation the
+    /// model runs starts paused.
     public func pause() {
+        pauseNext = controls == nil
         controls?.pause()
         activity?.isPaused = true
     }
 
-    /// Resumes a paused operation.
+    /// Resumes a paused operation (or lets the next one start unpaused).
     public func resume() {
+        pauseNext = false
         controls?.resume()
         activity?.isPaused = false
     }
@@ -133,8 +139,10 @@ public final class MapLoaderModel {
         await previous?.value
         lastError = nil
         let handle = loader.start(body)
+        if pauseNext { handle.pause() }
         controls = (handle.pause, handle.resume, handle.cancel)
-        activity = Activity(operation: operation, fraction: 0, phase: nil, item: nil, isPaused: false)
+        activity = Activity(operation: operation, fraction: 0, phase: nil, item: nil, isPaused: pauseNext)
+        pauseNext = false
         let progress = handle.progress
         let follow = Task { @MainActor [weak self] in
             for await value in progress {

@@ -31,7 +31,13 @@ package struct FilePin: Sendable, Hashable, Codable {
     /// Whether the hash is 64 lowercase hex digits (it names files in caches and on
     /// sites) and the length is within `sizes`.
     package func isWellFormed(sizes: ClosedRange<Int64>) -> Bool {
-        sizes.contains(size) && sha256.utf8.count == 64
-            && sha256.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        sizes.contains(size) && Self.isHash(sha256)
+    }
+
+    /// Whether `text` is a SHA-256 as signed metadata writes it: 64 lowercase hex digits.
+    /// Hashes name files (downloads, caches, a site's blobs and trees), so nothing else may
+    /// pass for one: `././…/../../.bashrc` is 64 characters too.
+    package static func isHash(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 }

@@ -33,7 +33,7 @@ package enum ManifestValidation {
         if let children = node.children, children.isEmpty { return "package '\(node.id)' has an empty children list" }
         if let part = node.part {
             guard formatVersion == Manifest.splitFormat else { return "package '\(node.id)' is a part in an unsplit manifest" }
-            guard node.children == nil, node.artifacts == nil, part.sha256.count == 64, part.size > 0,
+            guard node.children == nil, node.artifacts == nil, FilePin.isHash(part.sha256), part.size > 0,
                 part.size <= SiteLimits.metadataBytes, (0...SiteLimits.leaves).contains(part.leaves)
             else {
                 return
@@ -42,8 +42,8 @@ package enum ManifestValidation {
         }
         for (group, artifact) in node.artifacts ?? [:] {
             guard groupIDs.contains(group) else { return "package '\(node.id)' has an artifact for unknown group '\(group)'" }
-            guard artifact.sha256.count == 64, artifact.treeHash.count == 64 else {
-                return "artifact \(node.id)/\(group) has malformed hashes"
+            guard FilePin.isHash(artifact.sha256), FilePin.isHash(artifact.treeHash) else {
+                return "artifact \(node.id)/\(group) has malformed hashes (64 lowercase hex digits each)"
             }
             if let problem = Self.problem(in: artifact, "\(node.id)/\(group)") { return problem }
         }
@@ -61,11 +61,14 @@ package enum ManifestValidation {
         guard (0...SiteLimits.files).contains(artifact.files) else {
             return "artifact \(name) has \(artifact.files) files, outside 0…\(SiteLimits.files)"
         }
+        guard (artifact.patches?.count ?? 0) <= SiteLimits.patchesPerArtifact else {
+            return "artifact \(name) lists \(artifact.patches?.count ?? 0) patches, more than \(SiteLimits.patchesPerArtifact)"
+        }
         for edge in artifact.patches ?? [] {
-            guard SiteLimits.accepts(edge.size, upTo: SiteLimits.blobBytes), edge.sha256.count == 64,
+            guard SiteLimits.accepts(edge.size, upTo: SiteLimits.blobBytes), FilePin.isHash(edge.sha256),
                 SiteLimits.accepts(edge.writeBytes ?? 0, upTo: SiteLimits.unpackedBytes),
                 SiteLimits.accepts(edge.cloneWriteBytes ?? 0, upTo: SiteLimits.unpackedBytes),
-                edge.fromTreeHash.count == 64, edge.toTreeHash.count == 64,
+                FilePin.isHash(edge.fromTreeHash), FilePin.isHash(edge.toTreeHash),
                 (edge.codecs?.count ?? 0) <= 8,
                 edge.codecs?.allSatisfy({ (1...32).contains($0.utf8.count) }) ?? true
             else {

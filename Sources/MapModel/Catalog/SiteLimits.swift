@@ -11,6 +11,9 @@ package enum SiteLimits {
     package static let files = 1 << 24
     /// Bytes of one manifest or manifest part as fetched (they are read whole into memory).
     package static let metadataBytes: Int64 = 64 << 20
+    /// Patch edges one artifact may list: years of weekly releases, each with patches from
+    /// several versions back (the cheapest chain through them is planned for every group).
+    package static let patchesPerArtifact = 1024
     /// Leaves one manifest part may claim.
     package static let leaves = 1 << 24
     /// The highest catalog serial (leaves room to count on without overflow).

@@ -16,6 +16,9 @@ let mapsFolder = URL(fileURLWithPath: NSTemporaryDirectory())
 let publisherKey = TrustPolicy.Key(base64: "T4UxRUpzQRdCdrV6qhxPQhV9suJ76i66bbOR/10QC8U=")!
 let loader = MapLoader(configuration: .init(server: nil, dataDirectory: mapsFolder))
 func updateBar(_ fraction: Double) {}
+#if !canImport(UIKit)
+final class UIApplication {}  // the app delegate's examples name it
+#endif
 struct Log { func error(_ message: String) {} }
 let log = Log()
 
@@ -67,7 +70,8 @@ let log = Log()
     let model = MapLoaderModel(loader: loader)
     await model.refresh()
     Task { await model.install(["de-berlin"]) }     // model.activity?.fraction drives the bar
-    model.pause()                                   // and model.resume()
+    model.pause()                                   // holds its downloads, even before they start
+    model.resume()                                  // and goes on where they stopped
     for await status in model.states(of: "de-berlin") where status.state == .installed { break }
 }
 
@@ -115,10 +119,11 @@ let log = Log()
 
 // Sources/MapLoader/Events/MapLoaderDelegate.swift
 @MainActor func example9() async throws {
-    final class MapsScreen: MapLoaderDelegate {
+    @MainActor final class MapsScreen: @preconcurrency MapLoaderDelegate {
+        var percent = 0
         func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {
             switch event {
-            case .progress(let progress): updateBar(progress.overallFraction)
+            case .progress(let progress): percent = Int(progress.overallFraction * 100)
             case .installed(let ids): print("ready offline: \(ids)")
             case .failed(_, let error): print(error.errorDescription ?? "")
             default: break
@@ -127,8 +132,21 @@ let log = Log()
     }
 }
 
-// Sources/MapLoader/MapLoader.swift
+// Sources/MapLoader/MapLoader+Background.swift
 @MainActor func example10() async throws {
+    func application(
+        _ application: UIApplication, handleEventsForBackgroundURLSession identifier: String,
+        completionHandler: @escaping () -> Void
+    ) {
+        let handled = loader.handleEventsForBackgroundURLSession(identifier) {
+            completionHandler()
+        }
+        if !handled { completionHandler() }  // another library's session
+    }
+}
+
+// Sources/MapLoader/MapLoader.swift
+@MainActor func example11() async throws {
     let loader = MapLoader(configuration: .init(
         server: "https://maps.example.com/site",
         dataDirectory: URL(fileURLWithPath: "/var/maps"),
@@ -139,14 +157,14 @@ let log = Log()
 }
 
 // Sources/MapLoader/MapSnapshot.swift
-@MainActor func example11() async throws {
+@MainActor func example12() async throws {
     let snapshot = try loader.openSnapshot()
     defer { snapshot.release() }
     let tiles = snapshot.url(package: "de-berlin", group: "base")
 }
 
 // Sources/MapLoader/Model/MapLoaderModel.swift
-@MainActor func example12() async throws {
+@MainActor func example13() async throws {
     let model = MapLoaderModel(loader: loader)
     await model.refresh()                  // the tree, from the site or offline
     await model.install(["de-berlin"])     // model.activity follows it; model.pause() pauses it
@@ -154,7 +172,7 @@ let log = Log()
 }
 
 // Sources/MapLoader/OperationHandle.swift
-@MainActor func example13() async throws {
+@MainActor func example14() async throws {
     let install = loader.start { try await $0.install(["de-berlin"]) }
     for await progress in install.progress {
         updateBar(progress.overallFraction)      // 0…1, across every group and phase
@@ -163,7 +181,7 @@ let log = Log()
 }
 
 // Sources/MapLoader/OperationHandle.swift
-@MainActor func example14() async throws {
+@MainActor func example15() async throws {
     let install = loader.start { try await $0.install(["de-berlin"]) }
     install.pause()      // the user started navigation
     install.resume()     // continues with Range, nothing fetched twice
@@ -171,7 +189,7 @@ let log = Log()
 }
 
 // Sources/MapPlanner/PackageStatus+Metadata.swift
-@MainActor func example15() async throws {
+@MainActor func example16() async throws {
     let berlin = try await loader.package("de-berlin")
     let population = berlin.metadata("population", as: Int.self)
     let iso = berlin.metadata("iso", as: String.self)
