@@ -73,18 +73,9 @@ extension MapLoader.Configuration {
 
         /// This build's default: the transport `MAPLOADER_TRANSPORT` names in the
         /// environment, if this build has it (a test run, a command line), else libcurl
-        /// where the build has it, else Foundation. With `MAPLOADER_TRANSPORT=foundation`,
-        /// `MAPLOADER_BACKGROUND_SESSION` names a background session for its downloads (a
-        /// test run of the download tasks ``background(_:discretionary:)`` uses).
+        /// where the build has it, else Foundation.
         public static var standard: Transport {
-            let environment = ProcessInfo.processInfo.environment
-            if let named = environment["MAPLOADER_TRANSPORT"].flatMap(Transport.init) {
-                // A test run of the download tasks a background session runs.
-                if named.name == "foundation", let identifier = environment["MAPLOADER_BACKGROUND_SESSION"], !identifier.isEmpty {
-                    return .background(identifier)
-                }
-                return named
-            }
+            if let named = ProcessInfo.processInfo.environment["MAPLOADER_TRANSPORT"].flatMap(Transport.init) { return named }
             return available[0]
         }
 
@@ -98,8 +89,10 @@ extension MapLoader.Configuration {
         ///
         /// One loader (one data directory) per identifier in an app. With `discretionary`
         /// the system may wait for a good moment (power, Wi-Fi) to run the downloads: for
-        /// updates the user did not ask for just now. Elsewhere (Linux, Android) the same
-        /// download tasks run in the process, without the system's background service.
+        /// updates the user did not ask for just now. A pause lets the request in flight
+        /// finish (at most one 8 MiB window) and keeps it for the resume. Where the system
+        /// has no background sessions (Linux, Android) this is ``foundation``: its data
+        /// tasks resume a dropped file at the byte it stopped at.
         public static func background(_ identifier: String, discretionary: Bool = false) -> Transport {
             Transport(name: "foundation", backgroundSession: BackgroundSession(identifier: identifier, discretionary: discretionary))
         }

@@ -32,13 +32,19 @@ package enum HTTPTransports {
     /// The transport named `name` (`curl`, `foundation`), if this build has it; URLSession
     /// keeps to the networks `policy` allows. With `background`, Foundation's transport
     /// runs download tasks in that background session, which keep what no request waited
-    /// for in `stash`.
+    /// for in `stash`, where the system has background sessions (Apple platforms); elsewhere
+    /// its data tasks resume a dropped or paused file at the byte it stopped at, which
+    /// download tasks without the system's resume data would not.
     package static func named(
         _ name: String, policy: NetworkPolicy = .any, background: FoundationDownloadTransport.Background? = nil, stash: URL? = nil
     ) -> (any HTTPTransport)? {
         switch name {
         case "foundation":
-            if let background, let stash { return FoundationDownloadTransport.shared(background: background, policy: policy, stash: stash) }
+            #if !canImport(FoundationNetworking)
+                if let background, let stash {
+                    return FoundationDownloadTransport.shared(background: background, policy: policy, stash: stash)
+                }
+            #endif
             return FoundationTransport.shared(policy)
         case "curl": return curl
         default: return nil

@@ -36,9 +36,30 @@ import Testing
             deadlines: TransferDeadlines(stall: 10, minimumRate: 0, rateWindow: 60, total: nil), transport: transport)
     }
 
+    /// A loader configured for a background session installs (here, without one, through
+    /// Foundation's data tasks; on Apple platforms through the session's download tasks).
     @Test func anInstallThroughABackgroundSessionLandsTheSameBytes() async throws {
         let site = try TestSite()
         try await TransportTests.installLandsTheRelease(site, server: site.url, transport: .background("tests-install"))
+    }
+
+    /// An install and a delta update with every file through download tasks (as a
+    /// background session on Apple platforms runs them) land the release's bytes.
+    @Test func anInstallAndAnUpdateThroughDownloadTasksLandTheReleases() async throws {
+        let site = try TestSite(revisions: [1], patchDepth: 1)
+        let dir = TemporaryDirectory()
+        let source = HTTPSource(
+            baseURL: try #require(URL(string: site.url)), retry: RetryPolicy(attempts: 3, initialDelay: 0.2, maxDelay: 0.5),
+            deadlines: TransferDeadlines(stall: 10, minimumRate: 0, rateWindow: 60, total: nil),
+            transport: Self.transport(stash: dir.path("stash")))
+        let loader = MapLoader(
+            configuration: .init(server: nil, dataDirectory: dir.path("data"), trust: TrustPolicy(keys: [site.publicKey])), source: source)
+        try await loader.install(["de-berlin"])
+        #expect(try snapshot(loader.currentFolder.appendingPathComponent("de-berlin/base")) == snapshot(site.release(1, "de-berlin", "base")))
+        try site.publish(2, patchDepth: 1)
+        let report = try await loader.performUpdate()
+        #expect(report.toVersion == "v2" && report.steps.contains { $0.method == .delta }, "\(report.steps)")
+        #expect(try snapshot(loader.currentFolder.appendingPathComponent("de-berlin/base")) == snapshot(site.release(2, "de-berlin", "base")))
     }
 
     /// 20 MB in three windows of 8 MiB, each a download task whose file is handed over
@@ -120,6 +141,11 @@ import Testing
         FileSystem.remove(entry.body.path)
         try Data(repeating: 1, count: 10).write(to: body)
         try stash.put(body, head: ResponseHead(status: 200), request: request)
+        // A failed task's resume data, for the next task of the same request only.
+        try stash.putResumeData(Data([1, 2, 3]), request: request)
+        #expect(stash.takeResumeData(DownloadStash.request(url, headers: [("Range", "bytes=100-199")])) == nil)
+        #expect(stash.takeResumeData(request) == Data([1, 2, 3]))
+        #expect(stash.takeResumeData(request) == nil, "taken once")
         stash.expire(now: Date().addingTimeInterval(DownloadStash.maximumAge + 60))
         #expect(FileSystem.names(in: stash.folder.path).isEmpty)
     }

@@ -46,8 +46,19 @@ let log = Log()
     let report = try await update.value                      // or update.cancel()
 }
 
-// Sources/MapLoader/MapLoader.docc/EmbeddingMapLoader.md
+// Sources/MapLoader/MapLoader.docc/ApplePlatforms.md
 @MainActor func example2() async throws {
+    let maps = MapLoader(configuration: .init(
+        server: "https://maps.example.com", dataDirectory: mapsFolder,
+        trust: TrustPolicy(keys: [publisherKey]), transport: .background("com.example.maps", discretionary: true)))
+    _ = maps.handleEventsForBackgroundURLSession("com.example.maps") {  // false: not its session
+        // Called on the main actor once the session delivered every event: pass it to the
+        // system's completion handler of application(_:handleEventsForBackgroundURLSession:completionHandler:).
+    }
+}
+
+// Sources/MapLoader/MapLoader.docc/EmbeddingMapLoader.md
+@MainActor func example3() async throws {
     let loader = MapLoader(configuration: .init(
         server: "https://maps.example.com/site",
         dataDirectory: appSupport.appendingPathComponent("maps"),
@@ -66,7 +77,7 @@ let log = Log()
 }
 
 // Sources/MapLoader/MapLoader.docc/EmbeddingMapLoader.md
-@MainActor func example3() async throws {
+@MainActor func example4() async throws {
     let model = MapLoaderModel(loader: loader)
     await model.refresh()
     Task { await model.install(["de-berlin"]) }     // model.activity?.fraction drives the bar
@@ -76,21 +87,21 @@ let log = Log()
 }
 
 // Sources/MapLoader/MapLoader.docc/EmbeddingMapLoader.md
-@MainActor func example4() async throws {
+@MainActor func example5() async throws {
     let berlin = try await loader.package("de-berlin")
     let population = berlin.metadata("population", as: Int.self)      // nil if absent or not a number
     let names = berlin.metadata("names", as: [String: String].self)
 }
 
 // Sources/MapLoader/MapLoader.docc/EmbeddingMapLoader.md
-@MainActor func example5() async throws {
+@MainActor func example6() async throws {
     let install = loader.start { try await $0.install(["de-berlin"]) }
     Task { for await progress in install.progress { updateBar(progress.overallFraction) } }
     let report = try await install.value
 }
 
 // Sources/MapLoader/MapLoader.docc/EmbeddingMapLoader.md
-@MainActor func example6() async throws {
+@MainActor func example7() async throws {
     do {
         try await loader.install(["de-berlin"])
     } catch {
@@ -100,14 +111,14 @@ let log = Log()
 }
 
 // Sources/MapLoader/MapLoader.docc/EmbeddingMapLoader.md
-@MainActor func example7() async throws {
+@MainActor func example8() async throws {
     let snapshot = try loader.openSnapshot()
     defer { snapshot.release() }
     let tiles = snapshot.url(package: "de-berlin", group: "base")   // stays as is until released
 }
 
 // Sources/MapLoader/MapLoader.docc/MapLoader.md
-@MainActor func example8() async throws {
+@MainActor func example9() async throws {
 
     let loader = MapLoader(configuration: .init(server: "https://maps.example.com/site",
                                                 dataDirectory: mapsFolder,
@@ -118,7 +129,7 @@ let log = Log()
 }
 
 // Sources/MapLoader/Events/MapLoaderDelegate.swift
-@MainActor func example9() async throws {
+@MainActor func example10() async throws {
     @MainActor final class MapsScreen: @preconcurrency MapLoaderDelegate {
         var percent = 0
         func mapLoader(_ loader: MapLoader, didReceive event: MapLoaderEvent) {
@@ -133,7 +144,7 @@ let log = Log()
 }
 
 // Sources/MapLoader/MapLoader+Background.swift
-@MainActor func example10() async throws {
+@MainActor func example11() async throws {
     func application(
         _ application: UIApplication, handleEventsForBackgroundURLSession identifier: String,
         completionHandler: @escaping () -> Void
@@ -146,7 +157,7 @@ let log = Log()
 }
 
 // Sources/MapLoader/MapLoader.swift
-@MainActor func example11() async throws {
+@MainActor func example12() async throws {
     let loader = MapLoader(configuration: .init(
         server: "https://maps.example.com/site",
         dataDirectory: URL(fileURLWithPath: "/var/maps"),
@@ -157,14 +168,14 @@ let log = Log()
 }
 
 // Sources/MapLoader/MapSnapshot.swift
-@MainActor func example12() async throws {
+@MainActor func example13() async throws {
     let snapshot = try loader.openSnapshot()
     defer { snapshot.release() }
     let tiles = snapshot.url(package: "de-berlin", group: "base")
 }
 
 // Sources/MapLoader/Model/MapLoaderModel.swift
-@MainActor func example13() async throws {
+@MainActor func example14() async throws {
     let model = MapLoaderModel(loader: loader)
     await model.refresh()                  // the tree, from the site or offline
     await model.install(["de-berlin"])     // model.activity follows it; model.pause() pauses it
@@ -172,7 +183,7 @@ let log = Log()
 }
 
 // Sources/MapLoader/OperationHandle.swift
-@MainActor func example14() async throws {
+@MainActor func example15() async throws {
     let install = loader.start { try await $0.install(["de-berlin"]) }
     for await progress in install.progress {
         updateBar(progress.overallFraction)      // 0…1, across every group and phase
@@ -181,7 +192,7 @@ let log = Log()
 }
 
 // Sources/MapLoader/OperationHandle.swift
-@MainActor func example15() async throws {
+@MainActor func example16() async throws {
     let install = loader.start { try await $0.install(["de-berlin"]) }
     install.pause()      // the user started navigation
     install.resume()     // continues with Range, nothing fetched twice
@@ -189,7 +200,7 @@ let log = Log()
 }
 
 // Sources/MapPlanner/PackageStatus+Metadata.swift
-@MainActor func example16() async throws {
+@MainActor func example17() async throws {
     let berlin = try await loader.package("de-berlin")
     let population = berlin.metadata("population", as: Int.self)
     let iso = berlin.metadata("iso", as: String.self)
