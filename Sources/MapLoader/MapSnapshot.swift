@@ -63,6 +63,11 @@ extension MapLoader {
     /// Pins the installed maps for reading: the returned snapshot's files do not change
     /// until it is released, whatever updates commit meanwhile. Does not wait for a running
     /// operation.
+    ///
+    /// It reads a few small files on the calling thread, except once after a data directory
+    /// was copied (a `current` folder instead of the pointer): then it first adopts that
+    /// folder, which hashes every file in it. From the main thread, prefer
+    /// ``openSnapshotInBackground()``.
     public nonisolated func openSnapshot() throws(MapLoaderError) -> MapLoader.Snapshot {
         let store = Store(root: configuration.dataDirectory)
         try store.prepare()
@@ -86,5 +91,15 @@ extension MapLoader {
         }
         let pinned = store.reading(lease)
         return MapSnapshot(lease: lease, state: try pinned.state(), root: pinned.live)
+    }
+
+    /// ``openSnapshot()`` on the blocking threads, never the caller's: for a caller on the
+    /// main actor, which must not wait for a copied data directory's adoption.
+    public nonisolated func openSnapshotInBackground() async throws(MapLoaderError) -> MapLoader.Snapshot {
+        do {
+            return try await offActor { try self.openSnapshot() }
+        } catch {
+            throw MapLoaderError(error)
+        }
     }
 }

@@ -113,8 +113,11 @@ public enum MapLoaderError: Error, Sendable, Hashable, CustomStringConvertible {
         case .storageFailed(let path, let reason):
             return "cannot write \(path): \(reason); check permissions and free space of the data directory"
         case .busy(let pid):
-            let holder = pid.map { " (pid \($0))" } ?? ""
-            return "another maploader\(holder) is changing the data directory: retry when it has finished, or wait for it"
+            // Two loaders of one app share its process id: the holder is then another loader.
+            let holder =
+                pid.map { $0 == Int(FileSystem.processID) ? "another loader in this process" : "another maploader (pid \($0))" }
+                ?? "another maploader"
+            return "\(holder) is changing the data directory: retry when it has finished, or wait for it"
         case .dataDirectoryRefused(let path, let reason):
             return "cannot use \(path) as the data directory: \(reason)"
         case .signatureRefused(let detail):

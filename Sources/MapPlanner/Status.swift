@@ -33,8 +33,9 @@ extension PackageStatus.State: CustomStringConvertible {
     }
 }
 
-/// One node of the package tree with its state on this device.
-public struct PackageStatus: Sendable, Hashable, Encodable {
+/// One node of the package tree with its state on this device; `Identifiable` by its
+/// package id, so a SwiftUI `List` or `ForEach` shows packages as they are.
+public struct PackageStatus: Sendable, Hashable, Encodable, Identifiable {
     /// The package id.
     public var id: String
     /// Its name.

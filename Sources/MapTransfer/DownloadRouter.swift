@@ -70,8 +70,7 @@ final class DownloadRouter: NSObject, URLSessionDownloadDelegate, Sendable {
     /// The stash's name for the request a task was made for.
     static func request(of task: URLSessionTask) -> String? {
         guard let original = task.originalRequest, let url = original.url else { return nil }
-        let headers = ["Range", "If-Range"].map { (name: $0, value: original.value(forHTTPHeaderField: $0) ?? "") }
-        return DownloadStash.request(url, headers: headers)
+        return DownloadStash.request(url, headers: [(name: "Range", value: original.value(forHTTPHeaderField: "Range") ?? "")])
     }
 
     /// Starts the task for `download` (from `resumeData` where a task for its bytes failed

@@ -5,7 +5,9 @@ import MapPlatform
 /// a download task that went on after a pause, or one the system finished in the
 /// background while the app was suspended or not running (``FoundationDownloadTransport``).
 ///
-/// An entry is named by its request (URL, `Range`, `If-Range`): the response head as JSON
+/// An entry is named by its request (URL and `Range`; not `If-Range`, whose validator a
+/// relaunched app may not know yet: blobs are named by their hash, and every file's pinned
+/// hash refuses a mix of two versions): the response head as JSON
 /// (`<name>.json`, which holds the request too) and the body (`<name>`). The body is put in
 /// place last, by one rename, so an entry is whole or absent; taking it renames it away
 /// first, so two processes never both take it. What an entry holds is no more trusted than
@@ -37,8 +39,7 @@ package struct DownloadStash: Sendable {
     /// The stash's name for a request: what identifies the bytes asked for.
     package static func request(_ url: URL, headers: [(name: String, value: String)]) -> String {
         let range = headers.first { $0.name == "Range" }?.value ?? ""
-        let validator = headers.first { $0.name == "If-Range" }?.value ?? ""
-        return [url.absoluteString, range, validator].joined(separator: "\n")
+        return url.absoluteString + "\n" + range
     }
 
     /// The file name of `request` (FNV-1a, 64 bits; the record holds the request itself,

@@ -1,11 +1,12 @@
 import Foundation
 import MapLoader
 import MapModel
+import MapPlatform
 
 /// Where the CLI writes: results to stdout, progress and errors to stderr.
 enum Output {
     /// Whether stderr is a terminal (progress bars) or a pipe (plain lines).
-    static let stderrIsTerminal = isatty(STDERR_FILENO) == 1
+    static let stderrIsTerminal = TerminalSize.standardErrorIsTerminal
 
     /// A line on stdout.
     static func line(_ text: String) {

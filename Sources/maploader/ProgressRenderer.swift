@@ -1,6 +1,7 @@
 import Foundation
 import MapLoader
 import MapModel
+import MapPlatform
 
 /// Shows a loader's events to a person: a redrawn progress bar (bytes, rate, ETA) on a
 /// terminal, plain lines when stderr is piped, nothing with `--json`.
@@ -84,7 +85,7 @@ actor ProgressRenderer {
         let overall = progress.overallFraction
         guard now.timeIntervalSince(lastDraw) >= 0.1 || overall >= 1 else { return }
         lastDraw = now
-        let columns = Terminal.columns()
+        let columns = TerminalSize.columns()
         let width = max(8, min(24, columns / 4))
         let filled = Int(overall * Double(width))
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
@@ -111,16 +112,5 @@ actor ProgressRenderer {
             Output.status("\r\u{1B}[2K")
             barShown = false
         }
-    }
-}
-
-/// The terminal the progress bar is drawn on.
-enum Terminal {
-    /// Columns of the terminal on stderr: its window size, else `$COLUMNS`, else 80.
-    static func columns() -> Int {
-        var size = winsize()
-        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
-        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
-        return 80
     }
 }

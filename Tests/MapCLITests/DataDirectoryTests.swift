@@ -29,6 +29,9 @@ import Testing
         await #expect(throws: MapLoaderError.busy(pid: Int(getpid()))) {
             try await MapLoader(configuration: impatient).install(["ch"])
         }
+        // Two loaders of one process: the message names no other program.
+        #expect(MapLoaderError.busy(pid: Int(getpid())).description.hasPrefix("another loader in this process"))
+        #expect(MapLoaderError.busy(pid: 1).description.hasPrefix("another maploader (pid 1)"))
 
         let second = site.loader(dataDirectory: data)
         let secondLog = EventLog()
@@ -349,6 +352,10 @@ import Testing
         try cp.run()
         cp.waitUntilExit()
         let loader = site.loader(dataDirectory: copy)
+        // The first snapshot adopts the copied folder (hashing its files), off the caller's thread.
+        let pinned = try await loader.openSnapshotInBackground()
+        #expect(try snapshot(pinned.url(package: "de-berlin", group: "base")) == snapshot(site.release(1, "de-berlin", "base")))
+        pinned.release()
         let tree = try await loader.packageTree()
         #expect(tree.packages.first { $0.id == "germany" }?.state == .installed)
         try await loader.install(["ch"])
