@@ -87,12 +87,14 @@ extension MapLoader.Configuration {
         /// kept in the data directory and used by the request that asks for the same bytes,
         /// so none is fetched twice.
         ///
-        /// One loader (one data directory) per identifier in an app. With `discretionary`
-        /// the system may wait for a good moment (power, Wi-Fi) to run the downloads: for
-        /// updates the user did not ask for just now. A pause lets the request in flight
-        /// finish (at most one 8 MiB window) and keeps it for the resume. Where the system
-        /// has no background sessions (Linux, Android) this is ``foundation``: its data
-        /// tasks resume a dropped file at the byte it stopped at.
+        /// One configuration (one data directory) per identifier in an app: the first loader
+        /// of an identifier in a process makes its session. With `discretionary` the system
+        /// may wait for a good moment (power, Wi-Fi) to run the downloads: for updates the
+        /// user did not ask for just now. Each task is one 8 MiB window of a file; while the
+        /// app is away, the window in flight of each file goes on. A pause lets those
+        /// windows finish and keeps them for the resume. Where the system has no background
+        /// sessions (Linux, Android) this is ``foundation``: its data tasks resume a dropped
+        /// file at the byte it stopped at.
         public static func background(_ identifier: String, discretionary: Bool = false) -> Transport {
             Transport(name: "foundation", backgroundSession: BackgroundSession(identifier: identifier, discretionary: discretionary))
         }

@@ -239,6 +239,16 @@ package struct DownloadAttempt: Sendable {
         return nil
     }
 
+    /// The system holds the request before any answer (a background session waits for a
+    /// network the policy allows, or for a good moment when discretionary): that time is not
+    /// the server's silence. The file's total time still counts.
+    package mutating func heldBySystem(now: ContinuousClock.Instant) {
+        guard outcome == nil, !responded else { return }
+        lastActivity = now
+        windowStart = now
+        lastCall = now
+    }
+
     /// `total` bytes of the body have arrived where the transport keeps them apart until
     /// the response ends (a download task's file): they count for the stall and rate
     /// deadlines, and once they are more than the file may still take the attempt stops,

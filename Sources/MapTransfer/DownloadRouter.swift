@@ -52,9 +52,14 @@ final class DownloadRouter: NSObject, URLSessionDownloadDelegate, Sendable {
     /// the request for its bytes.
     func adopt(_ tasks: [URLSessionTask]) {
         var resumed: [URLSessionTask] = []
+        var useless: [URLSessionTask] = []
         let listeners = state.withLock { state in
             for case let task as URLSessionDownloadTask in tasks where task.state == .running || task.state == .suspended {
-                guard let request = Self.request(of: task) else { continue }
+                // Only a window is worth keeping (a catalog's fetch is made again when needed).
+                guard let request = Self.request(of: task), DownloadStash.windowLength(of: request) != nil else {
+                    useless.append(task)
+                    continue
+                }
                 state.tasks[request] = task
                 state.requests[task.taskIdentifier] = request
                 if task.state == .suspended { resumed.append(task) }
@@ -64,6 +69,7 @@ final class DownloadRouter: NSObject, URLSessionDownloadDelegate, Sendable {
             return state.listeners
         }
         for task in resumed { task.resume() }
+        for task in useless { cancelAside(task) }
         for listener in listeners { listener.resume() }
     }
 
@@ -127,8 +133,9 @@ final class DownloadRouter: NSObject, URLSessionDownloadDelegate, Sendable {
         totalBytesExpectedToWrite: Int64
     ) {
         guard let download = waiting(downloadTask) else {
-            // No request waits (a pause, an earlier launch): bounded by the window all the same.
-            if totalBytesWritten > window { cancelAside(downloadTask) }
+            // No request waits (a pause, an earlier launch): bounded by its window all the same.
+            let asked = Self.request(of: downloadTask).flatMap(DownloadStash.windowLength(of:)) ?? 0
+            if totalBytesWritten > min(asked, window) { cancelAside(downloadTask) }
             return
         }
         guard !download.refused else { return }
@@ -165,7 +172,7 @@ final class DownloadRouter: NSObject, URLSessionDownloadDelegate, Sendable {
         }
         // No request waits: a whole answer is kept for the request that will ask for it.
         guard http.statusCode == 200 || http.statusCode == 206, let request = Self.request(of: downloadTask) else { return }
-        try? stash.put(location, head: ResponseHead(http), request: request)
+        _ = try? stash.put(location, head: ResponseHead(http), request: request)
     }
 
     func urlSession(
@@ -190,7 +197,8 @@ final class DownloadRouter: NSObject, URLSessionDownloadDelegate, Sendable {
         let (download, request) = state.withLock { state in
             state.delivering.remove(id)
             state.redirects[id] = nil
-            let request = state.requests.removeValue(forKey: id)
+            // A task of an earlier launch that ended while the app was away is not among them.
+            let request = state.requests.removeValue(forKey: id) ?? Self.request(of: task)
             if let request, state.tasks[request] === task { state.tasks[request] = nil }
             return (state.waiting.removeValue(forKey: id), request)
         }
@@ -238,31 +246,35 @@ final class DownloadRouter: NSObject, URLSessionDownloadDelegate, Sendable {
 /// documentation of `urlSessionDidFinishEvents(forBackgroundURLSession:)` asks.
 package enum BackgroundEvents {
     private struct State {
-        var handlers: [String: @MainActor () -> Void] = [:]
-        /// Sessions whose events ended before their handler came.
-        var finished: Set<String> = []
+        var handlers: [String: [@MainActor () -> Void]] = [:]
+        /// Sessions whose events ended before their handler came, and when.
+        var finished: [String: ContinuousClock.Instant] = [:]
     }
 
     private static let state = Mutex(State())
 
-    /// Keeps `handler` until the session `identifier` has delivered its events (at once if it has).
+    /// How long a session's end of events waits for the handler of the same wake.
+    static let handlerLateness: Duration = .seconds(30)
+
+    /// Keeps `handler` until the session `identifier` has delivered its events; calls it at
+    /// once when they ended a moment ago (the handler came late).
     package static func store(_ identifier: String, _ handler: @escaping @MainActor () -> Void) {
         let now = state.withLock { state in
-            if state.finished.remove(identifier) != nil { return true }
-            state.handlers[identifier] = handler
+            if let ended = state.finished.removeValue(forKey: identifier), ContinuousClock.now - ended < handlerLateness { return true }
+            state.handlers[identifier, default: []].append(handler)
             return false
         }
         if now { Task { @MainActor in handler() } }
     }
 
-    /// The session `identifier` has delivered every event.
+    /// The session `identifier` has delivered every event: every handler kept for it is called.
     package static func finished(_ identifier: String?) {
         guard let identifier else { return }
-        let handler = state.withLock { state in
-            let handler = state.handlers.removeValue(forKey: identifier)
-            if handler == nil { state.finished.insert(identifier) }
-            return handler
+        let handlers = state.withLock { state in
+            let handlers = state.handlers.removeValue(forKey: identifier) ?? []
+            if handlers.isEmpty { state.finished[identifier] = .now }
+            return handlers
         }
-        if let handler { Task { @MainActor in handler() } }
+        for handler in handlers { Task { @MainActor in handler() } }
     }
 }

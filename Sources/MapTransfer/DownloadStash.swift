@@ -42,6 +42,18 @@ package struct DownloadStash: Sendable {
         return url.absoluteString + "\n" + range
     }
 
+    /// The bytes `request` asked for, when it asked for a closed window (`bytes=a-b`): only
+    /// such answers are kept (a catalog's fetch, which names no window, is never served later
+    /// from here), and none longer than its window.
+    package static func windowLength(of request: String) -> Int64? {
+        guard let range = request.split(separator: "\n").last, range.hasPrefix("bytes=") else { return nil }
+        let bounds = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0, last >= first,
+            last - first < Int64.max
+        else { return nil }
+        return last - first + 1
+    }
+
     /// The file name of `request` (FNV-1a, 64 bits; the record holds the request itself,
     /// so a collision only costs a fetch).
     private func name(_ request: String) -> String {
@@ -51,8 +63,14 @@ package struct DownloadStash: Sendable {
     }
 
     /// Keeps `file` (moved, or copied where it lies on another file system) as the response
-    /// `head` to `request`. Blocking: call on the delegate's queue or the blocking threads.
-    package func put(_ file: URL, head: ResponseHead, request: String) throws {
+    /// `head` to `request`, if `request` asked for a closed window and `file` is no longer
+    /// than it; `false` when it is not kept. Blocking: call on the delegate's queue or the
+    /// blocking threads.
+    @discardableResult
+    package func put(_ file: URL, head: ResponseHead, request: String) throws -> Bool {
+        guard let window = Self.windowLength(of: request), let size = FileStatus.of(file.path)?.size, size <= window else {
+            return false
+        }
         try FileSystem.makeDirectories(folder)
         let name = name(request)
         let unique = UUID().uuidString
@@ -69,6 +87,7 @@ package struct DownloadStash: Sendable {
             try FileSystem.copyFile(file.path, bodyTemp.path)
         }
         try FileSystem.rename(bodyTemp.path, folder.appendingPathComponent(name).path)
+        return true
     }
 
     /// The entry kept for `request`, taken out of the stash; `nil` when there is none.

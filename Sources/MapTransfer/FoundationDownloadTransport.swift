@@ -18,9 +18,14 @@ import Synchronization
 /// fetched twice. A task the system still runs when the app comes back is adopted by the
 /// request for its bytes.
 ///
-/// Each request asks for a window of at most ``window`` bytes, as data tasks do; a task
-/// whose file grows past what its request may bring is cancelled, so no response holds
-/// more than a window on disk.
+/// Each request asks for a window of at most ``window`` bytes, as data tasks do: while the
+/// app is suspended, the window in flight of each file goes on (the next is asked for when
+/// the app runs again, or is woken for the session's events). A task whose file grows past
+/// what the file may still bring is cancelled while the app runs; a task nobody waits for
+/// is kept only when it answered a window and holds no more than that window. In a
+/// background session the system holds a task back until a network the policy allows is
+/// there (and a good moment, when discretionary) instead of failing it: that wait does not
+/// count as the server's silence, only toward the file's total time.
 package final class FoundationDownloadTransport: HTTPTransport {
     /// A background session: its identifier (one per app and data directory; a process
     /// may have one session of each identifier) and whether the system may wait for a
@@ -35,39 +40,35 @@ package final class FoundationDownloadTransport: HTTPTransport {
         }
     }
 
-    private struct Key: Hashable {
-        let background: Background?
-        let policy: NetworkPolicy
-        let stash: URL
-    }
+    private static let instances = Mutex<[String: FoundationDownloadTransport]>([:])
 
-    private static let instances = Mutex<[Key: FoundationDownloadTransport]>([:])
-
-    /// The transport of `background` for the data directory whose stash is `stash`: one
-    /// per process, since the system gives a background session's events to one session
-    /// object only.
-    package static func shared(background: Background?, policy: NetworkPolicy, stash: URL) -> FoundationDownloadTransport {
-        let key = Key(background: background, policy: policy, stash: stash.standardizedFileURL)
-        return instances.withLock { instances in
-            if let made = instances[key] { return made }
-            let made = FoundationDownloadTransport(background: background, policy: policy, stash: DownloadStash(folder: key.stash))
-            instances[key] = made
+    /// The transport of the background session `background` names, made for the data
+    /// directory whose stash is `stash` and the networks `policy` allows: one per
+    /// identifier and process, since the system gives a session's events to one session
+    /// object only. The first call for an identifier makes it; later calls get that one
+    /// whatever else they say (an app uses one configuration per identifier).
+    package static func shared(background: Background, policy: NetworkPolicy, stash: URL) -> FoundationDownloadTransport {
+        instances.withLock { instances in
+            if let made = instances[background.identifier] { return made }
+            let made = FoundationDownloadTransport(
+                background: background, policy: policy, stash: DownloadStash(folder: stash.standardizedFileURL))
+            instances[background.identifier] = made
             return made
         }
     }
 
     /// 8 MiB a request, as for data tasks.
     package let window: Int64? = 8 << 20
-    package let background: Background?
+    package let background: Background
     private let session: URLSession
     private let router: DownloadRouter
 
-    private init(background: Background?, policy: NetworkPolicy, stash: DownloadStash) {
+    private init(background: Background, policy: NetworkPolicy, stash: DownloadStash) {
         self.background = background
         router = DownloadRouter(stash: stash, window: window ?? .max)
         let configuration = Self.configuration(background)
         URLSessionRules.configure(configuration, policy: policy)
-        configuration.isDiscretionary = background?.discretionary ?? false
+        configuration.isDiscretionary = background.discretionary
         let queue = OperationQueue()
         queue.name = "MapLoader downloads"
         // One at a time: a finished task's file is handed over before the next event.
@@ -80,19 +81,19 @@ package final class FoundationDownloadTransport: HTTPTransport {
     }
 
     /// The session's configuration: a background one of `background`'s identifier on
-    /// Apple platforms; elsewhere (FoundationNetworking has no background sessions) an
-    /// ephemeral one, whose download tasks behave alike while the process runs.
-    private static func configuration(_ background: Background?) -> URLSessionConfiguration {
+    /// Apple platforms; elsewhere (FoundationNetworking has no background sessions, and
+    /// the tests run this transport there) an ephemeral one, whose download tasks behave
+    /// alike while the process runs.
+    private static func configuration(_ background: Background) -> URLSessionConfiguration {
         #if !canImport(FoundationNetworking)
             // Apple's URLSession only: the system runs the tasks out of process, and
             // relaunches the app in the background when they end.
-            if let background {
-                let configuration = URLSessionConfiguration.background(withIdentifier: background.identifier)
-                configuration.sessionSendsLaunchEvents = true
-                return configuration
-            }
+            let configuration = URLSessionConfiguration.background(withIdentifier: background.identifier)
+            configuration.sessionSendsLaunchEvents = true
+            return configuration
+        #else
+            return .ephemeral
         #endif
-        return .ephemeral
     }
 
     package func perform(_ url: URL, exchange: HTTPExchange) async -> HTTPEnding {
@@ -124,7 +125,8 @@ package final class FoundationDownloadTransport: HTTPTransport {
                     download.end(.stopped)
                     return
                 }
-                if !exchange.tick() {
+                // No answer yet in a background session: the system holds the task back.
+                if !exchange.tick(heldBySystem: task.response == nil) {
                     cancelAside(task)
                     return
                 }

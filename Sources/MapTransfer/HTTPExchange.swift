@@ -136,11 +136,14 @@ package final class HTTPExchange: Sendable {
     }
 
     /// The time passing (a transport calls at least once a second while the request runs);
-    /// `false` stops the request: cancelled, paused, or a deadline broken.
-    package func tick() -> Bool {
+    /// `false` stops the request: cancelled, paused, or a deadline broken. While
+    /// `heldBySystem` (no answer yet from a request the system holds back), the silence does
+    /// not count (``DownloadAttempt/heldBySystem(now:)``).
+    package func tick(heldBySystem: Bool = false) -> Bool {
         let paused = control?.isPaused == true
         return state.withLock { state in
             Self.interrupt(&state, paused: paused)
+            if heldBySystem { state.attempt.heldBySystem(now: clock.now) }
             return state.attempt.tick(now: clock.now) == nil
         }
     }
