@@ -79,16 +79,17 @@ final class DownloadRouter: NSObject, URLSessionDownloadDelegate, Sendable {
         return DownloadStash.request(url, headers: [(name: "Range", value: original.value(forHTTPHeaderField: "Range") ?? "")])
     }
 
-    /// Starts the task for `download` (from `resumeData` where a task for its bytes failed
-    /// part-way), or adopts the one running for its bytes.
-    func start(_ download: RunningDownload, _ urlRequest: URLRequest, resumeData: Data?, in session: URLSession) -> URLSessionDownloadTask {
+    /// Starts the task for `download`, or adopts the one running for its bytes. (A window
+    /// that failed part-way is asked for again, not resumed from the system's resume data:
+    /// a resumed task's answer would start inside the window, which the exchange refuses.)
+    func start(_ download: RunningDownload, _ urlRequest: URLRequest, in session: URLSession) -> URLSessionDownloadTask {
         let adopted = state.withLock { state -> URLSessionDownloadTask? in
             guard let running = state.tasks[download.request], state.waiting[running.taskIdentifier] == nil else { return nil }
             state.waiting[running.taskIdentifier] = download
             return running
         }
         if let adopted { return adopted }
-        let task = Self.task(urlRequest, resumeData: resumeData, in: session)
+        let task = session.downloadTask(with: urlRequest)
         state.withLock { state in
             state.waiting[task.taskIdentifier] = download
             state.tasks[download.request] = task
@@ -102,15 +103,6 @@ final class DownloadRouter: NSObject, URLSessionDownloadDelegate, Sendable {
         }
         task.resume()
         return task
-    }
-
-    private static func task(_ urlRequest: URLRequest, resumeData: Data?, in session: URLSession) -> URLSessionDownloadTask {
-        #if !canImport(FoundationNetworking)
-            // Apple's URLSession only (FoundationNetworking does not implement it): the bytes
-            // of a task that failed part-way are not fetched again.
-            if let resumeData { return session.downloadTask(withResumeData: resumeData) }
-        #endif
-        return session.downloadTask(with: urlRequest)
     }
 
     /// Lets `task` go on without `download`, which ends (a pause): its file goes to the
@@ -194,23 +186,12 @@ final class DownloadRouter: NSObject, URLSessionDownloadDelegate, Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let id = task.taskIdentifier
-        let (download, request) = state.withLock { state in
+        let download = state.withLock { state in
             state.delivering.remove(id)
             state.redirects[id] = nil
-            // A task of an earlier launch that ended while the app was away is not among them.
-            let request = state.requests.removeValue(forKey: id) ?? Self.request(of: task)
-            if let request, state.tasks[request] === task { state.tasks[request] = nil }
-            return (state.waiting.removeValue(forKey: id), request)
+            if let request = state.requests.removeValue(forKey: id), state.tasks[request] === task { state.tasks[request] = nil }
+            return state.waiting.removeValue(forKey: id)
         }
-        #if !canImport(FoundationNetworking)
-            // Apple's URLSession only: a task that failed part-way (the network lost, the
-            // app's process ended) hands over what it had, for the next task of its bytes.
-            if let resumeData = (error as? URLError)?.downloadTaskResumeData, let request {
-                try? stash.putResumeData(resumeData, request: request)
-            }
-        #else
-            _ = request
-        #endif
         guard let download else { return }
         download.end(download.overridden ?? error.map(URLSessionRules.ending) ?? .completed)
     }

@@ -107,26 +107,6 @@ package struct DownloadStash: Sendable {
         return Entry(head: head, body: taken)
     }
 
-    /// Keeps the resume data of `request`'s task that failed part-way (Apple's URLSession
-    /// gives it with the error), so the next task for the same bytes continues it.
-    package func putResumeData(_ data: Data, request: String) throws {
-        guard data.count <= 1 << 20 else { return }
-        try FileSystem.makeDirectories(folder)
-        let temporary = folder.appendingPathComponent(".\(name(request)).\(UUID().uuidString).resume")
-        try FileSystem.write(Data((request + "\n").utf8) + data, to: temporary)
-        try FileSystem.rename(temporary.path, folder.appendingPathComponent(name(request) + ".resume").path)
-    }
-
-    /// The resume data kept for `request`, taken out of the stash.
-    package func takeResumeData(_ request: String) -> Data? {
-        let file = folder.appendingPathComponent(name(request) + ".resume")
-        guard FileStatus.of(file.path)?.size ?? .max <= 2 << 20, let kept = FileSystem.contents(file.path) else { return nil }
-        FileSystem.remove(file.path)
-        let prefix = Data((request + "\n").utf8)
-        guard kept.starts(with: prefix) else { return nil }
-        return kept.dropFirst(prefix.count)
-    }
-
     /// Removes entries older than ``maximumAge`` and what an interrupted put or take left
     /// (names starting with a dot) older than a day. Blocking.
     package func expire(now: Date = Date()) {

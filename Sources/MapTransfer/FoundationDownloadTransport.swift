@@ -107,7 +107,6 @@ package final class FoundationDownloadTransport: HTTPTransport {
             }
             return ending ?? .stopped
         }
-        let resumeData = await SiteClient.offPool { stash.takeResumeData(request) } ?? nil
         var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: exchange.stallSeconds + 5)
         for header in exchange.requestHeaders { urlRequest.setValue(header.value, forHTTPHeaderField: header.name) }
         let running = Mutex<(task: URLSessionDownloadTask?, download: RunningDownload?)>((nil, nil))
@@ -136,7 +135,7 @@ package final class FoundationDownloadTransport: HTTPTransport {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<HTTPEnding, Never>) in
                 let download = RunningDownload(request: request, exchange: exchange, continuation: continuation)
-                let task = router.start(download, urlRequest, resumeData: resumeData, in: session)
+                let task = router.start(download, urlRequest, in: session)
                 running.withLock { $0 = (task, download) }
             }
         } onCancel: {

@@ -147,11 +147,6 @@ import Testing
         #expect(try !stash.put(body, head: ResponseHead(status: 206), request: DownloadStash.request(url, headers: [("Range", "bytes=0-8")])))
         #expect(FileSystem.names(in: stash.folder.path).isEmpty)
         #expect(try stash.put(body, head: ResponseHead(status: 200), request: request))
-        // A failed task's resume data, for the next task of the same request only.
-        try stash.putResumeData(Data([1, 2, 3]), request: request)
-        #expect(stash.takeResumeData(DownloadStash.request(url, headers: [("Range", "bytes=100-199")])) == nil)
-        #expect(stash.takeResumeData(request) == Data([1, 2, 3]))
-        #expect(stash.takeResumeData(request) == nil, "taken once")
         stash.expire(now: Date().addingTimeInterval(DownloadStash.maximumAge + 60))
         #expect(FileSystem.names(in: stash.folder.path).isEmpty)
     }
