@@ -300,7 +300,7 @@ extension PayloadChooser {
     /// file in one pass, with no window on its heap
     /// (``ZstdDelta/decodeFrame(_:prefix:into:displayPath:)``).
     ///
-    /// Up to ``wholeExpansionFrameLimit``: a client that cannot map the output (Darwin, whose
+    /// Up to ``wholeExpansionFrameLimit``: a client that cannot map the output (an Apple platform, whose
     /// blocks this project does not reserve, or a file system that cannot map for writing)
     /// streams the frame with a window as large as the expansion on its heap, and the deep
     /// search's tables grow with the window (about 3.2 GB for 187 MB).
